@@ -1,0 +1,97 @@
+"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from kacs_cli.errors import UserError
+
+SEMANTICS = ("reference", "article")
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    N: int = 6400
+    e0: float = 0.01
+    beta: float = 0.2
+    alpha: float = 1.0
+    nu: float = 1.0
+    delta: float = 0.1
+    m0: float = 0.1
+    r0: float = 1.0
+    theta_GA: float = 50.0
+    theta_del: float = 50.0
+    theta_sub: float = 50.0
+    chi: float = 0.8
+    mu: float = 0.04
+    tau: float = 0.4
+    F_I: float = 0.01
+    do_subsumption: bool = True
+    P_hash: float = 0.0
+    eta: float = 0.001
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps_adam: float = 1e-8
+    semantics: str = "reference"
+
+    def __post_init__(self):
+        self.validate()
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def with_overrides(self, **overrides) -> "Hyperparameters":
+        unknown = sorted(set(overrides) - set(self.names()))
+        if unknown:
+            raise UserError(
+                f"unknown hyperparameter {unknown[0]!r}; known: {', '.join(self.names())}"
+            )
+        return replace(self, **overrides)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def validate(self) -> None:
+        def bad(name, why):
+            raise UserError(f"hyperparameter {name} = {getattr(self, name)!r} is invalid: {why}")
+
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "semantics":
+                if value not in SEMANTICS:
+                    bad(f.name, f"must be one of {', '.join(SEMANTICS)}")
+                continue
+            if f.name == "do_subsumption":
+                if not isinstance(value, bool):
+                    bad(f.name, "must be true or false")
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                bad(f.name, "must be a number")
+            if not math.isfinite(value):
+                bad(f.name, "must be finite")
+        if int(self.N) != self.N or self.N < 1:
+            bad("N", "the population budget must be a whole number >= 1")
+        for name in ("chi", "mu", "tau", "P_hash", "delta", "beta", "beta1", "beta2"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                bad(name, "a probability or rate must lie in [0, 1]")
+        if self.tau == 0.0:
+            bad("tau", "tournament selection needs tau > 0")
+        if self.beta2 >= 1.0 or self.beta1 >= 1.0:
+            bad("beta1" if self.beta1 >= 1.0 else "beta2", "Adam decay rates must be < 1")
+        for name in ("e0", "eps_adam", "alpha"):
+            if getattr(self, name) <= 0.0:
+                bad(name, "must be > 0")
+        for name in ("nu", "m0", "r0", "theta_GA", "theta_del", "theta_sub", "F_I", "eta"):
+            if getattr(self, name) < 0.0:
+                bad(name, "must be >= 0")
+        if self.r0 == 0.0:
+            bad("r0", "covering needs a spread r0 > 0")
+        if self.F_I == 0.0:
+            bad("F_I", "initial fitness must be > 0 (fitness-weighted predictions divide by it)")
+
+
+def default_p_hash(real_world: bool) -> float:
+    """SPEC section 6: P_hash is 0.0 on synthetic functions and 0.8 on real-world data."""
+    return 0.8 if real_world else 0.0

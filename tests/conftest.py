@@ -1,0 +1,16 @@
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """The real datasets mirror beside the checkout (../shared/datasets), as CI has it."""
+    env = os.environ.get("KACS_TEST_DATA_DIR")
+    path = Path(env) if env else SHARED_DATASETS
+    if not (path / "asn.csv").exists():
+        pytest.skip(f"real datasets not found at {path} (set KACS_TEST_DATA_DIR or place ../shared beside the checkout)")
+    return path
