@@ -1,0 +1,7 @@
+"""The numba learning engines of KACS and XCSF and the training driver."""
+
+from kacs_cli.engine.params import Hyperparameters, default_p_hash
+from kacs_cli.engine.train import CURVE_COLUMNS, METHODS, Model, TrainResult, train_run
+
+__all__ = ["CURVE_COLUMNS", "METHODS", "Hyperparameters", "Model", "TrainResult",
+           "default_p_hash", "train_run"]

@@ -1,0 +1,540 @@
+"""Operators shared by KACS and XCSF (SPEC sections 2 and 3), compiled with numba.
+
+The population is a struct-of-arrays (`Population`). Each rule has D stored interval pairs
+(a, b) (D = n for XCSF, 1 for KACS), their resolved bounds lo = min(a, b), hi = max(a, b),
+K linear weights with Adam moments, the XCS bookkeeping values, and `sub`, its submodel id
+(KACS) or 0 (XCSF).
+
+Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
+end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires
+that no such index comes to point at a different rule. A rule with num = 0 is never a GA
+parent, subsumer, merge target or deletion candidate.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from kacs_cli.engine.params import Hyperparameters
+
+# Indices into the float64 hyperparameter vector passed to the compiled code.
+H_N, H_E0, H_BETA, H_ALPHA, H_NU, H_DELTA, H_M0, H_R0 = 0, 1, 2, 3, 4, 5, 6, 7
+H_THETA_GA, H_THETA_DEL, H_THETA_SUB, H_CHI, H_MU, H_TAU, H_F_I = 8, 9, 10, 11, 12, 13, 14
+H_DO_SUB, H_P_HASH, H_ETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ARTICLE = 15, 16, 17, 18, 19, 20, 21
+N_HP = 22
+
+# Indices into the int64 scalar state vector of a population.
+S_P, S_TOTAL, S_T, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_DEATHS = range(8)
+N_SCAL = 8
+
+Population = namedtuple(
+    "Population",
+    ["a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
+     "exp", "num", "ts", "sub", "scal"],
+)
+
+# Scratch space for the two offspring of a GA event and for deletion votes.
+Scratch = namedtuple("Scratch", ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "grad"])
+
+
+def hp_vector(params: Hyperparameters) -> np.ndarray:
+    hp = np.zeros(N_HP)
+    hp[H_N] = params.N
+    hp[H_E0] = params.e0
+    hp[H_BETA] = params.beta
+    hp[H_ALPHA] = params.alpha
+    hp[H_NU] = params.nu
+    hp[H_DELTA] = params.delta
+    hp[H_M0] = params.m0
+    hp[H_R0] = params.r0
+    hp[H_THETA_GA] = params.theta_GA
+    hp[H_THETA_DEL] = params.theta_del
+    hp[H_THETA_SUB] = params.theta_sub
+    hp[H_CHI] = params.chi
+    hp[H_MU] = params.mu
+    hp[H_TAU] = params.tau
+    hp[H_F_I] = params.F_I
+    hp[H_DO_SUB] = 1.0 if params.do_subsumption else 0.0
+    hp[H_P_HASH] = params.P_hash
+    hp[H_ETA] = params.eta
+    hp[H_BETA1] = params.beta1
+    hp[H_BETA2] = params.beta2
+    hp[H_EPS_ADAM] = params.eps_adam
+    hp[H_ARTICLE] = 1.0 if params.semantics == "article" else 0.0
+    return hp
+
+
+def new_population(capacity: int, D: int, K: int) -> Population:
+    return Population(
+        a=np.zeros((capacity, D)), b=np.zeros((capacity, D)),
+        lo=np.zeros((capacity, D)), hi=np.zeros((capacity, D)),
+        w=np.zeros((capacity, K)), m=np.zeros((capacity, K)), v=np.zeros((capacity, K)),
+        F=np.zeros(capacity), eps=np.zeros(capacity), kappa=np.zeros(capacity),
+        ms=np.zeros(capacity), b1t=np.ones(capacity), b2t=np.ones(capacity),
+        exp=np.zeros(capacity, np.int64), num=np.zeros(capacity, np.int64),
+        ts=np.zeros(capacity, np.int64), sub=np.zeros(capacity, np.int64),
+        scal=np.zeros(N_SCAL, np.int64),
+    )
+
+
+def new_scratch(capacity: int, D: int, K: int) -> Scratch:
+    return Scratch(
+        ca=np.zeros((2, D)), cb=np.zeros((2, D)), cw=np.zeros((2, K)), cm=np.zeros((2, K)),
+        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), votes=np.zeros(capacity), grad=np.zeros(K),
+    )
+
+
+# Columns of Scratch.cf: per child F, eps, kappa, ms, ts, sub.
+C_F, C_EPS, C_KAPPA, C_MS, C_TS, C_SUB = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True)
+def seed_rng(seed):
+    np.random.seed(seed)
+
+
+@njit(cache=True, inline="always")
+def accuracy(eps, hp):
+    e0 = hp[H_E0]
+    if eps < e0:
+        return 1.0
+    if hp[H_NU] == 1.0:
+        return hp[H_ALPHA] * e0 / eps
+    return hp[H_ALPHA] * (eps / e0) ** (-hp[H_NU])
+
+
+@njit(cache=True, inline="always")
+def adam_step(w, m, v, b1t, b2t, i, grad, hp):
+    """One Adam step on rule i; the rule-local step count is its number of updates.
+
+    Takes the arrays, not the Population: numba reference-counts every array fetched from a
+    tuple, and doing that per rule costs more than the update itself.
+    """
+    b1 = hp[H_BETA1]
+    b2 = hp[H_BETA2]
+    # Running powers: beta^t as one multiply per update instead of a pow per weight.
+    b1t[i] *= b1
+    b2t[i] *= b2
+    c1 = 1.0 / (1.0 - b1t[i])
+    c2 = 1.0 / (1.0 - b2t[i])
+    eta = hp[H_ETA]
+    eps_adam = hp[H_EPS_ADAM]
+    for j in range(grad.shape[0]):
+        g = grad[j]
+        mj = b1 * m[i, j] + (1.0 - b1) * g
+        vj = b2 * v[i, j] + (1.0 - b2) * g * g
+        m[i, j] = mj
+        v[i, j] = vj
+        w[i, j] -= eta * (mj * c1) / (np.sqrt(vj * c2) + eps_adam)
+
+
+@njit(cache=True, inline="always")
+def update_fitness(eps, kappa, F, num, members, start, stop, hp):
+    """kappa and F within one match set; skipped when every member has been deleted."""
+    acc_sum = 0.0
+    for k in range(start, stop):
+        i = members[k]
+        kap = accuracy(eps[i], hp)
+        kappa[i] = kap
+        acc_sum += kap * num[i]
+    if acc_sum <= 0.0:
+        return
+    beta = hp[H_BETA]
+    for k in range(start, stop):
+        i = members[k]
+        F[i] += beta * (kappa[i] * num[i] / acc_sum - F[i])
+
+
+@njit(cache=True, inline="always")
+def set_numerosity(num, members, start, stop):
+    total = 0
+    for k in range(start, stop):
+        total += num[members[k]]
+    return total
+
+
+@njit(cache=True, inline="always")
+def ga_due(num, ts, members, start, stop, t, theta_ga):
+    """The GA runs on a set when its numerosity-weighted mean time stamp is old enough."""
+    sum_num = 0
+    sum_ts = 0.0
+    for k in range(start, stop):
+        i = members[k]
+        sum_num += num[i]
+        sum_ts += num[i] * ts[i]
+    if sum_num == 0:
+        return False
+    return t - sum_ts / sum_num > theta_ga
+
+
+@njit(cache=True, inline="always")
+def draw_interval(z, r0, clip, article):
+    """Covering bounds z - U(0, r0] and z + U(0, r0], in random stored order (reference)."""
+    lower = z - (1.0 - np.random.random()) * r0
+    upper = z + (1.0 - np.random.random()) * r0
+    if clip:
+        lower = min(max(lower, 0.0), 1.0)
+        upper = min(max(upper, 0.0), 1.0)
+    if article or np.random.random() < 0.5:
+        return lower, upper
+    return upper, lower
+
+
+@njit(cache=True, inline="always")
+def full_interval(article):
+    if article or np.random.random() < 0.5:
+        return 0.0, 1.0
+    return 1.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def set_bounds(pop, i, d, a, b):
+    pop.a[i, d] = a
+    pop.b[i, d] = b
+    pop.lo[i, d] = min(a, b)
+    pop.hi[i, d] = max(a, b)
+
+
+@njit(cache=True, inline="always")
+def append_rule(pop, sub, t, hp):
+    """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
+    i = pop.scal[S_P]
+    pop.scal[S_P] = i + 1
+    pop.m[i, :] = 0.0
+    pop.v[i, :] = 0.0
+    pop.F[i] = hp[H_F_I]
+    pop.eps[i] = 0.0
+    pop.kappa[i] = 1.0
+    pop.ms[i] = 1.0
+    pop.b1t[i] = 1.0
+    pop.b2t[i] = 1.0
+    pop.exp[i] = 0
+    pop.num[i] = 1
+    pop.ts[i] = t
+    pop.sub[i] = sub
+    pop.scal[S_TOTAL] += 1
+    return i
+
+
+@njit(cache=True, inline="always")
+def covering_weights(pop, i, hp):
+    if hp[H_ARTICLE] != 0.0:
+        for j in range(pop.w.shape[1]):
+            pop.w[i, j] = 2.0 * np.random.random() - 1.0
+    else:
+        value = 2.0 * np.random.random() - 1.0
+        pop.w[i, :] = value
+
+
+@njit(cache=True)
+def deletion(pop, hp, votes):
+    """While sum(num) > N: roulette on the deletion vote over the whole population."""
+    N = int(hp[H_N])
+    theta_del = hp[H_THETA_DEL]
+    delta = hp[H_DELTA]
+    scal = pop.scal
+    num = pop.num
+    F = pop.F
+    ms = pop.ms
+    exp = pop.exp
+    while scal[S_TOTAL] > N:
+        P = scal[S_P]
+        sum_f = 0.0
+        for i in range(P):
+            if num[i] > 0:
+                sum_f += F[i]
+        f_bar = sum_f / scal[S_TOTAL]
+        f_low = delta * f_bar
+        # Four partial sums keep the additions independent (no loop-carried latency chain).
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for i in range(P):
+            n_i = num[i]
+            vote = 0.0
+            if n_i > 0:
+                vote = ms[i] * n_i
+                f_micro = F[i] / n_i
+                if exp[i] > theta_del and f_micro < f_low:
+                    vote *= f_bar / f_micro
+            votes[i] = vote
+            r = i & 3
+            if r == 0:
+                s0 += vote
+            elif r == 1:
+                s1 += vote
+            elif r == 2:
+                s2 += vote
+            else:
+                s3 += vote
+        vote_sum = (s0 + s1) + (s2 + s3)
+        choice = np.random.random() * vote_sum
+        acc = 0.0
+        picked = -1
+        last_alive = -1
+        for i in range(P):
+            if votes[i] > 0.0:
+                last_alive = i
+                acc += votes[i]
+                if acc > choice:
+                    picked = i
+                    break
+        if picked < 0:
+            # Rounding can leave choice just above the running sum: take the last candidate.
+            picked = last_alive
+        if picked < 0:
+            return
+        num[picked] -= 1
+        scal[S_TOTAL] -= 1
+        scal[S_DELETIONS] += 1
+        if num[picked] == 0:
+            scal[S_DEATHS] += 1
+
+
+@njit(cache=True, inline="always")
+def copy_rule(src, i, dst, j):
+    dst.a[j, :] = src.a[i, :]
+    dst.b[j, :] = src.b[i, :]
+    dst.lo[j, :] = src.lo[i, :]
+    dst.hi[j, :] = src.hi[i, :]
+    dst.w[j, :] = src.w[i, :]
+    dst.m[j, :] = src.m[i, :]
+    dst.v[j, :] = src.v[i, :]
+    dst.F[j] = src.F[i]
+    dst.eps[j] = src.eps[i]
+    dst.kappa[j] = src.kappa[i]
+    dst.ms[j] = src.ms[i]
+    dst.b1t[j] = src.b1t[i]
+    dst.b2t[j] = src.b2t[i]
+    dst.exp[j] = src.exp[i]
+    dst.num[j] = src.num[i]
+    dst.ts[j] = src.ts[i]
+    dst.sub[j] = src.sub[i]
+
+
+@njit(cache=True)
+def compact(pop):
+    """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration)."""
+    if pop.scal[S_DEATHS] == 0:
+        return
+    P = pop.scal[S_P]
+    num = pop.num
+    i = 0
+    while i < P:
+        if num[i] == 0:
+            P -= 1
+            while P > i and num[P] == 0:
+                P -= 1
+            if P > i:
+                copy_rule(pop, P, pop, i)
+                num[P] = 0
+        i += 1
+    pop.scal[S_P] = P
+    pop.scal[S_DEATHS] = 0
+
+
+@njit(cache=True, inline="always")
+def tournament(pop, members, start, stop, tau):
+    """Every micro-rule enters with probability tau; the entrant with the highest F/num wins."""
+    num = pop.num
+    F = pop.F
+    while True:
+        best = -1
+        best_f = 0.0
+        for k in range(start, stop):
+            i = members[k]
+            n_i = num[i]
+            if n_i <= 0:
+                continue
+            f_micro = F[i] / n_i
+            if best >= 0 and f_micro <= best_f:
+                # Only a strictly fitter entrant could win: its draws cannot change the outcome.
+                continue
+            for _ in range(n_i):
+                if np.random.random() < tau:
+                    best = i
+                    best_f = f_micro
+                    break
+        if best >= 0:
+            return best
+
+
+@njit(cache=True, inline="always")
+def make_child(pop, parent, sc, c):
+    sc.ca[c, :] = pop.a[parent, :]
+    sc.cb[c, :] = pop.b[parent, :]
+    sc.cw[c, :] = pop.w[parent, :]
+    sc.cm[c, :] = pop.m[parent, :]
+    sc.cv[c, :] = pop.v[parent, :]
+    sc.cf[c, C_F] = pop.F[parent] / pop.num[parent]
+    sc.cf[c, C_EPS] = pop.eps[parent]
+    sc.cf[c, C_KAPPA] = pop.kappa[parent]
+    sc.cf[c, C_MS] = pop.ms[parent]
+    sc.cf[c, C_TS] = pop.ts[parent]
+    sc.cf[c, C_SUB] = pop.sub[parent]
+
+
+@njit(cache=True, inline="always")
+def order_pair(sc, c, d):
+    if sc.ca[c, d] > sc.cb[c, d]:
+        tmp = sc.ca[c, d]
+        sc.ca[c, d] = sc.cb[c, d]
+        sc.cb[c, d] = tmp
+
+
+@njit(cache=True)
+def crossover(sc, article):
+    """Per dimension, swap first stored bounds w.p. 0.5 and, independently, second ones."""
+    changed = False
+    D = sc.ca.shape[1]
+    for d in range(D):
+        if np.random.random() < 0.5:
+            tmp = sc.ca[0, d]
+            sc.ca[0, d] = sc.ca[1, d]
+            sc.ca[1, d] = tmp
+            changed = True
+        if np.random.random() < 0.5:
+            tmp = sc.cb[0, d]
+            sc.cb[0, d] = sc.cb[1, d]
+            sc.cb[1, d] = tmp
+            changed = True
+        if article:
+            order_pair(sc, 0, d)
+            order_pair(sc, 1, d)
+    return changed
+
+
+@njit(cache=True)
+def mutate(sc, c, mu, m0, clip, article):
+    D = sc.ca.shape[1]
+    for d in range(D):
+        if np.random.random() < mu:
+            a = sc.ca[c, d] + 2.0 * m0 * np.random.random() - m0
+            b = sc.cb[c, d] + 2.0 * m0 * np.random.random() - m0
+            if clip:
+                a = min(max(a, 0.0), 1.0)
+                b = min(max(b, 0.0), 1.0)
+            sc.ca[c, d] = a
+            sc.cb[c, d] = b
+            if article:
+                order_pair(sc, c, d)
+
+
+@njit(cache=True, inline="always")
+def subsumes(pop, parent, sc, c, hp):
+    """Parent is experienced, accurate, and its intervals strictly contain the child's."""
+    if pop.num[parent] <= 0:
+        return False
+    if not (pop.exp[parent] > hp[H_THETA_SUB] and pop.eps[parent] < hp[H_E0]):
+        return False
+    if pop.sub[parent] != int(sc.cf[c, C_SUB]):
+        return False
+    identical = True
+    for d in range(sc.ca.shape[1]):
+        c_lo = min(sc.ca[c, d], sc.cb[c, d])
+        c_hi = max(sc.ca[c, d], sc.cb[c, d])
+        p_lo = pop.lo[parent, d]
+        p_hi = pop.hi[parent, d]
+        if not (p_lo <= c_lo and c_hi <= p_hi):
+            return False
+        if p_lo != c_lo or p_hi != c_hi:
+            identical = False
+    return not identical
+
+
+@njit(cache=True)
+def find_identical(pop, sc, c):
+    """A live rule of the same submodel whose stored pairs equal the child's element-wise."""
+    P = pop.scal[S_P]
+    sub = int(sc.cf[c, C_SUB])
+    ca = sc.ca
+    cb = sc.cb
+    a0 = ca[c, 0]
+    D = ca.shape[1]
+    pa = pop.a
+    pb = pop.b
+    num = pop.num
+    psub = pop.sub
+    for i in range(P):
+        if pa[i, 0] != a0:
+            continue
+        if num[i] <= 0 or psub[i] != sub:
+            continue
+        same = True
+        for d in range(D):
+            if pa[i, d] != ca[c, d] or pb[i, d] != cb[c, d]:
+                same = False
+                break
+        if same:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def insert_child(pop, sc, c):
+    j = find_identical(pop, sc, c)
+    if j >= 0:
+        pop.num[j] += 1
+        pop.scal[S_TOTAL] += 1
+        return
+    i = pop.scal[S_P]
+    pop.scal[S_P] = i + 1
+    for d in range(sc.ca.shape[1]):
+        set_bounds(pop, i, d, sc.ca[c, d], sc.cb[c, d])
+    pop.w[i, :] = sc.cw[c, :]
+    pop.m[i, :] = sc.cm[c, :]
+    pop.v[i, :] = sc.cv[c, :]
+    pop.F[i] = sc.cf[c, C_F]
+    pop.eps[i] = sc.cf[c, C_EPS]
+    pop.kappa[i] = sc.cf[c, C_KAPPA]
+    pop.ms[i] = sc.cf[c, C_MS]
+    pop.ts[i] = int(sc.cf[c, C_TS])
+    pop.sub[i] = int(sc.cf[c, C_SUB])
+    pop.exp[i] = 0
+    pop.num[i] = 1
+    # The child's Adam moments are inherited, but its bias correction restarts with exp = 0.
+    pop.b1t[i] = 1.0
+    pop.b2t[i] = 1.0
+    pop.scal[S_TOTAL] += 1
+
+
+@njit(cache=True)
+def run_ga(pop, members, start, stop, clip, hp, sc):
+    """GA of SPEC section 3 on one match set (training only), when `ga_due` says so."""
+    t = pop.scal[S_T]
+    ts = pop.ts
+    for k in range(start, stop):
+        ts[members[k]] = t
+    tau = hp[H_TAU]
+    p1 = tournament(pop, members, start, stop, tau)
+    p2 = tournament(pop, members, start, stop, tau)
+    make_child(pop, p1, sc, 0)
+    make_child(pop, p2, sc, 1)
+    article = hp[H_ARTICLE] != 0.0
+    if np.random.random() < hp[H_CHI]:
+        if crossover(sc, article):
+            mean_eps = (pop.eps[p1] + pop.eps[p2]) / 2.0
+            mean_f = (pop.F[p1] + pop.F[p2]) / 2.0
+            sc.cf[0, C_EPS] = mean_eps
+            sc.cf[1, C_EPS] = mean_eps
+            sc.cf[0, C_F] = mean_f
+            sc.cf[1, C_F] = mean_f
+    sc.cf[0, C_F] *= 0.1
+    sc.cf[1, C_F] *= 0.1
+    do_sub = hp[H_DO_SUB] != 0.0
+    for c in range(2):
+        mutate(sc, c, hp[H_MU], hp[H_M0], clip, article)
+        if do_sub and subsumes(pop, p1, sc, c, hp):
+            pop.num[p1] += 1
+            pop.scal[S_TOTAL] += 1
+        elif do_sub and subsumes(pop, p2, sc, c, hp):
+            pop.num[p2] += 1
+            pop.scal[S_TOTAL] += 1
+        else:
+            insert_child(pop, sc, c)
+        # The second child is still in scratch here, so deletion cannot pick it.
+        deletion(pop, hp, sc.votes)

@@ -1,0 +1,316 @@
+"""KACS: one training iteration and prediction (SPEC sections 2 and 4), compiled with numba.
+
+Submodel ids: inner (q, p) is q * n + p (0-based, q < 2n+1, p < n), outer q is n(2n+1) + q.
+One pass over the population per stage finds every submodel's match set at once; the match
+sets are then processed in SPEC order, (q, p) ascending for the inner stage and q ascending
+for the outer stage, so covering and its deletions happen exactly in that order.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from kacs_cli.engine.core import (
+    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
+    S_DEATHS, S_P, S_T, adam_step, append_rule, compact, covering_weights, deletion,
+    draw_interval, full_interval, ga_due, run_ga, set_bounds, set_numerosity, update_fitness,
+)
+
+# Per-iteration work buffers, allocated once per run.
+Work = namedtuple(
+    "Work",
+    ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f"],
+)
+
+
+def n_submodels(n: int) -> tuple[int, int]:
+    """(number of inner submodels, total): n(2n+1) inner and 2n+1 outer."""
+    q = 2 * n + 1
+    return n * q, (n + 1) * q
+
+
+def new_work(capacity: int, n: int) -> Work:
+    s_in, s_all = n_submodels(n)
+    return Work(
+        match=np.zeros(capacity, np.int64),
+        members=np.zeros(capacity + s_all, np.int64),
+        start=np.zeros(s_all + 1, np.int64),
+        count=np.zeros(s_all, np.int64),
+        psihat=np.zeros(s_in),
+        zhat=np.zeros(2 * n + 1),
+        phihat=np.zeros(2 * n + 1),
+        slope=np.zeros(2 * n + 1),
+        sum_f=np.zeros(s_all),
+    )
+
+
+@njit(cache=True, inline="always")
+def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
+    """Counting sort of the matched rules by submodel into members[pos:].
+
+    Each set gets one spare slot for covering. The outer stage starts after the inner sets,
+    which are still needed for their updates and GA.
+    """
+    for s in range(lo_sub, hi_sub):
+        count[s] = 0
+    for k in range(n_match):
+        count[sub[match[k]]] += 1
+    for s in range(lo_sub, hi_sub):
+        start[s] = pos
+        pos += count[s] + 1
+        count[s] = 0
+    for k in range(n_match):
+        i = match[k]
+        s = sub[i]
+        members[start[s] + count[s]] = i
+        count[s] += 1
+
+
+@njit(cache=True, inline="always")
+def _drop_deleted(num, members, start, count, s):
+    """Rules deleted by an earlier covering in this iteration are not part of a later set."""
+    st = start[s]
+    kept = 0
+    for k in range(st, st + count[s]):
+        i = members[k]
+        if num[i] > 0:
+            members[st + kept] = i
+            kept += 1
+    count[s] = kept
+
+
+@njit(cache=True)
+def _cover(pop, wk, s, z, inner, hp, votes):
+    t = pop.scal[S_T]
+    i = append_rule(pop, s, t, hp)
+    covering_weights(pop, i, hp)
+    article = hp[H_ARTICLE] != 0.0
+    if inner and np.random.random() < hp[H_P_HASH]:
+        a, b = full_interval(article)
+    else:
+        a, b = draw_interval(z, hp[H_R0], inner, article)
+    set_bounds(pop, i, 0, a, b)
+    pop.scal[S_COVERS] += 1
+    if inner:
+        pop.scal[S_COVERS_IN] += 1
+    else:
+        pop.scal[S_COVERS_OUT] += 1
+    deletion(pop, hp, votes)
+    wk.members[wk.start[s]] = i
+    wk.count[s] = 1
+
+
+@njit(cache=True, inline="always")
+def _weighted_mean(F, w, members, st, stop, z):
+    """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, and the mean slope."""
+    sum_f = 0.0
+    sum_fp = 0.0
+    sum_fw1 = 0.0
+    for k in range(st, stop):
+        i = members[k]
+        f = F[i]
+        sum_f += f
+        sum_fp += f * (w[i, 0] + w[i, 1] * z)
+        sum_fw1 += f * w[i, 1]
+    if sum_f <= 0.0:
+        return 0.0, sum_f, 0.0
+    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f
+
+
+@njit(cache=True)
+def train_step(pop, wk, x, y, n, hp, sc):
+    """One KACS training iteration on sample (x, y): predict, backpropagate, GA."""
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    s_all = s_in + n_q
+    # Every array is fetched from its tuple once: numba reference-counts each fetch.
+    lo = pop.lo
+    hi = pop.hi
+    w = pop.w
+    m = pop.m
+    v = pop.v
+    F = pop.F
+    eps = pop.eps
+    kappa = pop.kappa
+    ms = pop.ms
+    b1t = pop.b1t
+    b2t = pop.b2t
+    exp = pop.exp
+    num = pop.num
+    ts = pop.ts
+    sub = pop.sub
+    scal = pop.scal
+    match = wk.match
+    members = wk.members
+    start = wk.start
+    count = wk.count
+    psihat = wk.psihat
+    zhat = wk.zhat
+    phihat = wk.phihat
+    slope = wk.slope
+    set_sum_f = wk.sum_f
+    votes = sc.votes
+    grad = sc.grad
+
+    P = scal[S_P]
+    deaths_before = scal[S_DEATHS]
+
+    # Stage 1: inner match sets, one pass over the population.
+    n_match = 0
+    for i in range(P):
+        s = sub[i]
+        if s < s_in:
+            z = x[s % n]
+            if lo[i, 0] <= z and z <= hi[i, 0]:
+                match[n_match] = i
+                n_match += 1
+    _bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
+    for q in range(n_q):
+        zq = 0.0
+        for p in range(n):
+            s = q * n + p
+            if scal[S_DEATHS] != deaths_before:
+                _drop_deleted(num, members, start, count, s)
+            if count[s] == 0:
+                _cover(pop, wk, s, x[p], True, hp, votes)
+            st = start[s]
+            psi, sum_f, _ = _weighted_mean(F, w, members, st, st + count[s], x[p])
+            psihat[s] = psi
+            set_sum_f[s] = sum_f
+            zq += psi
+        zhat[q] = zq
+
+    # Stage 2: outer match sets on the channel sums.
+    n_match = 0
+    for i in range(P):
+        s = sub[i]
+        if s >= s_in:
+            z = zhat[s - s_in]
+            if lo[i, 0] <= z and z <= hi[i, 0]:
+                match[n_match] = i
+                n_match += 1
+    outer_pos = start[s_in - 1] + count[s_in - 1] + 1
+    _bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
+    y_hat = 0.0
+    for q in range(n_q):
+        s = s_in + q
+        if scal[S_DEATHS] != deaths_before:
+            _drop_deleted(num, members, start, count, s)
+        if count[s] == 0:
+            _cover(pop, wk, s, zhat[q], False, hp, votes)
+        st = start[s]
+        phi, sum_f, outer_slope = _weighted_mean(F, w, members, st, st + count[s], zhat[q])
+        phihat[q] = phi
+        set_sum_f[s] = sum_f
+        # The outer slope is taken at prediction time: gradients use the weights as predicted.
+        slope[q] = outer_slope
+        y_hat += phi
+
+    # Backpropagation of L = (y - y_hat)^2 / 2 and the parameter updates.
+    err = y - y_hat
+    abs_err = abs(err)
+    beta = hp[H_BETA]
+    for s in range(s_all):
+        sum_f = set_sum_f[s]
+        if sum_f <= 0.0:
+            continue
+        if s < s_in:
+            q = s // n
+            z = x[s - q * n]
+            scale = -err * slope[q] / sum_f
+        else:
+            z = zhat[s - s_in]
+            scale = -err / sum_f
+        st = start[s]
+        stop = st + count[s]
+        set_num = set_numerosity(num, members, st, stop)
+        for k in range(st, stop):
+            i = members[k]
+            g = scale * F[i]
+            grad[0] = g
+            grad[1] = g * z
+            adam_step(w, m, v, b1t, b2t, i, grad, hp)
+            exp[i] += 1
+            eps[i] += beta * (abs_err - eps[i])
+            ms[i] += beta * (set_num - ms[i])
+        update_fitness(eps, kappa, F, num, members, st, stop, hp)
+
+    # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
+    t = scal[S_T]
+    theta_ga = hp[H_THETA_GA]
+    for s in range(s_in, s_all):
+        st = start[s]
+        if ga_due(num, ts, members, st, st + count[s], t, theta_ga):
+            run_ga(pop, members, st, st + count[s], False, hp, sc)
+    for s in range(s_in):
+        st = start[s]
+        if ga_due(num, ts, members, st, st + count[s], t, theta_ga):
+            run_ga(pop, members, st, st + count[s], True, hp, sc)
+
+    compact(pop)
+    scal[S_T] += 1
+    return y_hat
+
+
+@njit(cache=True)
+def predict_components(pop, X, n, psihat, zhat, phihat):
+    """Prediction without learning: empty match sets contribute 0. Fills the components."""
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    P = pop.scal[S_P]
+    lo = pop.lo
+    hi = pop.hi
+    w = pop.w
+    F = pop.F
+    sub = pop.sub
+    rows = X.shape[0]
+    sum_f = np.zeros(s_in + n_q)
+    sum_fp = np.zeros(s_in + n_q)
+    y_hat = np.zeros(rows)
+    for r in range(rows):
+        sum_f[:] = 0.0
+        sum_fp[:] = 0.0
+        for i in range(P):
+            s = sub[i]
+            if s < s_in:
+                z = X[r, s % n]
+                if lo[i, 0] <= z and z <= hi[i, 0]:
+                    f = F[i]
+                    sum_f[s] += f
+                    sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
+        for q in range(n_q):
+            zq = 0.0
+            for p in range(n):
+                s = q * n + p
+                psi = sum_fp[s] / sum_f[s] if sum_f[s] > 0.0 else 0.0
+                psihat[r, s] = psi
+                zq += psi
+            zhat[r, q] = zq
+        for i in range(P):
+            s = sub[i]
+            if s >= s_in:
+                z = zhat[r, s - s_in]
+                if lo[i, 0] <= z and z <= hi[i, 0]:
+                    f = F[i]
+                    sum_f[s] += f
+                    sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
+        total = 0.0
+        for q in range(n_q):
+            s = s_in + q
+            phi = sum_fp[s] / sum_f[s] if sum_f[s] > 0.0 else 0.0
+            phihat[r, q] = phi
+            total += phi
+        y_hat[r] = total
+    return y_hat
+
+
+@njit(cache=True)
+def predict(pop, X, n):
+    n_q = 2 * n + 1
+    rows = X.shape[0]
+    return predict_components(
+        pop, X, n, np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))
+    )

@@ -1,0 +1,113 @@
+"""XCSF: one training iteration and prediction (SPEC sections 2, 3 and 5), compiled with numba."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kacs_cli.engine.core import (
+    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_P, S_T, adam_step,
+    append_rule, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
+    run_ga, set_bounds, set_numerosity, update_fitness,
+)
+
+
+@njit(cache=True, inline="always")
+def _matches(lo, hi, i, x):
+    for d in range(x.shape[0]):
+        if x[d] < lo[i, d] or x[d] > hi[i, d]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _rule_prediction(w, lo, i, x):
+    """P(x) = w . (1, x_1 - l_1, ..., x_n - l_n): inputs offset by the rule's lower corner."""
+    out = w[i, 0]
+    for d in range(x.shape[0]):
+        out += w[i, d + 1] * (x[d] - lo[i, d])
+    return out
+
+
+@njit(cache=True)
+def train_step(pop, members, x, y, hp, sc):
+    """One XCSF training iteration on sample (x, y). Returns the match-set size."""
+    P = pop.scal[S_P]
+    n = x.shape[0]
+    # Every array is fetched from its tuple once: numba reference-counts each fetch.
+    lo = pop.lo
+    hi = pop.hi
+    w = pop.w
+    eps = pop.eps
+    kappa = pop.kappa
+    F = pop.F
+    ms = pop.ms
+    exp = pop.exp
+    num = pop.num
+    ts = pop.ts
+    count = 0
+    for i in range(P):
+        if _matches(lo, hi, i, x):
+            members[count] = i
+            count += 1
+    if count == 0:
+        t = pop.scal[S_T]
+        i = append_rule(pop, 0, t, hp)
+        covering_weights(pop, i, hp)
+        article = hp[H_ARTICLE] != 0.0
+        p_hash = hp[H_P_HASH]
+        for d in range(n):
+            if np.random.random() < p_hash:
+                a, b = full_interval(article)
+            else:
+                a, b = draw_interval(x[d], hp[H_R0], True, article)
+            set_bounds(pop, i, d, a, b)
+        pop.scal[S_COVERS] += 1
+        deletion(pop, hp, sc.votes)
+        members[0] = i
+        count = 1
+
+    beta = hp[H_BETA]
+    grad = sc.grad
+    set_num = set_numerosity(num, members, 0, count)
+    for k in range(count):
+        i = members[k]
+        exp[i] += 1
+        err = y - _rule_prediction(w, lo, i, x)
+        grad[0] = -err
+        for d in range(n):
+            grad[d + 1] = -err * (x[d] - lo[i, d])
+        adam_step(w, pop.m, pop.v, pop.b1t, pop.b2t, i, grad, hp)
+        # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
+        eps[i] += beta * (abs(y - _rule_prediction(w, lo, i, x)) - eps[i])
+        ms[i] += beta * (set_num - ms[i])
+    update_fitness(eps, kappa, F, num, members, 0, count, hp)
+    if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
+        run_ga(pop, members, 0, count, True, hp, sc)
+    compact(pop)
+    pop.scal[S_T] += 1
+    return count
+
+
+@njit(cache=True)
+def predict(pop, X):
+    """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches."""
+    P = pop.scal[S_P]
+    lo = pop.lo
+    hi = pop.hi
+    w = pop.w
+    F = pop.F
+    rows = X.shape[0]
+    y_hat = np.zeros(rows)
+    for r in range(rows):
+        x = X[r]
+        sum_f = 0.0
+        sum_fp = 0.0
+        for i in range(P):
+            if _matches(lo, hi, i, x):
+                f = F[i]
+                sum_f += f
+                sum_fp += f * _rule_prediction(w, lo, i, x)
+        if sum_f > 0.0:
+            y_hat[r] = sum_fp / sum_f
+    return y_hat
