@@ -33,11 +33,13 @@ N_SCAL = 8
 Population = namedtuple(
     "Population",
     ["a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
-     "exp", "num", "ts", "sub", "scal"],
+     "exp", "num", "ts", "sub", "scal", "fsum"],
 )
 
 # Scratch space for the two offspring of a GA event and for deletion votes.
-Scratch = namedtuple("Scratch", ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "grad"])
+Scratch = namedtuple("Scratch", ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad"])
+# Deletion votes are summed in blocks so that the roulette pick scans blocks, then one block.
+VOTE_BLOCK = 32
 
 
 def hp_vector(params: Hyperparameters) -> np.ndarray:
@@ -76,14 +78,15 @@ def new_population(capacity: int, D: int, K: int) -> Population:
         ms=np.zeros(capacity), b1t=np.ones(capacity), b2t=np.ones(capacity),
         exp=np.zeros(capacity, np.int64), num=np.zeros(capacity, np.int64),
         ts=np.zeros(capacity, np.int64), sub=np.zeros(capacity, np.int64),
-        scal=np.zeros(N_SCAL, np.int64),
+        scal=np.zeros(N_SCAL, np.int64), fsum=np.zeros(1),
     )
 
 
 def new_scratch(capacity: int, D: int, K: int) -> Scratch:
     return Scratch(
         ca=np.zeros((2, D)), cb=np.zeros((2, D)), cw=np.zeros((2, K)), cm=np.zeros((2, K)),
-        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), votes=np.zeros(capacity), grad=np.zeros(K),
+        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), votes=np.zeros(capacity),
+        blocks=np.zeros(capacity // VOTE_BLOCK + 2), grad=np.zeros(K),
     )
 
 
@@ -216,6 +219,7 @@ def append_rule(pop, sub, t, hp):
     pop.ts[i] = t
     pop.sub[i] = sub
     pop.scal[S_TOTAL] += 1
+    pop.fsum[0] += hp[H_F_I]
     return i
 
 
@@ -230,8 +234,33 @@ def covering_weights(pop, i, hp):
 
 
 @njit(cache=True)
-def deletion(pop, hp, votes):
-    """While sum(num) > N: roulette on the deletion vote over the whole population."""
+def refresh_fitness_sum(pop):
+    """sum(F) over live rules, recomputed after every update phase.
+
+    Between update phases F changes only by rules entering (covering, new children) and
+    leaving (deletion), which adjust the running sum; deletion needs it for Fbar every time.
+    """
+    F = pop.F
+    num = pop.num
+    P = pop.scal[S_P]
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(0, P - 1, 2):
+        if num[i] > 0:
+            s0 += F[i]
+        if num[i + 1] > 0:
+            s1 += F[i + 1]
+    if P % 2 == 1 and num[P - 1] > 0:
+        s0 += F[P - 1]
+    pop.fsum[0] = s0 + s1
+
+
+@njit(cache=True)
+def deletion(pop, hp, votes, blocks):
+    """While sum(num) > N: roulette on the deletion vote over the whole population.
+
+    vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar.
+    """
     N = int(hp[H_N])
     theta_del = hp[H_THETA_DEL]
     delta = hp[H_DELTA]
@@ -242,50 +271,53 @@ def deletion(pop, hp, votes):
     exp = pop.exp
     while scal[S_TOTAL] > N:
         P = scal[S_P]
-        sum_f = 0.0
-        for i in range(P):
-            if num[i] > 0:
-                sum_f += F[i]
-        f_bar = sum_f / scal[S_TOTAL]
+        f_bar = pop.fsum[0] / scal[S_TOTAL]
         f_low = delta * f_bar
-        # Four partial sums keep the additions independent (no loop-carried latency chain).
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
+        # Element-wise and branch-free, so that the compiler vectorizes it; F/num < delta Fbar
+        # is tested as F < delta Fbar num. Rules with num = 0 get vote 0.
         for i in range(P):
-            n_i = num[i]
-            vote = 0.0
-            if n_i > 0:
-                vote = ms[i] * n_i
-                f_micro = F[i] / n_i
-                if exp[i] > theta_del and f_micro < f_low:
-                    vote *= f_bar / f_micro
-            votes[i] = vote
-            r = i & 3
-            if r == 0:
-                s0 += vote
-            elif r == 1:
-                s1 += vote
-            elif r == 2:
-                s2 += vote
-            else:
-                s3 += vote
-        vote_sum = (s0 + s1) + (s2 + s3)
+            n_i = float(num[i])
+            vote = ms[i] * n_i
+            low = (exp[i] > theta_del) & (F[i] < f_low * n_i)
+            votes[i] = vote * (f_bar * n_i / F[i]) if low else vote
+        n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
+        votes[P:n_blocks * VOTE_BLOCK] = 0.0
+        vote_sum = 0.0
+        for blk in range(n_blocks):
+            base = blk * VOTE_BLOCK
+            # Four independent partial sums instead of one serial chain of additions.
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for i in range(base, base + VOTE_BLOCK, 4):
+                s0 += votes[i]
+                s1 += votes[i + 1]
+                s2 += votes[i + 2]
+                s3 += votes[i + 3]
+            block_sum = (s0 + s1) + (s2 + s3)
+            blocks[blk] = block_sum
+            vote_sum += block_sum
         choice = np.random.random() * vote_sum
-        acc = 0.0
         picked = -1
-        last_alive = -1
-        for i in range(P):
-            if votes[i] > 0.0:
-                last_alive = i
-                acc += votes[i]
-                if acc > choice:
+        acc = 0.0
+        for blk in range(n_blocks):
+            if acc + blocks[blk] > choice:
+                base = blk * VOTE_BLOCK
+                for i in range(base, min(base + VOTE_BLOCK, P)):
+                    if votes[i] > 0.0:
+                        acc += votes[i]
+                        picked = i
+                        if acc > choice:
+                            break
+                break
+            acc += blocks[blk]
+        if picked < 0:
+            # Rounding left choice at the very top: take the last rule with a vote.
+            for i in range(P - 1, -1, -1):
+                if votes[i] > 0.0:
                     picked = i
                     break
-        if picked < 0:
-            # Rounding can leave choice just above the running sum: take the last candidate.
-            picked = last_alive
         if picked < 0:
             return
         num[picked] -= 1
@@ -293,6 +325,7 @@ def deletion(pop, hp, votes):
         scal[S_DELETIONS] += 1
         if num[picked] == 0:
             scal[S_DEATHS] += 1
+            pop.fsum[0] -= F[picked]
 
 
 @njit(cache=True, inline="always")
@@ -500,6 +533,7 @@ def insert_child(pop, sc, c):
     pop.b1t[i] = 1.0
     pop.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
+    pop.fsum[0] += pop.F[i]
 
 
 @njit(cache=True)
@@ -537,4 +571,4 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
         else:
             insert_child(pop, sc, c)
         # The second child is still in scratch here, so deletion cannot pick it.
-        deletion(pop, hp, sc.votes)
+        deletion(pop, hp, sc.votes, sc.blocks)

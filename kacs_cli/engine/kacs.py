@@ -16,7 +16,7 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
     S_DEATHS, S_P, S_T, adam_step, append_rule, compact, covering_weights, deletion,
-    draw_interval, full_interval, ga_due, run_ga, set_bounds, set_numerosity, update_fitness,
+    draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity, update_fitness,
 )
 
 # Per-iteration work buffers, allocated once per run.
@@ -83,7 +83,7 @@ def _drop_deleted(num, members, start, count, s):
 
 
 @njit(cache=True)
-def _cover(pop, wk, s, z, inner, hp, votes):
+def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
     covering_weights(pop, i, hp)
@@ -98,7 +98,7 @@ def _cover(pop, wk, s, z, inner, hp, votes):
         pop.scal[S_COVERS_IN] += 1
     else:
         pop.scal[S_COVERS_OUT] += 1
-    deletion(pop, hp, votes)
+    deletion(pop, hp, sc.votes, sc.blocks)
     wk.members[wk.start[s]] = i
     wk.count[s] = 1
 
@@ -152,7 +152,6 @@ def train_step(pop, wk, x, y, n, hp, sc):
     phihat = wk.phihat
     slope = wk.slope
     set_sum_f = wk.sum_f
-    votes = sc.votes
     grad = sc.grad
 
     P = scal[S_P]
@@ -175,7 +174,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
             if scal[S_DEATHS] != deaths_before:
                 _drop_deleted(num, members, start, count, s)
             if count[s] == 0:
-                _cover(pop, wk, s, x[p], True, hp, votes)
+                _cover(pop, wk, s, x[p], True, hp, sc)
             st = start[s]
             psi, sum_f, _ = _weighted_mean(F, w, members, st, st + count[s], x[p])
             psihat[s] = psi
@@ -200,7 +199,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         if scal[S_DEATHS] != deaths_before:
             _drop_deleted(num, members, start, count, s)
         if count[s] == 0:
-            _cover(pop, wk, s, zhat[q], False, hp, votes)
+            _cover(pop, wk, s, zhat[q], False, hp, sc)
         st = start[s]
         phi, sum_f, outer_slope = _weighted_mean(F, w, members, st, st + count[s], zhat[q])
         phihat[q] = phi
@@ -237,6 +236,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
             eps[i] += beta * (abs_err - eps[i])
             ms[i] += beta * (set_num - ms[i])
         update_fitness(eps, kappa, F, num, members, st, stop, hp)
+    refresh_fitness_sum(pop)
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
     t = scal[S_T]

@@ -8,16 +8,18 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_P, S_T, adam_step,
     append_rule, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
+    refresh_fitness_sum,
     run_ga, set_bounds, set_numerosity, update_fitness,
 )
 
 
 @njit(cache=True, inline="always")
 def _matches(lo, hi, i, x):
+    # Branch-free: an early exit mispredicts on almost every rule of a large population.
+    ok = True
     for d in range(x.shape[0]):
-        if x[d] < lo[i, d] or x[d] > hi[i, d]:
-            return False
-    return True
+        ok &= (lo[i, d] <= x[d]) & (x[d] <= hi[i, d])
+    return ok
 
 
 @njit(cache=True, inline="always")
@@ -63,7 +65,7 @@ def train_step(pop, members, x, y, hp, sc):
                 a, b = draw_interval(x[d], hp[H_R0], True, article)
             set_bounds(pop, i, d, a, b)
         pop.scal[S_COVERS] += 1
-        deletion(pop, hp, sc.votes)
+        deletion(pop, hp, sc.votes, sc.blocks)
         members[0] = i
         count = 1
 
@@ -82,6 +84,7 @@ def train_step(pop, members, x, y, hp, sc):
         eps[i] += beta * (abs(y - _rule_prediction(w, lo, i, x)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
+    refresh_fitness_sum(pop)
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
         run_ga(pop, members, 0, count, True, hp, sc)
     compact(pop)

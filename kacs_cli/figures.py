@@ -1,0 +1,266 @@
+"""PNG figures of a report: learning curves with 95 % bands, covering rates, scaling plots.
+
+One multi-panel PNG per experiment and figure kind, so the figure count stays bounded
+however many cells an experiment has. Uses matplotlib's Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from kacs_cli import stats
+
+if TYPE_CHECKING:
+    from kacs_cli.report import ExperimentReport, ScalingGroup
+
+COLORS = {"xcsf": "tab:blue", "kacs": "tab:red"}
+LABELS = {"xcsf": "XCSF", "kacs": "KACS"}
+PANEL_W, PANEL_H = 3.6, 2.7
+MAX_COLS = 4
+DPI = 110
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path) -> Path:
+    """savefig to a temporary file beside the target, then os.replace (never a half PNG)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        _pyplot().close(fig)
+    return path
+
+
+def _grid(n_panels: int):
+    plt = _pyplot()
+    ncols = min(MAX_COLS, max(1, n_panels))
+    nrows = math.ceil(n_panels / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(PANEL_W * ncols, PANEL_H * nrows), squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, flat[:n_panels]
+
+
+def _stack(frames: Sequence[pd.DataFrame], column: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(iterations, runs x iterations matrix) of one column; runs lacking a point give NaN."""
+    pieces = []
+    for i, f in enumerate(frames):
+        if column not in f.columns:
+            continue
+        s = pd.to_numeric(f[column], errors="coerce")
+        s.index = pd.to_numeric(f["iteration"], errors="coerce")
+        pieces.append(s[~s.index.duplicated(keep="last")].rename(i))
+    if not pieces:
+        return None
+    table = pd.concat(pieces, axis=1).sort_index()
+    if table.notna().sum().sum() == 0:
+        return None
+    return table.index.to_numpy(dtype=float), table.to_numpy(dtype=float).T
+
+
+def _band_plot(ax, frames: Sequence[pd.DataFrame], column: str, color: str, label: str, style: str = "-") -> bool:
+    stacked = _stack(frames, column)
+    if stacked is None:
+        return False
+    it, values = stacked
+    band = stats.confidence_band(values)
+    ax.plot(it, band.mean, style, color=color, lw=1.4, label=f"{label} (n={int(band.count.max())})")
+    ax.fill_between(it, band.lower, band.upper, color=color, alpha=0.2, lw=0)
+    return True
+
+
+def _finish(fig, axes, title: str) -> None:
+    """Title and one shared legend above the panels, in a band of fixed height (inches)."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            base = lab.split(" (n=")[0]  # per-panel run counts differ; the legend shows the series
+            if base not in labels:
+                handles.append(h)
+                labels.append(base)
+    height = fig.get_size_inches()[1]
+    fig.suptitle(title, y=1.0 - 0.08 / height, va="top", fontsize=11)
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 4),
+                   bbox_to_anchor=(0.5, 1.0 - 0.36 / height), frameon=False, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 1.0 - 0.6 / height))
+
+
+def _iteration_axis(ax) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / 1000:g}k" if v else "0"))
+
+
+def _has(curves: dict[str, dict[str, list[pd.DataFrame]]], cell: str, column: str) -> bool:
+    return any(column in f.columns and f[column].notna().any() for fs in curves[cell].values() for f in fs)
+
+
+def curve_figure(
+    curves: dict[str, dict[str, list[pd.DataFrame]]],
+    panels: Sequence[tuple[str, str]],
+    column: str,
+    ylabel: str,
+    title: str,
+    path: Path,
+    log_y: bool = False,
+) -> Path | None:
+    """One panel per cell (panels: curve cell, title): mean and 95 % t-band over runs of `column`."""
+    panels = [(c, t) for c, t in panels if _has(curves, c, column)]
+    if not panels:
+        return None
+    fig, axes = _grid(len(panels))
+    for ax, (cell, name) in zip(axes, panels):
+        for method in ("xcsf", "kacs"):
+            if method in curves[cell]:
+                _band_plot(ax, curves[cell][method], column, COLORS[method], LABELS[method])
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("iteration", fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if log_y:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        _iteration_axis(ax)
+    _finish(fig, axes, title)
+    return _save(fig, path)
+
+
+def covering_figure(
+    curves: dict[str, dict[str, list[pd.DataFrame]]],
+    panels: Sequence[tuple[str, str]],
+    title: str,
+    path: Path,
+) -> Path | None:
+    """Covering rates per evaluation interval: XCSF's, KACS's overall, inner and outer."""
+    series = (
+        ("xcsf", "cover_rate", COLORS["xcsf"], "XCSF", "-"),
+        ("kacs", "cover_rate", COLORS["kacs"], "KACS overall", "-"),
+        ("kacs", "cover_rate_inner", "tab:orange", "KACS inner", "--"),
+        ("kacs", "cover_rate_outer", "tab:purple", "KACS outer", ":"),
+    )
+    panels = [(c, t) for c, t in panels if _has(curves, c, "cover_rate")]
+    if not panels:
+        return None
+    fig, axes = _grid(len(panels))
+    for ax, (cell, name) in zip(axes, panels):
+        for method, column, color, label, style in series:
+            if method in curves[cell]:
+                _band_plot(ax, curves[cell][method], column, color, label, style)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("iteration", fontsize=8)
+        ax.set_ylabel("covering rate", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        _iteration_axis(ax)
+    _finish(fig, axes, title)
+    return _save(fig, path)
+
+
+def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], path: Path) -> Path | None:
+    """Test error, rules and params against n or N_S: mean and 95 % t-interval over runs.
+
+    Cells at a budget other than the group's usual N (the N = 24 n (2n + 1) guideline runs)
+    form their own dashed series, so they are not joined with the fixed-budget line.
+    """
+    from kacs_cli.report import METRIC_LABELS, cell_values, runs_for_scaling
+
+    if not groups:
+        return None
+    runs = runs_for_scaling(exp)
+    test_metric = next(m for m in exp.metrics if m.startswith("test_"))
+    metrics = (test_metric, "rules", "params")
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(groups), 3, figsize=(PANEL_W * 3, PANEL_H * len(groups)), squeeze=False)
+    for row, group in zip(axes, groups):
+        var = group.variables[0]
+        others = {c.N for c in group.cells if c.N is not None and c.N != group.modal_N}
+        other_N = ("larger N" if all(b > group.modal_N for b in others)
+                   else "smaller N" if all(b < group.modal_N for b in others) else "other N") if others else ""
+        xlabel = "n" if var == "n" else "sample count N_S"
+        name = group.benchmark if not group.variant or group.variant.lower() in ("none", "base") else f"{group.benchmark} {group.variant}"
+        for ax, metric in zip(row, metrics):
+            for method in ("xcsf", "kacs"):
+                for usual in (True, False):
+                    cells = [c for c in group.cells if (c.N == group.modal_N) == usual]
+                    xs, means, halves = [], [], []
+                    for c in cells:
+                        v = cell_values(runs, c, method, metric)
+                        if v.size == 0:
+                            continue
+                        band = stats.confidence_band(v.reshape(-1, 1))
+                        xs.append(float(getattr(c, var)))
+                        means.append(float(band.mean[0]))
+                        halves.append(float(band.upper[0] - band.mean[0]))
+                    if not xs:
+                        continue
+                    label = LABELS[method] + (f" (N={group.modal_N})" if usual else f" ({other_N})")
+                    ax.errorbar(xs, means, yerr=halves, fmt="o-" if usual else "s--", ms=3.5, lw=1.2,
+                                capsize=2, color=COLORS[method], alpha=1.0 if usual else 0.7, label=label)
+            if var == "samples":
+                ax.set_xscale("log", base=2)
+                ticks = sorted({float(getattr(c, var)) for c in group.cells})
+                ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+                ax.minorticks_off()
+            else:
+                from matplotlib.ticker import MaxNLocator
+
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xlabel(xlabel, fontsize=8)
+            ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=8)
+            ax.set_title(f"{name}: {METRIC_LABELS.get(metric, metric)}", fontsize=9)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    flat = list(axes.ravel())
+    _finish(fig, flat, f"{exp.name}: scaling (mean and 95 % CI over runs)")
+    return _save(fig, path)
+
+
+def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> list[Path]:
+    """All figures of one experiment; kinds without data are skipped."""
+    from kacs_cli.report import _slug, curve_panels, load_curves
+
+    slug = _slug(exp.name)
+    curves = load_curves(exp.path)
+    panels = curve_panels(exp, curves)
+    error = "test_mse" if exp.protocol == "alternative" else "test_mae"
+    word = "MSE" if exp.protocol == "alternative" else "MAE"
+    written = []
+    if curves:
+        for made in (
+            curve_figure(curves, panels, error, f"test {word}", f"{exp.name}: test {word} (mean and 95 % CI over runs)",
+                         out_dir / f"{slug}_test_error.png"),
+            curve_figure(curves, panels, "params", "parameters k", f"{exp.name}: parameter count (mean and 95 % CI)",
+                         out_dir / f"{slug}_params.png"),
+            covering_figure(curves, panels, f"{exp.name}: covering rate per evaluation interval (mean and 95 % CI)",
+                            out_dir / f"{slug}_covering.png"),
+        ):
+            if made is not None:
+                written.append(made)
+    if exp.scaling:
+        made = scaling_figure(exp, exp.scaling, out_dir / f"{slug}_scaling.png")
+        if made is not None:
+            written.append(made)
+    return written

@@ -1,0 +1,218 @@
+"""Statistics of SPEC section 11: paired tests, effect sizes, ranks, confidence bands.
+
+Pure functions over numbers, no I/O. Convention throughout: `x` holds XCSF's values and `y`
+KACS's values of the same runs (or the same benchmarks), and every metric is "lower is
+better" (errors, rule and parameter counts, AIC).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sps
+
+ALPHA = 0.05
+DAGGER = "\u2020"  # †
+SYMBOLS = ("+", "-", "~")
+
+
+def _paired(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(x, dtype=float).ravel()
+    b = np.asarray(y, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    return a[keep], b[keep]
+
+
+def wilcoxon_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided paired Wilcoxon signed-rank p-value with scipy's defaults.
+
+    scipy decides exact vs normal approximation (exact for small samples without ties or
+    zeros), zero differences are dropped ('wilcox'). All-zero differences mean no evidence of
+    any difference, so p = 1. No pairs at all: NaN (nothing was tested).
+    """
+    a, b = _paired(x, y)
+    if a.size == 0:
+        return math.nan
+    d = a - b
+    if not np.any(d != 0.0):
+        return 1.0
+    with warnings.catch_warnings():
+        # a single non-zero difference etc. makes scipy warn about the approximation
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        res = _sps.wilcoxon(a, b)
+    p = float(res.pvalue)
+    return p if math.isfinite(p) else 1.0
+
+
+def rank_biserial(x: Sequence[float], y: Sequence[float]) -> float:
+    """Matched-pairs rank-biserial correlation of d = x - y (XCSF - KACS).
+
+    r = (R+ - R-) / (R+ + R-) with ranks of |d| (ties averaged) after dropping zeros.
+    Positive favours KACS: XCSF's value is larger, i.e. worse for a lower-is-better metric.
+    No non-zero difference: 0.
+    """
+    a, b = _paired(x, y)
+    d = a - b
+    d = d[d != 0.0]
+    if d.size == 0:
+        return 0.0
+    ranks = _sps.rankdata(np.abs(d))  # 'average' handles ties
+    r_plus = float(ranks[d > 0].sum())
+    r_minus = float(ranks[d < 0].sum())
+    return (r_plus - r_minus) / (r_plus + r_minus)
+
+
+def verdict(p: float, mean_difference: float, alpha: float = ALPHA) -> str:
+    """'+' / '-' / '~' for XCSF against KACS from a p-value and mean(XCSF) - mean(KACS)."""
+    if not (math.isfinite(p) and p < alpha) or not math.isfinite(mean_difference):
+        return "~"
+    if mean_difference < 0:
+        return "+"
+    if mean_difference > 0:
+        return "-"
+    return "~"
+
+
+def symbol(x: Sequence[float], y: Sequence[float], alpha: float = ALPHA) -> str:
+    """'+' XCSF significantly better (lower), '-' significantly worse, '~' no difference.
+
+    Significance from the paired two-sided Wilcoxon test; the direction from the mean of the
+    paired differences, the way the article reads its tables (mean XCSF vs mean KACS).
+    """
+    a, b = _paired(x, y)
+    if a.size == 0:
+        return "~"
+    return verdict(wilcoxon_p(a, b), float(np.mean(a - b)), alpha)
+
+
+def count_symbols(symbols: Sequence[str]) -> dict[str, int]:
+    """Counts of '+', '-', '~' (other entries, e.g. untestable cells, are ignored)."""
+    return {s: sum(1 for v in symbols if v == s) for s in SYMBOLS}
+
+
+def format_counts(counts: dict[str, int]) -> str:
+    """The article's "+/-/~" triple, e.g. '1/3/4'."""
+    return "/".join(str(counts.get(s, 0)) for s in SYMBOLS)
+
+
+def average_ranks(means: pd.DataFrame) -> pd.Series:
+    """Average rank per method over benchmarks (rows) of a benchmarks x methods frame.
+
+    Rank 1 = lowest mean on that benchmark, ties get the average rank. Rows with a missing
+    mean are left out, so every method is ranked over the same benchmarks.
+    """
+    complete = means.dropna(axis=0, how="any")
+    if complete.empty:
+        return pd.Series(np.nan, index=means.columns, dtype=float)
+    return complete.rank(axis=1, method="average", ascending=True).mean(axis=0)
+
+
+@dataclass(frozen=True)
+class AcrossBenchmarkTest:
+    """Paired Wilcoxon test over per-benchmark means (SPEC 11, "across benchmarks")."""
+
+    p: float
+    n_benchmarks: int
+    alpha: float = ALPHA
+
+    @property
+    def significant(self) -> bool:
+        return math.isfinite(self.p) and self.p < self.alpha
+
+    @property
+    def dagger(self) -> str:
+        return DAGGER if self.significant else ""
+
+
+def across_benchmark_test(
+    x_means: Sequence[float], y_means: Sequence[float], alpha: float = ALPHA
+) -> AcrossBenchmarkTest:
+    """Paired Wilcoxon on the per-benchmark means of XCSF (x) and KACS (y); dagger if p < alpha."""
+    a, b = _paired(x_means, y_means)
+    return AcrossBenchmarkTest(p=wilcoxon_p(a, b), n_benchmarks=int(a.size), alpha=alpha)
+
+
+def format_p(p: float, dagger: str = "") -> str:
+    """p-values as the article prints them: 3 significant digits, scientific when tiny."""
+    if not math.isfinite(p):
+        return "n/a"
+    text = f"{p:.3g}" if p >= 1e-3 else f"{p:.2e}"
+    return text + dagger
+
+
+@dataclass(frozen=True)
+class Band:
+    """Mean and two-sided confidence band of several runs' curves, per evaluation point."""
+
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    count: np.ndarray
+
+
+def confidence_band(values: np.ndarray, confidence: float = 0.95) -> Band:
+    """t-based band mean ± t_{(1+c)/2, n-1} · sd / sqrt(n) over runs (rows) per column.
+
+    NaNs (a run without that evaluation point) are skipped column by column. A column with a
+    single run has no spread estimate: its band collapses onto the mean.
+    """
+    v = np.atleast_2d(np.asarray(values, dtype=float))
+    count = np.sum(np.isfinite(v), axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(v, axis=0)
+        sd = np.nanstd(v, axis=0, ddof=1)
+    half = np.zeros_like(mean)
+    ok = count > 1
+    if np.any(ok):
+        t = _sps.t.ppf(0.5 + confidence / 2.0, count[ok] - 1)
+        half[ok] = t * sd[ok] / np.sqrt(count[ok])
+    return Band(mean=mean, lower=mean - half, upper=mean + half, count=count)
+
+
+def fidelity_z(
+    ours_mean: float,
+    ours_sd: float,
+    n_ours: int,
+    published_mean: float,
+    published_sd: float,
+    n_published: int = 30,
+) -> float:
+    """(ours - published) in standard errors of the difference of two independent means.
+
+    SE = sqrt(sd_pub^2 / n_pub + sd_ours^2 / n_ours); an undefined own SD (one run) counts as
+    0, so the published spread alone sets the scale.
+    """
+    se = _difference_se(ours_sd, n_ours, published_sd, n_published)
+    diff = ours_mean - published_mean
+    if se == 0.0:
+        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+    return diff / se
+
+
+def within_published(
+    ours_mean: float,
+    ours_sd: float,
+    n_ours: int,
+    published_mean: float,
+    published_sd: float,
+    n_published: int = 30,
+) -> bool:
+    """|ours - published| <= max(3 SE, 5 % of |published|): the run-to-run spread test."""
+    se = _difference_se(ours_sd, n_ours, published_sd, n_published)
+    tolerance = max(3.0 * se, 0.05 * abs(published_mean))
+    return abs(ours_mean - published_mean) <= tolerance
+
+
+def _difference_se(ours_sd: float, n_ours: int, published_sd: float, n_published: int) -> float:
+    own = ours_sd**2 / n_ours if (n_ours > 0 and math.isfinite(ours_sd)) else 0.0
+    pub = published_sd**2 / n_published if math.isfinite(published_sd) else 0.0
+    return math.sqrt(own + pub)
