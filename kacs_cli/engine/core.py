@@ -1,7 +1,9 @@
 """Operators shared by KACS and XCSF (SPEC sections 2 and 3), compiled with numba.
 
 The population is a struct-of-arrays (`Population`). Each rule has D stored interval pairs
-(a, b) (D = n for XCSF, 1 for KACS), their resolved bounds lo = min(a, b), hi = max(a, b),
+(a, b) (D = n for XCSF, 1 for KACS), their resolved bounds lo = min(a, b), hi = max(a, b)
+(stored dimension-major, lo[d, i], so that matching one input dimension against every rule
+reads contiguous memory and vectorizes),
 K linear weights with Adam moments, the XCS bookkeeping values, and `sub`, its submodel id
 (KACS) or 0 (XCSF).
 
@@ -72,7 +74,7 @@ def hp_vector(params: Hyperparameters) -> np.ndarray:
 def new_population(capacity: int, D: int, K: int) -> Population:
     return Population(
         a=np.zeros((capacity, D)), b=np.zeros((capacity, D)),
-        lo=np.zeros((capacity, D)), hi=np.zeros((capacity, D)),
+        lo=np.zeros((D, capacity)), hi=np.zeros((D, capacity)),
         w=np.zeros((capacity, K)), m=np.zeros((capacity, K)), v=np.zeros((capacity, K)),
         F=np.zeros(capacity), eps=np.zeros(capacity), kappa=np.zeros(capacity),
         ms=np.zeros(capacity), b1t=np.ones(capacity), b2t=np.ones(capacity),
@@ -110,19 +112,27 @@ def accuracy(eps, hp):
 
 
 @njit(cache=True, inline="always")
-def adam_step(w, m, v, b1t, b2t, i, grad, hp):
-    """One Adam step on rule i; the rule-local step count is its number of updates.
+def adam_bias(b1t, b2t, i, b1, b2):
+    """Advance rule i's running powers beta1^t, beta2^t; return the two bias denominators.
 
-    Takes the arrays, not the Population: numba reference-counts every array fetched from a
-    tuple, and doing that per rule costs more than the update itself.
+    The step count t is rule-local: the number of updates this rule has received, this one
+    included. A running product is one multiply where a power is a libm call.
     """
+    p1 = b1t[i] * b1
+    p2 = b2t[i] * b2
+    b1t[i] = p1
+    b2t[i] = p2
+    return 1.0 - p1, 1.0 - p2
+
+
+@njit(cache=True, inline="always")
+def adam_step(w, m, v, b1t, b2t, i, grad, hp):
+    """One Adam step on rule i with gradient vector `grad` (any number of weights)."""
     b1 = hp[H_BETA1]
     b2 = hp[H_BETA2]
-    # Running powers: beta^t as one multiply per update instead of a pow per weight.
-    b1t[i] *= b1
-    b2t[i] *= b2
-    c1 = 1.0 / (1.0 - b1t[i])
-    c2 = 1.0 / (1.0 - b2t[i])
+    d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
+    inv_d1 = 1.0 / d1
+    inv_d2 = 1.0 / d2
     eta = hp[H_ETA]
     eps_adam = hp[H_EPS_ADAM]
     for j in range(grad.shape[0]):
@@ -131,7 +141,28 @@ def adam_step(w, m, v, b1t, b2t, i, grad, hp):
         vj = b2 * v[i, j] + (1.0 - b2) * g * g
         m[i, j] = mj
         v[i, j] = vj
-        w[i, j] -= eta * (mj * c1) / (np.sqrt(vj * c2) + eps_adam)
+        w[i, j] -= eta * (mj * inv_d1) / (np.sqrt(vj * inv_d2) + eps_adam)
+
+
+@njit(cache=True, inline="always")
+def adam_step2(w, m, v, b1t, b2t, i, g0, g1, b1, b2, eta, eps_adam):
+    """Adam for a two-weight (KACS) rule, in registers: the per-rule floor of KACS's work."""
+    d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
+    m0 = b1 * m[i, 0] + (1.0 - b1) * g0
+    m1 = b1 * m[i, 1] + (1.0 - b1) * g1
+    v0 = b2 * v[i, 0] + (1.0 - b2) * g0 * g0
+    v1 = b2 * v[i, 1] + (1.0 - b2) * g1 * g1
+    m[i, 0] = m0
+    m[i, 1] = m1
+    v[i, 0] = v0
+    v[i, 1] = v1
+    inv_d2 = 1.0 / d2
+    s0 = np.sqrt(v0 * inv_d2) + eps_adam
+    s1 = np.sqrt(v1 * inv_d2) + eps_adam
+    # w_j -= eta * (m_j / d1) / s_j, with the three divisions folded into one.
+    r = eta / (d1 * s0 * s1)
+    w[i, 0] -= m0 * s1 * r
+    w[i, 1] -= m1 * s0 * r
 
 
 @njit(cache=True, inline="always")
@@ -146,9 +177,10 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     if acc_sum <= 0.0:
         return
     beta = hp[H_BETA]
+    inv_sum = 1.0 / acc_sum
     for k in range(start, stop):
         i = members[k]
-        F[i] += beta * (kappa[i] * num[i] / acc_sum - F[i])
+        F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
 
 
 @njit(cache=True, inline="always")
@@ -197,8 +229,8 @@ def full_interval(article):
 def set_bounds(pop, i, d, a, b):
     pop.a[i, d] = a
     pop.b[i, d] = b
-    pop.lo[i, d] = min(a, b)
-    pop.hi[i, d] = max(a, b)
+    pop.lo[d, i] = min(a, b)
+    pop.hi[d, i] = max(a, b)
 
 
 @njit(cache=True, inline="always")
@@ -332,8 +364,8 @@ def deletion(pop, hp, votes, blocks):
 def copy_rule(src, i, dst, j):
     dst.a[j, :] = src.a[i, :]
     dst.b[j, :] = src.b[i, :]
-    dst.lo[j, :] = src.lo[i, :]
-    dst.hi[j, :] = src.hi[i, :]
+    dst.lo[:, j] = src.lo[:, i]
+    dst.hi[:, j] = src.hi[:, i]
     dst.w[j, :] = src.w[i, :]
     dst.m[j, :] = src.m[i, :]
     dst.v[j, :] = src.v[i, :]
@@ -470,8 +502,8 @@ def subsumes(pop, parent, sc, c, hp):
     for d in range(sc.ca.shape[1]):
         c_lo = min(sc.ca[c, d], sc.cb[c, d])
         c_hi = max(sc.ca[c, d], sc.cb[c, d])
-        p_lo = pop.lo[parent, d]
-        p_hi = pop.hi[parent, d]
+        p_lo = pop.lo[d, parent]
+        p_hi = pop.hi[d, parent]
         if not (p_lo <= c_lo and c_hi <= p_hi):
             return False
         if p_lo != c_lo or p_hi != c_hi:
@@ -492,6 +524,14 @@ def find_identical(pop, sc, c):
     pb = pop.b
     num = pop.num
     psub = pop.sub
+    # Most children are new rules: a branch-free (vectorized) count of equal first bounds
+    # settles that case before the exact scan.
+    first = pa[:P, 0]
+    hits = 0
+    for i in range(P):
+        hits += first[i] == a0
+    if hits == 0:
+        return -1
     for i in range(P):
         if pa[i, 0] != a0:
             continue

@@ -14,15 +14,16 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
-    S_DEATHS, S_P, S_T, adam_step, append_rule, compact, covering_weights, deletion,
+    H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
+    S_DEATHS, S_P, S_T, adam_step2, append_rule, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity, update_fitness,
 )
 
 # Per-iteration work buffers, allocated once per run.
 Work = namedtuple(
     "Work",
-    ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f"],
+    ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
+     "sub_input"],
 )
 
 
@@ -44,6 +45,7 @@ def new_work(capacity: int, n: int) -> Work:
         phihat=np.zeros(2 * n + 1),
         slope=np.zeros(2 * n + 1),
         sum_f=np.zeros(s_all),
+        sub_input=submodel_input_table(n),
     )
 
 
@@ -152,20 +154,21 @@ def train_step(pop, wk, x, y, n, hp, sc):
     phihat = wk.phihat
     slope = wk.slope
     set_sum_f = wk.sum_f
-    grad = sc.grad
+
+    sub_input = wk.sub_input
+    lo0 = lo[0]
+    hi0 = hi[0]
 
     P = scal[S_P]
     deaths_before = scal[S_DEATHS]
 
-    # Stage 1: inner match sets, one pass over the population.
+    # Stage 1: inner match sets, one branch-free pass over the population.
     n_match = 0
     for i in range(P):
         s = sub[i]
-        if s < s_in:
-            z = x[s % n]
-            if lo[i, 0] <= z and z <= hi[i, 0]:
-                match[n_match] = i
-                n_match += 1
+        z = x[sub_input[s]] if s < s_in else -np.inf
+        match[n_match] = i
+        n_match += (lo0[i] <= z) & (z <= hi0[i])
     _bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
     for q in range(n_q):
         zq = 0.0
@@ -186,11 +189,9 @@ def train_step(pop, wk, x, y, n, hp, sc):
     n_match = 0
     for i in range(P):
         s = sub[i]
-        if s >= s_in:
-            z = zhat[s - s_in]
-            if lo[i, 0] <= z and z <= hi[i, 0]:
-                match[n_match] = i
-                n_match += 1
+        z = zhat[sub_input[s]] if s >= s_in else -np.inf
+        match[n_match] = i
+        n_match += (lo0[i] <= z) & (z <= hi0[i])
     outer_pos = start[s_in - 1] + count[s_in - 1] + 1
     _bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
     y_hat = 0.0
@@ -212,6 +213,10 @@ def train_step(pop, wk, x, y, n, hp, sc):
     err = y - y_hat
     abs_err = abs(err)
     beta = hp[H_BETA]
+    b1 = hp[H_BETA1]
+    b2 = hp[H_BETA2]
+    eta = hp[H_ETA]
+    eps_adam = hp[H_EPS_ADAM]
     for s in range(s_all):
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -229,9 +234,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         for k in range(st, stop):
             i = members[k]
             g = scale * F[i]
-            grad[0] = g
-            grad[1] = g * z
-            adam_step(w, m, v, b1t, b2t, i, grad, hp)
+            adam_step2(w, m, v, b1t, b2t, i, g, g * z, b1, b2, eta, eps_adam)
             exp[i] += 1
             eps[i] += beta * (abs_err - eps[i])
             ms[i] += beta * (set_num - ms[i])
@@ -260,27 +263,29 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     """Prediction without learning: empty match sets contribute 0. Fills the components."""
     n_q = 2 * n + 1
     s_in = n * n_q
+    s_all = s_in + n_q
     P = pop.scal[S_P]
-    lo = pop.lo
-    hi = pop.hi
+    lo0 = pop.lo[0]
+    hi0 = pop.hi[0]
     w = pop.w
     F = pop.F
     sub = pop.sub
+    sub_input = submodel_input_table(n)
     rows = X.shape[0]
-    sum_f = np.zeros(s_in + n_q)
-    sum_fp = np.zeros(s_in + n_q)
+    sum_f = np.zeros(s_all)
+    sum_fp = np.zeros(s_all)
     y_hat = np.zeros(rows)
     for r in range(rows):
         sum_f[:] = 0.0
         sum_fp[:] = 0.0
+        # Branch-free: a non-matching rule adds zero to its submodel's sums.
         for i in range(P):
             s = sub[i]
             if s < s_in:
-                z = X[r, s % n]
-                if lo[i, 0] <= z and z <= hi[i, 0]:
-                    f = F[i]
-                    sum_f[s] += f
-                    sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
+                z = X[r, sub_input[s]]
+                f = F[i] * ((lo0[i] <= z) & (z <= hi0[i]))
+                sum_f[s] += f
+                sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
         for q in range(n_q):
             zq = 0.0
             for p in range(n):
@@ -292,11 +297,10 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
         for i in range(P):
             s = sub[i]
             if s >= s_in:
-                z = zhat[r, s - s_in]
-                if lo[i, 0] <= z and z <= hi[i, 0]:
-                    f = F[i]
-                    sum_f[s] += f
-                    sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
+                z = zhat[r, sub_input[s]]
+                f = F[i] * ((lo0[i] <= z) & (z <= hi0[i]))
+                sum_f[s] += f
+                sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
         total = 0.0
         for q in range(n_q):
             s = s_in + q
@@ -305,6 +309,18 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
             total += phi
         y_hat[r] = total
     return y_hat
+
+
+@njit(cache=True)
+def submodel_input_table(n):
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    table = np.empty(s_in + n_q, np.int64)
+    for s in range(s_in):
+        table[s] = s % n
+    for q in range(n_q):
+        table[s_in + q] = q
+    return table
 
 
 @njit(cache=True)

@@ -50,7 +50,7 @@ def _errors(y_hat, y):
 
 
 @njit(cache=True)
-def _train_loop(is_kacs, pop, wk, members, sc, hp, X, y, X_eval, y_eval, n, iterations,
+def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, n, iterations,
                 eval_every, new_order_each_epoch, curve):
     """Train for `iterations` samples; evaluate every `eval_every` and at the end."""
     rows = X.shape[0]
@@ -69,7 +69,7 @@ def _train_loop(is_kacs, pop, wk, members, sc, hp, X, y, X_eval, y_eval, n, iter
         if is_kacs:
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
         else:
-            xcsf.train_step(pop, members, X[r], y[r], hp, sc)
+            xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)
         done = it + 1
         if done % eval_every == 0 or done == iterations:
             if is_kacs:
@@ -143,6 +143,7 @@ class Model:
         self.scratch = new_scratch(self.capacity, D, K)
         self.work = kacs.new_work(self.capacity, self.n if method == "kacs" else 1)
         self.members = np.zeros(self.capacity, np.int64)
+        self.match_flags = np.zeros(self.capacity, np.uint8)
 
     @property
     def is_kacs(self) -> bool:
@@ -195,7 +196,8 @@ class Model:
         curve = np.full((n_evals, len(_RAW)), np.nan)
         seed_rng(int(seed) % (2**32))
         rows = _train_loop(
-            self.is_kacs, self.pop, self.work, self.members, self.scratch, self.hp, X, y,
+            self.is_kacs, self.pop, self.work, self.members, self.match_flags, self.scratch,
+            self.hp, X, y,
             X_eval, y_eval, self.n, iterations, eval_every,
             self.params.semantics == "article", curve,
         )
@@ -231,16 +233,16 @@ class Model:
             cols["type"] = np.where(inner, "inner", "outer")
             cols["q"] = np.where(inner, sub // self.n, sub - s_in) + 1
             cols["p"] = np.where(inner, sub % self.n + 1, 0)
-            cols["lower"] = pop.lo[:P, 0].copy()
-            cols["upper"] = pop.hi[:P, 0].copy()
+            cols["lower"] = pop.lo[0, :P].copy()
+            cols["upper"] = pop.hi[0, :P].copy()
             cols["a"] = pop.a[:P, 0].copy()
             cols["b"] = pop.b[:P, 0].copy()
             cols["w0"] = pop.w[:P, 0].copy()
             cols["w1"] = pop.w[:P, 1].copy()
         else:
             for d in range(self.n):
-                cols[f"lower_{d + 1}"] = pop.lo[:P, d].copy()
-                cols[f"upper_{d + 1}"] = pop.hi[:P, d].copy()
+                cols[f"lower_{d + 1}"] = pop.lo[d, :P].copy()
+                cols[f"upper_{d + 1}"] = pop.hi[d, :P].copy()
             for d in range(self.n):
                 cols[f"a_{d + 1}"] = pop.a[:P, d].copy()
                 cols[f"b_{d + 1}"] = pop.b[:P, d].copy()
