@@ -30,7 +30,8 @@ _register_commands()
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: bad input becomes one line on stderr and exit code 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Outside standalone mode click returns the exit code (e.g. 130 after Ctrl-C).
+        code = app(args=argv, standalone_mode=False)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -49,3 +50,5 @@ def main(argv: list[str] | None = None) -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)

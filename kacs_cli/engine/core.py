@@ -547,9 +547,29 @@ def find_identical(pop, sc, c):
     return -1
 
 
+@njit(cache=True, inline="always")
+def same_antecedent(pop, i, sc, c):
+    """Live rule i has the child's submodel and, element by element, its stored pairs."""
+    if pop.num[i] <= 0 or pop.sub[i] != int(sc.cf[c, C_SUB]):
+        return False
+    for d in range(sc.ca.shape[1]):
+        if pop.a[i, d] != sc.ca[c, d] or pop.b[i, d] != sc.cb[c, d]:
+            return False
+    return True
+
+
 @njit(cache=True)
-def insert_child(pop, sc, c):
-    j = find_identical(pop, sc, c)
+def insert_child(pop, sc, c, p1, p2):
+    """Merge the child into its identical rule (num += 1) or add it as a new macro-rule."""
+    # Most children are unchanged copies of a parent, so the parents are looked at first.
+    # Live rules with one antecedent are unique (merging keeps them so), which makes the
+    # order of the search immaterial.
+    if same_antecedent(pop, p1, sc, c):
+        j = p1
+    elif same_antecedent(pop, p2, sc, c):
+        j = p2
+    else:
+        j = find_identical(pop, sc, c)
     if j >= 0:
         pop.num[j] += 1
         pop.scal[S_TOTAL] += 1
@@ -609,6 +629,6 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
             pop.num[p2] += 1
             pop.scal[S_TOTAL] += 1
         else:
-            insert_child(pop, sc, c)
+            insert_child(pop, sc, c, p1, p2)
         # The second child is still in scratch here, so deletion cannot pick it.
         deletion(pop, hp, sc.votes, sc.blocks)

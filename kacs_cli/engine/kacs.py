@@ -15,8 +15,8 @@ from numba import njit
 
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
-    S_DEATHS, S_P, S_T, adam_step2, append_rule, compact, covering_weights, deletion,
-    draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity, update_fitness,
+    S_DEATHS, S_P, S_T, accuracy, adam_step2, append_rule, compact, covering_weights, deletion,
+    draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
 )
 
 # Per-iteration work buffers, allocated once per run.
@@ -231,14 +231,24 @@ def train_step(pop, wk, x, y, n, hp, sc):
         st = start[s]
         stop = st + count[s]
         set_num = set_numerosity(num, members, st, stop)
+        # One pass: Adam, experience, error, match-set size and accuracy; then fitness.
+        acc_sum = 0.0
         for k in range(st, stop):
             i = members[k]
             g = scale * F[i]
             adam_step2(w, m, v, b1t, b2t, i, g, g * z, b1, b2, eta, eps_adam)
             exp[i] += 1
-            eps[i] += beta * (abs_err - eps[i])
+            e = eps[i] + beta * (abs_err - eps[i])
+            eps[i] = e
             ms[i] += beta * (set_num - ms[i])
-        update_fitness(eps, kappa, F, num, members, st, stop, hp)
+            kap = accuracy(e, hp)
+            kappa[i] = kap
+            acc_sum += kap * num[i]
+        if acc_sum > 0.0:
+            inv_sum = 1.0 / acc_sum
+            for k in range(st, stop):
+                i = members[k]
+                F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
     refresh_fitness_sum(pop)
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).

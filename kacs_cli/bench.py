@@ -1,0 +1,119 @@
+"""`kacs bench`: the speed of both engines on the reference workload (and, optionally, the
+`xcsf` library from PyPI on the same data and settings).
+
+Workload: generated f3 at n = 10 with 1000 samples (dataset seed 0), main-protocol split 0,
+N = 6400, 100,000 iterations, evaluation every 2000 iterations. Each learner is warmed up
+first, so the timings exclude numba's compilation (or cache loading).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kacs_cli.benchmarks import generate
+from kacs_cli.engine import Hyperparameters, train_run
+from kacs_cli.errors import UserError
+from kacs_cli.protocols import make_split
+
+ITERATIONS = 100_000
+EVAL_EVERY = 2000
+
+
+@dataclass
+class Timing:
+    method: str
+    seconds: float
+    iterations: int
+    test_mae: float
+    rules: int
+
+    @property
+    def its_per_s(self) -> float:
+        return self.iterations / self.seconds
+
+
+def workload(seed: int = 0):
+    X, y = generate("f3", 10, 1000, seed=0)
+    return make_split(X, y, "main", split_seed=seed)
+
+
+def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0) -> Timing:
+    params = Hyperparameters()
+    # Warm-up: compile (or load from the cache) outside the timed run.
+    train_run(method, split.X_train, split.y_train, split.X_test, split.y_test, params=params,
+              iterations=50, eval_every=25, seed=seed)
+    result = train_run(method, split.X_train, split.y_train, split.X_test, split.y_test,
+                       params=params, iterations=iterations, eval_every=EVAL_EVERY, seed=seed)
+    return Timing(method, result.seconds, iterations, float(result.final["test_mae"]),
+                  int(result.final["rules"]))
+
+
+def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0) -> Timing:
+    """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows."""
+    try:
+        import xcsf
+    except ImportError as exc:
+        raise UserError(
+            "--vs-xcsf-lib needs the optional xcsf package: pip install 'kacs[xcsf-lib]'"
+        ) from exc
+    p = Hyperparameters()
+    model = xcsf.XCS(
+        x_dim=split.X_train.shape[1], y_dim=1, n_actions=1, omp_num_threads=1,
+        random_state=seed, pop_size=p.N, max_trials=iterations, perf_trials=EVAL_EVERY,
+        loss_func="mae", set_subsumption=False, theta_sub=int(p.theta_sub), e0=p.e0,
+        alpha=p.alpha, nu=p.nu, beta=p.beta, delta=p.delta, theta_del=int(p.theta_del),
+        init_fitness=p.F_I, init_error=0.0, stateful=True, compaction=False,
+        ea={"select_type": "tournament", "select_size": p.tau, "theta_ea": p.theta_GA,
+            "lambda": 2, "p_crossover": p.chi, "err_reduc": 1.0, "fit_reduc": 0.1,
+            "subsumption": p.do_subsumption, "pred_reset": False},
+        condition={"type": "hyperrectangle_ubr",
+                   "args": {"eta": 0.0, "min": 0.0, "max": 1.0, "spread_min": p.r0,
+                            "mu": p.m0, "p_mu": p.mu, "sam": False}},
+        prediction={"type": "nlms_linear",
+                    "args": {"x0": 1.0, "eta": p.eta, "evolve_eta": False, "eta_min": 1e-5}},
+    )
+    y_train = split.y_train.reshape(-1, 1)
+    y_test = split.y_test.reshape(-1, 1)
+    start = time.perf_counter()
+    model.fit(split.X_train, y_train, validation_data=(split.X_test, y_test), verbose=False)
+    seconds = time.perf_counter() - start
+    test_mae = float(np.mean(np.abs(model.predict(split.X_test).ravel() - split.y_test)))
+    return Timing("xcsf-lib", seconds, iterations, test_mae, int(model.pset_size()))
+
+
+def peak_memory_mib() -> float:
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False) -> dict:
+    # One core, as the goal is stated: BLAS threads would only compete with the engine.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    split = workload()
+    timings = {m: time_engine(m, split, iterations) for m in ("kacs", "xcsf")}
+    out = {
+        "iterations": iterations,
+        "kacs_seconds": timings["kacs"].seconds,
+        "xcsf_seconds": timings["xcsf"].seconds,
+        "kacs_test_mae": timings["kacs"].test_mae,
+        "xcsf_test_mae": timings["xcsf"].test_mae,
+        "kacs_its_per_s": timings["kacs"].its_per_s,
+        "xcsf_its_per_s": timings["xcsf"].its_per_s,
+        "kacs_rules": timings["kacs"].rules,
+        "xcsf_rules": timings["xcsf"].rules,
+    }
+    if vs_xcsf_lib:
+        lib = time_xcsf_library(split, iterations)
+        out.update({
+            "xcsf_lib_seconds": lib.seconds,
+            "xcsf_lib_its_per_s": lib.its_per_s,
+            "xcsf_lib_test_mae": lib.test_mae,
+            "xcsf_speedup_vs_lib": timings["xcsf"].its_per_s / lib.its_per_s,
+        })
+    out["peak_memory_mib"] = peak_memory_mib()
+    return out

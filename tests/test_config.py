@@ -1,0 +1,281 @@
+"""The experiment config schema: validation with key paths, resolution, shipped configs."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kacs_cli.config import (
+    guideline_budget,
+    load_config,
+    load_yaml,
+    parse_int_list,
+    resolve_config,
+    scaling_raw_config,
+)
+from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.errors import UserError
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+
+
+def _base(**extra) -> dict:
+    raw = {"experiment": "t", "benchmarks": [{"name": "f3", "n": 4, "samples": 100}]}
+    raw.update(extra)
+    return raw
+
+
+def _error(raw: dict) -> str:
+    with pytest.raises(UserError) as info:
+        resolve_config(raw)
+    return str(info.value)
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize(
+    "raw, path, words",
+    [
+        # unknown keys, at every level
+        (_base(iterattions=10), "iterattions:", "unknown key"),
+        (_base(benchmarks=[{"name": "f3", "colour": "red"}]), "benchmarks[0].colour:", "unknown key"),
+        (_base(protocol={"name": "main", "folds": 3}), "protocol.folds:", "unknown key"),
+        (_base(hyperparameters={"n_rules": 3}), "hyperparameters.n_rules:", "unknown hyperparameter"),
+        (_base(methods={"kacs": {"Chi": 0.5}}), "methods.kacs.Chi:", "did you mean 'chi'"),
+        # wrong types
+        (_base(iterations="many"), "iterations:", "whole number"),
+        (_base(iterations="1e5"), "iterations:", "write 100000"),
+        (_base(eval_every=2.5), "eval_every:", "whole number"),
+        (_base(methods=5), "methods:", "list"),
+        (_base(methods=["kacs", "xcs"]), "methods[1]:", "xcsf, kacs"),
+        (_base(benchmarks=[{"name": "f3", "n": "ten"}]), "benchmarks[0].n:", "whole number"),
+        (_base(hyperparameters={"beta": "fast"}), "hyperparameters.beta:", "number"),
+        (_base(hyperparameters={"do_subsumption": 1}), "hyperparameters.do_subsumption:", "true or false"),
+        (_base(benchmarks="f3", protocol=["main"]), "protocol:", "mapping"),
+        (_base(benchmarks=[42]), "benchmarks[0]:", "benchmark name"),
+        # impossible values
+        (_base(benchmarks=[{"name": "f3", "N": 0}]), "benchmarks[0].N:", ">= 1"),
+        (_base(benchmarks=["f3", "f1", {"name": "f2", "N": -5}]), "benchmarks[2].N:", "got -5"),
+        (_base(hyperparameters={"N": 0}), "hyperparameters.N:", ">= 1"),
+        (_base(protocol={"name": "main", "runs": 0}), "protocol.runs:", ">= 1"),
+        (_base(methods={"kacs": {"chi": 1.5}}), "methods.kacs.chi:", "[0, 1]"),
+        (_base(protocol={"name": "holdout"}), "protocol.name:", "main, alternative"),
+        (_base(protocol={"name": "alternative", "runs": 65}), "protocol.runs:", "at most 64"),
+        (_base(protocol={"train_fraction": 1.0}), "protocol.train_fraction:", "(0, 1)"),
+        (_base(semantics="prose"), "semantics:", "reference, article"),
+        (_base(hyperparameters={"semantics": "article"}), "hyperparameters.semantics:", "top level"),
+        (_base(benchmarks=[{"name": "f3", "P_hash": 2}]), "benchmarks[0].P_hash:", "[0, 1]"),
+        (_base(benchmarks=[{"name": "f3", "samples": 5}]), "benchmarks[0].samples:", ">= 10"),
+        (_base(benchmarks=[{"name": "f2", "n": 1}]), "benchmarks[0].n:", "n >= 2"),
+        (_base(benchmarks=[{"name": "f1", "variant": "rotated"}]), "benchmarks[0].variant:", "f3 only"),
+        (_base(benchmarks=[{"name": "f3", "variant": "mirrored"}]), "benchmarks[0].variant:", "rotated"),
+        (_base(benchmarks=[{"name": "f1", "source": "published", "n": 12}]), "benchmarks[0].n:", "source: generated"),
+        (_base(benchmarks=[{"name": "f1", "source": "downloaded"}]), "benchmarks[0].source:", "published, generated"),
+        (_base(benchmarks=[{"name": "asn", "n": 3}]), "benchmarks[0].n:", "f1-f4"),
+        (_base(benchmarks=[{"name": "f9"}]), "benchmarks[0].name:", "unknown benchmark"),
+        (_base(benchmarks=[{"name": "f1", "path": "x.csv"}]), "benchmarks[0]:", "exactly one of name"),
+        (_base(benchmarks=["asn", "asn"]), "benchmarks[1]:", "repeats benchmarks[0]"),
+        (_base(benchmarks=[{"name": "f3", "label": "a/b"}]), "benchmarks[0].label:", "filename-safe"),
+        (_base(benchmarks=[]), "benchmarks:", "non-empty"),
+        ({"experiment": "t"}, "benchmarks:", "missing"),
+        (_base(experiment="my results"), "experiment:", "filename-safe"),
+    ],
+)
+def test_bad_config_is_refused_with_its_key_path(raw, path, words):
+    message = _error(raw)
+    assert message.startswith(path), message
+    assert words in message, message
+
+
+def test_file_errors_name_the_file_and_the_key(tmp_path):
+    cfg = tmp_path / "exp.yaml"
+    cfg.write_text("benchmarks:\n  - {name: f3, N: 0}\n")
+    with pytest.raises(UserError, match=r"exp\.yaml: benchmarks\[0\]\.N: must be a whole number >= 1, got 0"):
+        load_config(cfg)
+
+
+def test_yaml_syntax_error_and_duplicate_keys_are_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("benchmarks: [f1\n")
+    with pytest.raises(UserError, match="not valid YAML at line"):
+        load_yaml(bad)
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("iterations: 10\nbenchmarks: [f1]\niterations: 20\n")
+    with pytest.raises(UserError, match="'iterations' appears twice"):
+        load_yaml(dup)
+    with pytest.raises(UserError, match="not found"):
+        load_yaml(tmp_path / "absent.yaml")
+    listing = tmp_path / "list.yaml"
+    listing.write_text("- f1\n- f2\n")
+    with pytest.raises(UserError, match="must be a YAML mapping"):
+        load_yaml(listing)
+
+
+# ----------------------------------------------------------------------------- resolution
+
+
+def test_defaults_and_explicit_resolution():
+    config = resolve_config({"benchmarks": ["f3", "asn"]}, default_name="quick")
+    assert config.experiment == "quick"
+    assert config.methods == ("xcsf", "kacs")
+    assert (config.protocol.name, config.protocol.runs, config.protocol.train_fraction) == ("main", 30, 0.9)
+    assert (config.iterations, config.eval_every, config.semantics) == (100_000, 2000, "reference")
+    f3, asn = config.cells
+    # f1-f4 default to generated data (n = 10, 1000 samples, dataset seed 0).
+    assert (f3.kind, f3.source, f3.n, f3.samples, f3.dataset_seed) == ("function", "generated", 10, 1000, 0)
+    assert (asn.kind, asn.n, asn.samples, asn.real_world) == ("dataset", 5, 1503, True)
+    # SPEC section 6: P_hash 0.0 on synthetic functions, 0.8 on real-world data.
+    assert f3.params["kacs"].P_hash == 0.0 and asn.params["xcsf"].P_hash == 0.8
+    assert f3.params["kacs"] == Hyperparameters()
+
+
+def test_hyperparameter_precedence():
+    raw = _base(
+        semantics="article",
+        hyperparameters={"N": 1000, "beta": 0.1, "P_hash": 0.3},
+        methods={"xcsf": {"N": 2000}, "kacs": None},
+        benchmarks=[{"name": "f3", "n": 4}, {"name": "f1", "n": 4, "N": 500, "P_hash": 0.9}, "cs"],
+    )
+    config = resolve_config(raw)
+    f3, f1, cs = config.cells
+    assert f3.params["xcsf"].N == 2000 and f3.params["kacs"].N == 1000  # method beats shared
+    assert f1.params["xcsf"].N == 500 and f1.params["kacs"].N == 500  # benchmark entry beats both
+    assert f1.params["kacs"].P_hash == 0.9
+    assert cs.params["kacs"].P_hash == 0.3  # shared P_hash overrides the real-world default
+    assert all(c.params[m].beta == 0.1 for c in config.cells for m in config.methods)
+    assert all(c.params[m].semantics == "article" for c in config.cells for m in config.methods)
+
+
+def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
+    config = resolve_config(_base(methods={"kacs": {"mu": 0.05}}))
+    resolved = yaml.safe_load(config.to_yaml())
+    assert resolved == config.to_dict()
+    cell = resolved["cells"][0]
+    assert set(cell["hyperparameters"]) == {"kacs"}
+    assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names())
+    assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
+    assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
+                                    "target": "minmax", "metric": "mae"}
+
+
+def test_overrides_of_runs_and_iterations():
+    config = resolve_config(_base(protocol="alternative"), runs=8, iterations=500)
+    assert (config.protocol.runs, config.iterations) == (8, 500)
+    assert config.plan() == [(k, 0, k) for k in range(8)]  # the first split's 8 learner seeds
+    with pytest.raises(UserError, match=r"^--runs: .*at most 64"):
+        resolve_config(_base(protocol="alternative"), runs=100)
+    with pytest.raises(UserError, match=r"^--iterations: "):
+        resolve_config(_base(), iterations=0)
+
+
+def test_csv_paths_are_relative_to_the_config_and_real_world(tmp_path):
+    (tmp_path / "data").mkdir()
+    cfg = tmp_path / "exp.yaml"
+    cfg.write_text("benchmarks: [data/my-set.csv, {path: data/other.csv, P_hash: 0.1}]\n")
+    config = load_config(cfg)
+    mine, other = config.cells
+    assert mine.kind == "csv" and mine.path == str((tmp_path / "data" / "my-set.csv").resolve())
+    assert mine.label == "my-set" and mine.params["kacs"].P_hash == 0.8
+    assert other.params["xcsf"].P_hash == 0.1
+    assert config.experiment == "exp"
+
+
+def test_cell_labels_show_only_what_tells_cells_apart():
+    raw = _base(benchmarks=[
+        {"name": "f1", "source": "published"},
+        "asn",
+        {"name": "f3", "n": 12},
+        {"name": "f3", "n": 16},
+        {"name": "f3", "n": 16, "N": 15984},
+    ])
+    assert [c.label for c in resolve_config(raw).cells] == ["f1", "asn", "f3-n12", "f3-n16", "f3-n16-N15984"]
+    variants = _base(benchmarks=[{"name": "f3", "variant": v} for v in ("rotated", "translated", "scaled")])
+    assert [c.label for c in resolve_config(variants).cells] == ["f3-rotated", "f3-translated", "f3-scaled"]
+    with_plain = _base(benchmarks=["f3", {"name": "f3", "variant": "scaled"}])
+    assert [c.label for c in resolve_config(with_plain).cells] == ["f3", "f3-scaled"]
+    seeds = _base(benchmarks=[{"name": "f4", "dataset_seed": 0}, {"name": "f4", "dataset_seed": 7}])
+    assert [c.label for c in resolve_config(seeds).cells] == ["f4-d0", "f4-d7"]
+    sizes = _base(benchmarks=[{"name": "f3", "samples": s} for s in (125, 250)])
+    assert [c.label for c in resolve_config(sizes).cells] == ["f3-s125", "f3-s250"]
+    both = _base(benchmarks=[{"name": "f2", "source": "published"}, {"name": "f2"}])
+    assert [c.label for c in resolve_config(both).cells] == ["f2-published", "f2"]
+    labelled = _base(benchmarks=[{"name": "f3", "label": "cross"}, "f3"])
+    assert [c.label for c in resolve_config(labelled).cells] == ["cross", "f3"]
+
+
+# ----------------------------------------------------------------------------- shipped configs
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_validates(path):
+    config = load_config(path)
+    assert config.experiment == path.stem
+    assert config.methods == ("xcsf", "kacs")
+    assert len(config.plan()) == config.protocol.runs
+
+
+def test_shipped_configs_match_the_article():
+    main_labels = ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
+    main = load_config(CONFIG_DIR / "main.yaml")
+    assert [c.label for c in main.cells] == main_labels
+    assert [c.source for c in main.cells[:4]] == ["published"] * 4
+    assert [c.params["kacs"].P_hash for c in main.cells] == [0.0] * 4 + [0.8] * 4
+    assert (main.protocol.name, main.protocol.runs, main.iterations, main.eval_every) == ("main", 30, 100_000, 2000)
+
+    alt = load_config(CONFIG_DIR / "alt_protocol.yaml")
+    assert [c.label for c in alt.cells] == main_labels
+    assert (alt.protocol.name, alt.protocol.runs, alt.protocol.metric) == ("alternative", 64, "mse")
+
+    smoke = load_config(CONFIG_DIR / "smoke.yaml")
+    assert [c.label for c in smoke.cells] == main_labels
+    assert (smoke.protocol.runs, smoke.iterations) == (2, 4000)
+
+    samples = load_config(CONFIG_DIR / "sample_scaling.yaml")
+    assert [c.samples for c in samples.cells] == [125, 250, 500, 1000, 2000, 4000, 8000]
+    assert {(c.benchmark, c.source, c.n) for c in samples.cells} == {("f3", "generated", 10)}
+
+    dims = load_config(CONFIG_DIR / "dim_scaling.yaml")
+    grid = [(c.n, c.params["kacs"].N) for c in dims.cells]
+    assert grid == [(n, 6400) for n in range(2, 21, 2)] + [(n, guideline_budget(n)) for n in (16, 18, 20)]
+    assert [guideline_budget(n) for n in (16, 18, 20)] == [12672, 15984, 19680]
+    assert {c.samples for c in dims.cells} == {1000}
+    assert dims.cells[-2].label == "f3-n18-N15984" and dims.cells[4].label == "f3-n10"
+
+    variants = load_config(CONFIG_DIR / "f3_variants.yaml")
+    assert [(c.variant, c.n, c.samples) for c in variants.cells] == [
+        ("rotated", 10, 1000), ("translated", 10, 1000), ("scaled", 10, 1000)]
+
+
+# ----------------------------------------------------------------------------- scale helpers
+
+
+def test_parse_int_list_forms():
+    assert parse_int_list("2..20", "--dim", default_step="+2") == list(range(2, 21, 2))
+    assert parse_int_list("2,4,8", "--dim", default_step="+2") == [2, 4, 8]
+    assert parse_int_list("2..20..4", "--dim", default_step="+2") == [2, 6, 10, 14, 18]
+    assert parse_int_list("125..8000", "--samples", default_step="x2") == [125, 250, 500, 1000, 2000, 4000, 8000]
+    assert parse_int_list("125..8000..x4", "--samples", default_step="x2") == [125, 500, 2000, 8000]
+    for bad in ("", "two", "20..2", "2..20..0", "2..4..6..8", "2,2"):
+        with pytest.raises(UserError, match="--dim"):
+            parse_int_list(bad, "--dim", default_step="+2")
+
+
+def test_scaling_config_applies_the_guideline_only_when_asked():
+    plain = resolve_config(scaling_raw_config(dims=[10, 12]))
+    assert [c.params["kacs"].N for c in plain.cells] == [6400, 6400]
+    assert [c.label for c in plain.cells] == ["f3-n10", "f3-n12"]
+    guided = resolve_config(scaling_raw_config(dims=[10, 12], guideline=True))
+    assert [c.params["kacs"].N for c in guided.cells] == [6400, 7200]  # max(6400, 24n(2n+1))
+    assert [c.label for c in guided.cells] == ["f3-n10", "f3-n12-N7200"]
+    sizes = resolve_config(scaling_raw_config(sample_sizes=[125, 250]))
+    assert sizes.experiment == "sample_scaling" and [c.n for c in sizes.cells] == [10, 10]
+    with pytest.raises(UserError, match="choose one sweep"):
+        scaling_raw_config(dims=[2], sample_sizes=[125])
+
+
+def test_a_resolved_config_is_recognized_as_a_record(tmp_path):
+    resolved = tmp_path / "config.yaml"
+    resolved.write_text(resolve_config(_base()).to_yaml())
+    with pytest.raises(UserError, match=r"cells: this is the resolved config `kacs run` writes"):
+        load_config(resolved)

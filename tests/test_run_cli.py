@@ -1,0 +1,203 @@
+"""`kacs run` and `kacs scale` end to end: exit codes, messages, a SIGKILLed campaign, scaling."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kacs_cli.cli import main
+from kacs_cli.runner import RUN_COLUMNS
+
+NUMBERS = [c for c in RUN_COLUMNS if c != "seconds"]
+
+
+def kacs(capsys, *argv) -> tuple[int, str, str]:
+    """Run the CLI in-process; returns (exit code, stdout, stderr) with whitespace collapsed."""
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    captured = capsys.readouterr()
+    return code, " ".join(captured.out.split()), captured.err
+
+
+def write_config(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_help_lists_the_commands_and_options(capsys):
+    code, out, _ = kacs(capsys, "--help")
+    assert code == 0 and " run " in out and " scale " in out
+    code, out, _ = kacs(capsys, "run", "--help")
+    for option in ("--out", "--jobs", "--runs", "--iterations", "--benchmarks", "--methods",
+                   "--data-dir", "--force", "--skip-missing", "--backend", "--scheduler"):
+        assert option in out, option
+    code, out, _ = kacs(capsys, "scale", "--help")
+    for option in ("--dim", "--samples", "--guideline", "--out", "--jobs", "--runs", "--iterations",
+                   "--force", "--methods"):
+        assert option in out, option
+
+
+def test_bad_config_exits_2_with_one_line_naming_the_key(capsys, tmp_path):
+    cfg = write_config(tmp_path / "bad.yaml", "benchmarks:\n  - f3\n  - {name: f1, N: -5}\n")
+    code, out, err = kacs(capsys, "run", cfg, "--out", tmp_path / "out")
+    assert code == 2
+    assert err.strip() == f"error: {cfg}: benchmarks[1].N: must be a whole number >= 1, got -5"
+    assert not (tmp_path / "out").exists()
+    code, _, err = kacs(capsys, "run", cfg, "--jobs", "0")
+    assert code == 2 and err.startswith("error: --jobs must be a whole number >= 1")
+
+
+def test_rerun_says_nothing_to_do_and_other_config_is_refused(capsys, tmp_path):
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 2}\niterations: 400\n")
+    out = tmp_path / "out"
+    code, text, _ = kacs(capsys, "run", cfg, "--out", out, "--jobs", 1)
+    assert code == 0 and "4 run(s) to do of 4 selected" in text
+    first = pd.read_csv(out / "runs.csv")
+    code, text, _ = kacs(capsys, "run", cfg, "--out", out, "--jobs", 1)
+    assert code == 0 and "Nothing to do: all 4 selected runs of experiment exp are already finished" in text
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--iterations", 300)
+    assert code == 2 and "different config (differs in: iterations)" in err and "--force" in err
+    code, text, _ = kacs(capsys, "run", cfg, "--out", out, "--iterations", 300, "--force", "--jobs", 1)
+    assert code == 0 and "4 run(s) to do of 4 selected" in text
+    assert pd.read_csv(out / "runs.csv")["iterations"].eq(300).all() and len(first) == 4
+
+
+def test_missing_dataset_exits_2_before_running_and_skip_missing_runs_the_rest(capsys, tmp_path, shared_data_dir):
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(shared_data_dir / "eec.csv", data / "eec.csv")
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f1, source: published}, eec, ccpp]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 300\n")
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--data-dir", data)
+    assert code == 2 and err.count("\n") == 1
+    assert "missing dataset(s) f1, ccpp" in err and "kacs data fetch" in err and "kacs data import DIR" in err
+    assert not out.exists()
+    code, text, _ = kacs(capsys, "run", cfg, "--out", out, "--data-dir", data, "--skip-missing", "--jobs", 1)
+    assert code == 0 and "skipping f1, ccpp" in text
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(runs["benchmark"]) == ["eec", "eec"] and list(runs["n"]) == [8, 8]
+
+
+def test_scale_dim_makes_one_cell_per_n_and_guideline_sets_the_budget(capsys, tmp_path):
+    out = tmp_path / "dim"
+    code, _, err = kacs(capsys, "scale", "--dim", "2,4", "--runs", 1, "--iterations", 500, "--out", out, "--jobs", 2)
+    assert code == 0, err
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(zip(runs.benchmark, runs.method, runs.n, runs.N)) == [
+        ("f3-n2", "xcsf", 2, 6400), ("f3-n2", "kacs", 2, 6400),
+        ("f3-n4", "xcsf", 4, 6400), ("f3-n4", "kacs", 4, 6400)]
+    assert set(runs["samples"]) == {1000} and set(runs["experiment"]) == {"dim_scaling"}
+
+    guided = tmp_path / "guided"
+    code, _, err = kacs(capsys, "scale", "--dim", "4,12", "--guideline", "--runs", 1, "--iterations", 100,
+                        "--methods", "kacs", "--out", guided, "--jobs", 1)
+    assert code == 0, err
+    runs = pd.read_csv(guided / "runs.csv")
+    assert list(zip(runs.benchmark, runs.n, runs.N)) == [("f3-n4", 4, 6400), ("f3-n12-N7200", 12, 7200)]
+
+    code, _, err = kacs(capsys, "scale", "--runs", 1)
+    assert code == 2 and "choose one sweep" in err
+    code, _, err = kacs(capsys, "scale", "--dim", "1..4")
+    assert code == 2 and "--dim: f3 needs n >= 2" in err
+
+
+def test_scale_samples_doubles(capsys, tmp_path):
+    out = tmp_path / "samples"
+    code, _, err = kacs(capsys, "scale", "--samples", "125..250", "--runs", 1, "--iterations", 200,
+                        "--methods", "xcsf", "--out", out, "--jobs", 1)
+    assert code == 0, err
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(zip(runs.benchmark, runs.samples, runs.n)) == [("f3-s125", 125, 10), ("f3-s250", 250, 10)]
+
+
+KILL_CONFIG = """\
+experiment: killed
+hyperparameters: {N: 400}
+benchmarks:
+  - {name: f3, n: 5, samples: 300}
+protocol: {name: main, runs: 6}
+iterations: 20000
+eval_every: 5000
+"""
+
+
+def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path):
+    cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
+    reference = tmp_path / "reference"
+    code, _, err = kacs(capsys, "run", cfg, "--out", reference, "--jobs", 2)
+    assert code == 0, err
+    total = len(pd.read_csv(reference / "runs.csv"))
+    assert total == 12
+
+    out = tmp_path / "killed"
+    records = out / "runs"
+    # Its own session, so that killing the group also kills the loky worker processes.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
+         "--out", str(out), "--jobs", "2"],
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        done = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            done = len(list(records.glob("*.json"))) if records.is_dir() else 0
+            if done >= 1:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finished = len(list(records.glob("*.json")))
+    assert 1 <= finished < total, finished
+    # The loky workers were in the group too: none may outlive the kill.
+    for _ in range(500):
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("worker processes of the killed campaign are still alive")
+
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 0, err
+    match = re.search(r"(\d+) run\(s\) to do of 12 selected, (\d+) already finished", text)
+    assert match and int(match.group(2)) >= finished and int(match.group(1)) + int(match.group(2)) == 12
+    pd.testing.assert_frame_equal(pd.read_csv(out / "runs.csv")[NUMBERS],
+                                  pd.read_csv(reference / "runs.csv")[NUMBERS], check_exact=True)
+    for curve in (reference / "curves").glob("*.csv"):
+        assert (out / "curves" / curve.name).read_bytes() == curve.read_bytes()
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 3, samples: 150}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 2}\niterations: 500\n")
+    code, _, err = kacs(capsys, "run", cfg, "--out", tmp_path / "local", "--jobs", 1)
+    assert code == 0, err
+    # No --scheduler: the runner starts (and stops) a LocalCluster of --jobs worker processes.
+    code, text, err = kacs(capsys, "run", cfg, "--out", tmp_path / "dask", "--jobs", 1, "--backend", "dask")
+    assert code == 0, err
+    assert "a local Dask cluster of 1 worker(s)" in text
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "runs.csv")[NUMBERS],
+                                  pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
