@@ -13,11 +13,13 @@ from numba import njit
 from kacs_cli.engine import kacs, xcsf
 from kacs_cli.engine.core import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
-    new_population, new_scratch, seed_rng,
+    new_population, new_scratch, seed_rng, sort_by_submodel,
 )
 from kacs_cli.engine.params import Hyperparameters
 
 METHODS = ("kacs", "xcsf")
+# KACS's population is re-sorted by submodel this often (for memory locality only).
+RESORT_EVERY = 100
 
 CURVE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params",
@@ -67,6 +69,8 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
             order = np.random.permutation(rows)
         r = order[pos]
         if is_kacs:
+            if it % RESORT_EVERY == 0:
+                sort_by_submodel(pop)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
         else:
             xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)

@@ -1,0 +1,604 @@
+"""scikit-learn compatible regressors: `KACSRegressor` and `XCSFRegressor`.
+
+    >>> from kacs_cli import KACSRegressor
+    >>> est = KACSRegressor(n_iter=20_000, random_state=0).fit(X_train, y_train)
+    >>> est.predict(X_test)                      # original target units
+    >>> est.rules_, est.submodel_table_          # the learned rules, per submodel counts
+    >>> est.save("model.kacs"); KACSRegressor.load("model.kacs")
+
+Both wrap the numba engines of `kacs_cli.engine` and follow the experiment protocol's
+scaling (SPEC section 1, main protocol), so that an estimator fitted on the unscaled train
+rows of a split learns exactly what the experiment runner learns on that split:
+
+- inputs: min-max scaled per column to [0, 1] with the min/max learned in `fit` (a constant
+  column maps to 0.5); every row given to the engine (training and prediction) is clipped to
+  [0, 1], the domain the rules live in;
+- target: min-max scaled to [-1, 1] with the min/max learned in `fit`, as
+  ``2 (y - y_min) / (y_max - y_min) - 1``; predictions are mapped back to the original units.
+  A constant target (y_max == y_min) gets the span 2 centred on its value, i.e. scaled
+  targets are ``y - y_min``. Training targets are not clipped.
+
+Explicit ranges (`input_range`, `target_range`) replace the learned min/max; they matter for
+`partial_fit` on a stream whose first batch does not span the data's range.
+
+Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
+defaults, SPEC section 6; P_hash defaults to 0.0 as on the synthetic functions, the article
+uses 0.8 on real-world data) plus `n_iter`, `random_state`, `input_range`, `target_range`.
+They are stored unchanged (scikit-learn convention) and validated by `fit`/`partial_fit`,
+which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import namedtuple
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.errors import UserError
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+__all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
+
+Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
+Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
+
+psihat[r, q, p]: the inner function psi_{q+1,p+1} at the scaled input x_p (rows, 2n+1, n);
+zhat[r, q] = sum_p psihat[r, q, p] (rows, 2n+1); phihat[r, q]: the outer function Phi_{q+1}
+at zhat_q (rows, 2n+1); y_hat[r] = sum_q phihat[r, q], the prediction on the [-1, 1] target
+scale (`predict` maps it back to the original units). Empty match sets contribute 0.
+"""
+
+_HP_NAMES = Hyperparameters.names()
+_INT_SEED_LIMIT = 2**32
+
+
+def _plain(value):
+    """numpy scalars (e.g. from a GridSearchCV grid) as Python scalars for Hyperparameters."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+_NO_Y = object()
+
+
+def _validate(estimator, X, y=_NO_Y, reset=True):
+    """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
+    kwargs = dict(dtype=np.float64)
+    if _sk_validate_data is not None:
+        if y is _NO_Y:
+            return _sk_validate_data(estimator, X, reset=reset, ensure_all_finite=True, **kwargs)
+        return _sk_validate_data(estimator, X, y, reset=reset, y_numeric=True,
+                                 ensure_all_finite=True, **kwargs)
+    if y is _NO_Y:  # pragma: no cover - scikit-learn < 1.6
+        return estimator._validate_data(X, reset=reset, force_all_finite=True, **kwargs)
+    return estimator._validate_data(X, y, reset=reset, y_numeric=True,  # pragma: no cover
+                                    force_all_finite=True, **kwargs)
+
+
+def _range_pair(value, name):
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (2,) or not np.all(np.isfinite(arr)):
+        raise UserError(f"{name} must be a pair (min, max) of finite numbers, got {value!r}")
+    return float(arr[0]), float(arr[1])
+
+
+class _RegressorBase(RegressorMixin, BaseEstimator):
+    """Shared implementation; use KACSRegressor or XCSFRegressor."""
+
+    _method = ""
+
+    def __init__(
+        self,
+        *,
+        N=6400,
+        e0=0.01,
+        beta=0.2,
+        alpha=1.0,
+        nu=1.0,
+        delta=0.1,
+        m0=0.1,
+        r0=1.0,
+        theta_GA=50.0,
+        theta_del=50.0,
+        theta_sub=50.0,
+        chi=0.8,
+        mu=0.04,
+        tau=0.4,
+        F_I=0.01,
+        do_subsumption=True,
+        P_hash=0.0,
+        eta=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        eps_adam=1e-8,
+        semantics="reference",
+        n_iter=100_000,
+        random_state=0,
+        input_range=None,
+        target_range=None,
+    ):
+        self.N = N
+        self.e0 = e0
+        self.beta = beta
+        self.alpha = alpha
+        self.nu = nu
+        self.delta = delta
+        self.m0 = m0
+        self.r0 = r0
+        self.theta_GA = theta_GA
+        self.theta_del = theta_del
+        self.theta_sub = theta_sub
+        self.chi = chi
+        self.mu = mu
+        self.tau = tau
+        self.F_I = F_I
+        self.do_subsumption = do_subsumption
+        self.P_hash = P_hash
+        self.eta = eta
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.eps_adam = eps_adam
+        self.semantics = semantics
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.input_range = input_range
+        self.target_range = target_range
+
+    # ------------------------------------------------------------------ parameters
+
+    def hyperparameters(self) -> Hyperparameters:
+        """The validated engine hyperparameters of the current constructor arguments."""
+        values = {name: _plain(getattr(self, name)) for name in _HP_NAMES}
+        if isinstance(values["N"], float) and values["N"].is_integer():
+            values["N"] = int(values["N"])
+        return Hyperparameters(**values)
+
+    def _check_n_iter(self) -> int:
+        n_iter = _plain(self.n_iter)
+        if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
+            raise UserError(f"n_iter must be a whole number >= 1, got {self.n_iter!r}")
+        return int(n_iter)
+
+    def _base_seed(self) -> int:
+        """The learner seed of the first training call: random_state itself when it is an int."""
+        rs = self.random_state
+        if rs is None:
+            return int(np.random.SeedSequence().generate_state(1)[0])
+        if isinstance(rs, (np.random.RandomState, np.random.Generator)):
+            return int(rs.integers(_INT_SEED_LIMIT) if isinstance(rs, np.random.Generator)
+                       else rs.randint(_INT_SEED_LIMIT))
+        rs = _plain(rs)
+        if isinstance(rs, bool) or not isinstance(rs, numbers.Integral) or rs < 0:
+            raise UserError(
+                f"random_state must be None, a non-negative integer or a numpy RandomState/"
+                f"Generator, got {self.random_state!r}"
+            )
+        return int(rs)
+
+    def _call_seed(self, call_index: int) -> int:
+        """Seed of training call k: the base seed for k = 0, then SeedSequence([base, k])."""
+        if call_index == 0:
+            return self.seed_
+        return int(np.random.SeedSequence([self.seed_, int(call_index)]).generate_state(1)[0])
+
+    # ------------------------------------------------------------------ scaling
+
+    def _init_scaling(self, X, y):
+        """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's."""
+        n = X.shape[1]
+        if self.input_range is not None:
+            arr = np.asarray(self.input_range, dtype=np.float64)
+            if arr.shape == (2,):
+                arr = np.tile(arr, (n, 1))
+            if arr.shape != (n, 2) or not np.all(np.isfinite(arr)):
+                raise UserError(
+                    f"input_range must be a pair (min, max) for every feature or an array of shape "
+                    f"({n}, 2) of finite numbers, got shape {np.shape(self.input_range)}"
+                )
+            if np.any(arr[:, 0] > arr[:, 1]):
+                bad = int(np.argmax(arr[:, 0] > arr[:, 1]))
+                raise UserError(f"input_range of feature {bad}: min {arr[bad, 0]} exceeds max {arr[bad, 1]}")
+            x_min, x_max = arr[:, 0].copy(), arr[:, 1].copy()
+        else:
+            x_min, x_max = X.min(axis=0), X.max(axis=0)
+        if self.target_range is not None:
+            y_min, y_max = _range_pair(self.target_range, "target_range")
+            if not y_min < y_max:
+                raise UserError(f"target_range must have min < max, got {self.target_range!r}")
+        else:
+            y_min, y_max = float(y.min()), float(y.max())
+        if y_max == y_min:  # constant target: span 2 centred on the value
+            y_min, y_max = y_min - 1.0, y_max + 1.0
+        return (np.ascontiguousarray(x_min, dtype=np.float64),
+                np.ascontiguousarray(x_max, dtype=np.float64), float(y_min), float(y_max))
+
+    def _start(self, X, y):
+        """Validate every argument, then (only then) replace the fitted state by a fresh model."""
+        params = self.hyperparameters()
+        scaling = self._init_scaling(X, y)
+        seed = self._base_seed()
+        self.x_min_, self.x_max_, self.y_min_, self.y_max_ = scaling
+        self.seed_ = seed
+        self.model_ = Model(self._method, X.shape[1], params)
+        self.n_train_calls_ = 0
+        if hasattr(self, "zhat_range_"):
+            del self.zhat_range_
+
+    def _scale_X(self, X):
+        """Inputs to [0, 1] exactly as the protocol does (SPEC 1), then clipped to [0, 1]."""
+        span = self.x_max_ - self.x_min_
+        constant = span == 0.0
+        safe = np.where(constant, 1.0, span)
+        return np.ascontiguousarray(
+            np.clip(np.where(constant, 0.5, (X - self.x_min_) / safe), 0.0, 1.0)
+        )
+
+    def _scale_y(self, y):
+        return np.ascontiguousarray(2.0 * (y - self.y_min_) / (self.y_max_ - self.y_min_) - 1.0)
+
+    def scale_target(self, y):
+        """Original target units -> the model's [-1, 1] scale (no clipping)."""
+        check_is_fitted(self, "model_")
+        return self._scale_y(np.asarray(y, dtype=np.float64))
+
+    def inverse_scale_target(self, y_scaled):
+        """The model's [-1, 1] scale -> original target units."""
+        check_is_fitted(self, "model_")
+        y_scaled = np.asarray(y_scaled, dtype=np.float64)
+        return (y_scaled + 1.0) * (self.y_max_ - self.y_min_) / 2.0 + self.y_min_
+
+    def scale_inputs(self, X):
+        """Original inputs -> the [0, 1] inputs the engine sees (clipped)."""
+        check_is_fitted(self, "model_")
+        return self._scale_X(_validate(self, X, reset=False))
+
+    # ------------------------------------------------------------------ learning
+
+    def fit(self, X, y):
+        """Learn from scratch: scaling from (X, y), then `n_iter` iterations with seed random_state.
+
+        The scaling uses the min/max of X and y (or `input_range`/`target_range` when given);
+        an int random_state is the engine seed itself, so fitting the unscaled train rows of a
+        protocol split reproduces the runner's `train_run(..., seed=random_state)` exactly.
+
+        One iteration is one training sample; the rows are visited in a random order drawn once
+        from the seed and repeated every epoch (reference semantics), as in the experiments.
+        """
+        X, y = _validate(self, X, y, reset=True)
+        n_iter = self._check_n_iter()
+        self._start(X, y)
+        self._train(self._scale_X(X), self._scale_y(y), n_iter, reset_ranges=True)
+        return self
+
+    def partial_fit(self, X, y):
+        """Continue online learning on one batch: one pass over it (len(X) iterations).
+
+        The first call on an unfitted estimator creates the model and fixes the scaling: from
+        `input_range`/`target_range` when given, else from this first batch's min/max (later
+        inputs outside that range are clipped to [0, 1]; give explicit ranges when the first
+        batch does not span the data). After `fit`, the scaling learned by `fit` is kept and
+        learning continues on the fitted population. Hyperparameters are those the model was
+        created with. Training call k (counting `fit` or the first partial_fit as call 0, which
+        uses seed_ itself) uses the learner seed SeedSequence([seed_, k]).generate_state(1)[0],
+        so a sequence of calls is reproducible and no two calls share a seed.
+        """
+        first = not hasattr(self, "model_")
+        X, y = _validate(self, X, y, reset=first)
+        if first:
+            self._start(X, y)
+        self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
+        return self
+
+    def _train(self, Xs, ys, iterations, reset_ranges):
+        seed = self._call_seed(self.n_train_calls_)
+        self.model_.train(Xs, ys, iterations, seed)
+        self.n_train_calls_ += 1
+        self._after_training(Xs, reset_ranges)
+
+    def _after_training(self, Xs, reset_ranges):
+        self._refresh_counts()
+
+    def _refresh_counts(self):
+        self.n_rules_ = self.model_.n_rules
+        self.n_micro_ = self.model_.n_micro
+        self.n_params_ = self.model_.n_params
+        self.iterations_done_ = self.model_.iterations_done
+
+    def predict(self, X):
+        """Predictions in the target's original units (inputs scaled and clipped to [0, 1])."""
+        check_is_fitted(self, "model_")
+        X = _validate(self, X, reset=False)
+        return self.inverse_scale_target(self.model_.predict(self._scale_X(X)))
+
+    @property
+    def rules_(self) -> pd.DataFrame:
+        """The population, one row per macro-rule (bounds on the scaled [0, 1] inputs)."""
+        check_is_fitted(self, "model_")
+        return self.model_.population_frame()
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path):
+        """Write the fitted estimator to one portable file (see kacs_cli.persistence)."""
+        from kacs_cli import persistence
+
+        return persistence.save(self, path)
+
+    @classmethod
+    def load(cls, path):
+        """Read an estimator written by `save`; its predictions equal the saved one's bit for bit."""
+        from kacs_cli import persistence
+
+        return persistence.load_estimator(path, expected=cls)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class KACSRegressor(_RegressorBase):
+    """Kolmogorov-Arnold Classifier System as a scikit-learn regressor.
+
+    The model is y ~ sum_q Phi_q(sum_p psi_{q,p}(x_p)), q = 1..2n+1, every one-dimensional
+    function a submodel of interval rules with linear consequents, all in one population of
+    budget N (SPEC sections 2-4).
+
+    Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
+    semantics; SPEC section 6 defaults), and
+
+    n_iter : int, default 100_000
+        Training iterations (samples) of `fit`. `partial_fit` runs one pass over its batch.
+    random_state : int, None, RandomState or Generator, default 0
+        Learner seed. An int is the engine seed of `fit` itself (the runner's `seed`).
+    input_range : (min, max) or array (n_features, 2), optional
+        Fixed input scaling instead of the data's min/max (fit and first partial_fit).
+    target_range : (min, max), optional
+        Fixed target scaling instead of the data's min/max.
+
+    Fitted attributes: model_ (the engine `Model`), n_features_in_, n_rules_, n_micro_,
+    n_params_ (|P| * 2), iterations_done_, x_min_, x_max_, y_min_, y_max_ (the scaling),
+    seed_, n_train_calls_, zhat_range_ ((2n+1, 2): min and max of every channel sum zhat_q
+    over the inputs trained on, measured with the model after each fit/partial_fit call and
+    accumulated), rules_ (DataFrame, one row per rule), submodel_table_ (DataFrame, one row
+    per submodel).
+    """
+
+    _method = "kacs"
+
+    def _after_training(self, Xs, reset_ranges):
+        _, zhat, _, _ = self.model_.predict_components(Xs)
+        rng = np.column_stack([zhat.min(axis=0), zhat.max(axis=0)])
+        if reset_ranges or getattr(self, "zhat_range_", None) is None:
+            self.zhat_range_ = rng
+        else:
+            self.zhat_range_ = np.column_stack([
+                np.minimum(self.zhat_range_[:, 0], rng[:, 0]),
+                np.maximum(self.zhat_range_[:, 1], rng[:, 1]),
+            ])
+        self._refresh_counts()
+
+    def predict_components(self, X) -> Components:
+        """psihat (rows, 2n+1, n), zhat (rows, 2n+1), phihat (rows, 2n+1), y_hat (rows,).
+
+        All in the scaled units the model works in: inputs x in [0, 1] (clipped), target on the
+        [-1, 1] scale; y_hat = phihat.sum(axis=1) and predict(X) = inverse_scale_target(y_hat).
+        """
+        check_is_fitted(self, "model_")
+        X = _validate(self, X, reset=False)
+        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(X))
+        return Components(psihat, zhat, phihat, y_hat)
+
+    @property
+    def submodel_table_(self) -> pd.DataFrame:
+        """One row per submodel: n(2n+1) inner (q, p) then 2n+1 outer (q, p = 0).
+
+        Columns: submodel (engine id), type, q, p (1-based), rules (macro-rules), micro
+        (sum of numerosities), lower, upper (the union of the rules' intervals; NaN if empty).
+        `rules` sums to n_rules_ and `micro` to n_micro_.
+        """
+        check_is_fitted(self, "model_")
+        return submodel_table(self.model_)
+
+    def plot_functions(self, path, points: int = 200):
+        """Draw every learned psi_{q,p} and Phi_q into an image file (see plot_kacs_functions)."""
+        return plot_kacs_functions(self, path, points=points)
+
+
+class XCSFRegressor(_RegressorBase):
+    """XCSF (hyperrectangle conditions, linear predictions) as a scikit-learn regressor.
+
+    Parameters and fitted attributes as for `KACSRegressor` (n_params_ = |P| (n + 1)), without
+    the KACS-only submodel_table_, zhat_range_ and predict_components.
+    """
+
+    _method = "xcsf"
+
+
+def submodel_table(model: Model) -> pd.DataFrame:
+    """Per-submodel rule counts of a KACS engine model (see KACSRegressor.submodel_table_)."""
+    if not model.is_kacs:
+        raise UserError("submodels exist only in KACS models; this is an XCSF model")
+    n = model.n
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    s_all = s_in + n_q
+    ids = np.arange(s_all)
+    inner = ids < s_in
+    frame = model.population_frame()
+    is_inner = (frame["type"] == "inner").to_numpy()
+    q0 = frame["q"].to_numpy(np.int64) - 1
+    sub = np.where(is_inner, q0 * n + frame["p"].to_numpy(np.int64) - 1, s_in + q0)
+    rules = np.bincount(sub, minlength=s_all)
+    micro = np.bincount(sub, weights=frame["num"].to_numpy(np.float64), minlength=s_all)
+    lower = np.full(s_all, np.nan)
+    upper = np.full(s_all, np.nan)
+    if len(frame):
+        np.fmin.at(lower, sub, frame["lower"].to_numpy(np.float64))
+        np.fmax.at(upper, sub, frame["upper"].to_numpy(np.float64))
+    return pd.DataFrame({
+        "submodel": ids,
+        "type": np.where(inner, "inner", "outer"),
+        "q": np.where(inner, ids // n, ids - s_in) + 1,
+        "p": np.where(inner, ids % n + 1, 0),
+        "rules": rules.astype(np.int64),
+        "micro": micro.astype(np.int64),
+        "lower": lower,
+        "upper": upper,
+    })
+
+
+# ----------------------------------------------------------------------------- inspection
+
+
+def _submodel_curve(rules: pd.DataFrame, z: np.ndarray) -> np.ndarray:
+    """Fitness-weighted mean of the rules' lines at every z; NaN where no rule matches."""
+    if len(rules) == 0:
+        return np.full(z.shape, np.nan)
+    lo = rules["lower"].to_numpy()[:, None]
+    hi = rules["upper"].to_numpy()[:, None]
+    F = rules["F"].to_numpy()[:, None]
+    w0 = rules["w0"].to_numpy()[:, None]
+    w1 = rules["w1"].to_numpy()[:, None]
+    match = (lo <= z[None, :]) & (z[None, :] <= hi)
+    fw = np.where(match, F, 0.0)
+    sum_f = fw.sum(axis=0)
+    sum_fp = (fw * (w0 + w1 * z[None, :])).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sum_f > 0.0, sum_fp / np.where(sum_f > 0.0, sum_f, 1.0), np.nan)
+
+
+def kacs_functions(model_or_estimator, points: int = 200) -> list[dict]:
+    """Every learned one-dimensional function of a KACS model, sampled on a grid.
+
+    Returns one dict per submodel: type ("inner"/"outer"), q, p (1-based; p = 0 for outer),
+    z (grid), value (the submodel's fitness-weighted prediction, NaN where no rule matches),
+    rules (number of macro-rules). Inner psi_{q,p} are sampled on the scaled input range
+    [0, 1]; outer Phi_q on the range of zhat_q over the training inputs when the estimator
+    recorded it (zhat_range_), else on the union of its rules' intervals.
+    """
+    if isinstance(model_or_estimator, Model):
+        model, zhat_range = model_or_estimator, None
+    else:
+        check_is_fitted(model_or_estimator, "model_")
+        model = model_or_estimator.model_
+        zhat_range = getattr(model_or_estimator, "zhat_range_", None)
+    if not model.is_kacs:
+        raise UserError("only KACS models consist of one-dimensional functions; this is an XCSF model")
+    n = model.n
+    frame = model.population_frame()
+    groups = {key: g for key, g in frame.groupby(["type", "q", "p"], sort=False)}
+    empty = frame.iloc[:0]
+    out = []
+    grid01 = np.linspace(0.0, 1.0, points)
+    for q in range(1, 2 * n + 2):
+        for p in range(1, n + 1):
+            rules = groups.get(("inner", q, p), empty)
+            out.append(dict(type="inner", q=q, p=p, z=grid01,
+                            value=_submodel_curve(rules, grid01), rules=len(rules)))
+    for q in range(1, 2 * n + 2):
+        rules = groups.get(("outer", q, 0), empty)
+        if zhat_range is not None:
+            lo, hi = float(zhat_range[q - 1, 0]), float(zhat_range[q - 1, 1])
+        elif len(rules):
+            lo, hi = float(rules["lower"].min()), float(rules["upper"].max())
+        else:
+            lo, hi = 0.0, 1.0
+        pad = max(0.05 * (hi - lo), 1e-3)
+        z = np.linspace(lo - pad, hi + pad, points)
+        out.append(dict(type="outer", q=q, p=0, z=z, value=_submodel_curve(rules, z),
+                        rules=len(rules), observed=(lo, hi) if zhat_range is not None else None))
+    return out
+
+
+def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 100):
+    """Draw every psi_{q,p} and Phi_q of a KACS model as a grid of small plots into `path`.
+
+    Rows are the channels q = 1..2n+1; columns p = 1..n hold the inner functions psi_{q,p}
+    on the scaled input [0, 1], the last column the outer function Phi_q over its observed
+    zhat_q range (grey band) with a small margin. Gaps are input values no rule matches (the
+    submodel contributes 0 there). Returns the path written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    curves = kacs_functions(model_or_estimator, points)
+    model = model_or_estimator if isinstance(model_or_estimator, Model) else model_or_estimator.model_
+    n = model.n
+    n_q = 2 * n + 1
+    inner = [c for c in curves if c["type"] == "inner"]
+    outer = [c for c in curves if c["type"] == "outer"]
+
+    def limits(cs):
+        vals = np.concatenate([c["value"][np.isfinite(c["value"])] for c in cs] + [np.zeros(1)])
+        lo, hi = float(vals.min()), float(vals.max())
+        pad = max(0.08 * (hi - lo), 0.05)
+        return lo - pad, hi + pad
+
+    inner_ylim, outer_ylim = limits(inner), limits(outer)
+    # Fixed margins in inches; subplots_adjust instead of tight_layout (slow with 200+ axes).
+    cell_w, cell_h = 1.3, 0.9
+    narrow = n < 6  # the caption gets one more line on a narrow figure
+    left, right, bottom, top = 0.75, 0.55, 0.55, 1.15 if narrow else 0.95
+    width = max(left + right + cell_w * (n + 1.25), 6.5)
+    height = bottom + top + cell_h * n_q
+    fig = plt.figure(figsize=(width, height))
+    gs = fig.add_gridspec(n_q, n + 2, width_ratios=[1.0] * n + [0.25, 1.0],
+                          left=left / width, right=1 - right / width,
+                          bottom=bottom / height, top=1 - top / height, wspace=0.12, hspace=0.22)
+    axes = np.empty((n_q, n + 1), dtype=object)
+    for q in range(n_q):
+        for col in range(n + 1):
+            axes[q, col] = fig.add_subplot(gs[q, col if col < n else n + 1])
+    label_size = 7 if n > 4 else 8
+    for c in curves:
+        q = c["q"]
+        col = c["p"] - 1 if c["type"] == "inner" else n
+        ax = axes[q - 1, col]
+        color = "tab:blue" if c["type"] == "inner" else "tab:orange"
+        if c["type"] == "outer" and c.get("observed") is not None:
+            ax.axvspan(*c["observed"], color="0.93", lw=0)
+        ax.axhline(0.0, color="0.75", lw=0.6, zorder=0)
+        ax.plot(c["z"], c["value"], color=color, lw=1.2)
+        ax.set_xlim(c["z"][0], c["z"][-1])
+        ax.set_ylim(*(inner_ylim if c["type"] == "inner" else outer_ylim))
+        ax.tick_params(labelsize=label_size - 1, length=2, pad=1)
+        ax.text(0.98, 0.95, f"{c['rules']}", transform=ax.transAxes, ha="right", va="top",
+                fontsize=label_size - 1, color="0.4")
+        if c["type"] == "inner":
+            ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+            if q < n_q:
+                ax.set_xticklabels([])
+            if col > 0:
+                ax.set_yticklabels([])
+        else:
+            ax.locator_params(axis="x", nbins=3)
+            ax.yaxis.tick_right()
+        if q == 1:
+            title = f"$\\psi_{{q,{c['p']}}}$" if c["type"] == "inner" else "$\\Phi_q$ (outer)"
+            ax.set_title(title, fontsize=label_size + 2)
+        if col == 0:
+            ax.set_ylabel(f"q = {q}", fontsize=label_size + 1)
+    axes[-1, 0].set_xlabel("$x_p$ (scaled to [0, 1])", fontsize=label_size, loc="left")
+    axes[-1, n].set_xlabel("$\\hat z_q$", fontsize=label_size)
+    fig.suptitle(
+        f"KACS model: n = {n}, {model.n_rules} rules ({model.n_micro} micro), "
+        f"{model.iterations_done} iterations\n"
+        f"inner $\\psi_{{q,p}}$ (blue) on the scaled inputs, outer $\\Phi_q$ (orange) over "
+        f"$\\hat z_q$ (grey: observed range);{chr(10) if narrow else ' '}"
+        f"target scale [-1, 1]; corner: number of rules",
+        fontsize=label_size + 2, y=1 - 0.12 / height, va="top",
+    )
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

@@ -1,0 +1,187 @@
+"""`kacs fit`, `kacs predict`, `kacs plot-model`: train one model, use it, look at it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kacs_cli.errors import UserError
+
+METHODS = ("kacs", "xcsf")
+
+
+def _read_matrix(path: Path):
+    """A headerless numeric CSV as a float matrix (any number of columns, >= 1 row)."""
+    import numpy as np
+
+    from kacs_cli import datasets
+
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise UserError(f"data file not found: {path} (looked at {path.absolute()})")
+    if path.is_dir():
+        raise UserError(f"{path} is a directory, not a CSV file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = datasets._fast_parse(raw)
+    if data is None:
+        data = datasets._scan(path, raw)
+    if data.size == 0:
+        raise UserError(f"{path}: the file holds no data; expected headerless comma-separated numbers")
+    return np.ascontiguousarray(data, dtype=np.float64)
+
+
+def _load_estimator(path: Path):
+    from kacs_cli import persistence
+
+    return persistence.load_estimator(path)
+
+
+def _fit(data, method, out, iterations, seed, p_hash, data_dir):
+    import numpy as np
+
+    from kacs_cli import datasets
+    from kacs_cli.api import KACSRegressor, XCSFRegressor
+    from kacs_cli.engine import default_p_hash
+
+    method = method.strip().lower()
+    if method not in METHODS:
+        raise UserError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
+    if iterations < 1:
+        raise UserError(f"--iterations must be a whole number >= 1, got {iterations}")
+    if seed < 0:
+        raise UserError(f"--seed must be a non-negative integer, got {seed}")
+    out = Path(out).expanduser()
+    if out.is_dir():
+        raise UserError(f"--out {out} is a directory; give a file name such as {out / 'model.kacs'}")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise UserError(f"--out {out}: the folder {out.parent} does not exist")
+    X, y = datasets.load_dataset(data, data_dir)
+    if p_hash is None:
+        p_hash = default_p_hash(datasets.is_real_world(data))
+    cls = KACSRegressor if method == "kacs" else XCSFRegressor
+    est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash))
+    est.fit(X, y)
+    pred = est.predict(X)
+    mae = float(np.mean(np.abs(pred - y)))
+    mae_scaled = float(np.mean(np.abs(est.scale_target(pred) - est.scale_target(y))))
+    est.save(out)
+    typer.echo(
+        f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs, "
+        f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
+    )
+    typer.echo(
+        f"rules {est.n_rules_} (micro {est.n_micro_}), parameters {est.n_params_}; train MAE "
+        f"{mae:.6g} ({mae_scaled:.6g} on the [-1, 1] target scale)"
+    )
+    typer.echo(f"saved to {out}")
+
+
+def _predict(model_path, data, out):
+    import numpy as np
+
+    est = _load_estimator(model_path)
+    n = est.n_features_in_
+    M = _read_matrix(data)
+    if M.shape[1] == n:
+        X, y = M, None
+    elif M.shape[1] == n + 1:
+        X, y = M[:, :n], M[:, n]
+    else:
+        raise UserError(
+            f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, so "
+            f"give {n} columns (inputs) or {n + 1} (inputs, target last)"
+        )
+    pred = est.predict(X)
+    lines = "".join(f"{float(v)!r}\n" for v in pred)
+    if out is not None:
+        out = Path(out).expanduser()
+        try:
+            out.write_text(lines)
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+        typer.echo(f"wrote {len(pred)} predictions to {out}")
+    else:
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+    if y is not None:
+        mae = float(np.mean(np.abs(pred - y)))
+        scaled = float(np.mean(np.abs(est.scale_target(pred) - np.clip(est.scale_target(y), -1.0, 1.0))))
+        # To stderr when the predictions go to stdout, so that they stay pipeable.
+        typer.echo(f"MAE {mae:.6g} against the last column ({scaled:.6g} on the [-1, 1] target "
+                   f"scale, targets clipped)", err=out is None)
+
+
+def _plot(model_path, out, points):
+    from kacs_cli import persistence
+    from kacs_cli.api import plot_kacs_functions
+
+    if points < 2:
+        raise UserError(f"--points must be >= 2, got {points}")
+    obj = persistence.load(model_path)
+    model = getattr(obj, "model_", obj)
+    if not model.is_kacs:
+        raise UserError(
+            f"{model_path} holds an XCSF model; plot-model draws the one-dimensional functions "
+            f"of KACS models only (XCSF rules are n-dimensional boxes: inspect them with rules_)"
+        )
+    out = Path(out).expanduser() if out is not None else Path(model_path).with_suffix(".png")
+    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise UserError(f"--out {out}: use a .png, .pdf or .svg file name")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise UserError(f"--out {out}: the folder {out.parent} does not exist")
+    plot_kacs_functions(obj, out, points=points)
+    n = model.n
+    typer.echo(
+        f"drew {n * (2 * n + 1)} inner and {2 * n + 1} outer functions of {model_path} "
+        f"({model.n_rules} rules) to {out}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("fit")
+    def fit_command(
+        data: str = typer.Argument(
+            ..., help="Headerless numeric CSV (inputs, target last) or a dataset name (f1..f4, asn, ...).",
+            show_default=False),
+        out: Path = typer.Option(..., "--out", "-o", help="Model file to write, e.g. model.kacs.",
+                                 show_default=False),
+        method: str = typer.Option("kacs", "--method", "-m", help="kacs or xcsf."),
+        iterations: int = typer.Option(100_000, "--iterations", "-n", help="Training iterations (samples)."),
+        seed: int = typer.Option(0, "--seed", help="Learner seed."),
+        p_hash: Optional[float] = typer.Option(
+            None, "--P-hash", "--p-hash",
+            help="Covering probability of a full-range interval (default: 0.0 for f1-f4, 0.8 for "
+                 "real-world data and user CSVs, as in the article).", show_default=False),
+        data_dir: Optional[Path] = typer.Option(
+            None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
+    ) -> None:
+        """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
+        _fit(data, method, out, iterations, seed, p_hash, data_dir)
+
+    @app.command("predict")
+    def predict_command(
+        model: Path = typer.Argument(..., help="A model file written by `kacs fit`.", show_default=False),
+        data: Path = typer.Argument(
+            ..., help="Headerless numeric CSV with n input columns, or n + 1 with the target last.",
+            show_default=False),
+        out: Optional[Path] = typer.Option(
+            None, "--out", "-o", help="Write the predictions here (one per line) instead of printing them."),
+    ) -> None:
+        """Predict every row of DATA in the target's original units; with a target column, report the MAE."""
+        _predict(model, data, out)
+
+    @app.command("plot-model")
+    def plot_model_command(
+        model: Path = typer.Argument(..., help="A KACS model file written by `kacs fit`.", show_default=False),
+        out: Optional[Path] = typer.Option(
+            None, "--out", "-o", help="Image to write (.png, .pdf, .svg; default: MODEL with .png)."),
+        points: int = typer.Option(200, "--points", help="Sample points per function."),
+    ) -> None:
+        """Draw every learned function of a KACS model: inner psi_{q,p} and outer Phi_q, one small plot each."""
+        _plot(model, out, points)

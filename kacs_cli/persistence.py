@@ -1,0 +1,413 @@
+"""Saving and loading KACS/XCSF models: one portable file, no pickle.
+
+File format "kacs-model", version 1
+-----------------------------------
+A single ZIP archive (readable as a NumPy ``.npz``: ``np.load(path, allow_pickle=False)``;
+the suggested suffix is ``.kacs``) holding:
+
+``metadata.json``
+    UTF-8 JSON object:
+
+    - ``format``: ``"kacs-model"``; ``format_version``: ``1``;
+    - ``package_version``: the kacs version that wrote the file;
+    - ``method``: ``"kacs"`` or ``"xcsf"``; ``n``: number of inputs;
+    - ``hyperparameters``: every field of `kacs_cli.engine.Hyperparameters`;
+    - ``iterations_done``: training samples seen (the global iteration counter t);
+    - ``n_rules``, ``n_micro``: macro-rules |P| and total numerosity;
+    - ``arrays``: name -> {``shape``, ``dtype``} of every array entry (checked on load);
+    - ``scaling``: ``null`` for a bare engine model, else ``{"x_min": [...], "x_max": [...],
+      "y_min": float, "y_max": float}``: inputs map to [0, 1] by
+      ``clip((x - x_min) / (x_max - x_min), 0, 1)`` (0.5 for a constant column), the target
+      to [-1, 1] by ``2 (y - y_min) / (y_max - y_min) - 1``;
+    - ``estimator``: ``null`` for a bare engine model, else ``{"class": "KACSRegressor" |
+      "XCSFRegressor", "params": {...constructor arguments...}, "seed": int,
+      "n_train_calls": int, "feature_names": [...] | null, "zhat_range": [[min, max], ...] |
+      null}``.
+
+``<name>.npy`` (NumPy ``.npy`` format, never object arrays)
+    The population (SPEC section 2), live rules only, one row per macro-rule in population
+    order (the order matters: predictions sum over rules in this order):
+    ``a, b, lo, hi`` (rules x D interval pairs and their resolved bounds; D = n for XCSF,
+    1 for KACS), ``w, m, v`` (rules x K weights and Adam moments; K = n + 1 for XCSF, 2 for
+    KACS), ``F, eps, kappa, ms, b1t, b2t`` (float64, rules; b1t/b2t are the running powers
+    beta1^t_k, beta2^t_k of Adam's bias correction), ``exp, num, ts, sub`` (int64, rules;
+    ``sub`` is the KACS submodel id: inner (q, p) -> q n + p, outer q -> n (2n+1) + q,
+    0-based; 0 for XCSF), and the engine state ``scal`` (int64[8]: |P|, sum(num), t,
+    covering/deletion counters, pending deaths) and ``fsum`` (float64[1], running sum of F).
+    Any further population field of the engine is stored the same way under its own name
+    (per rule if it has one entry per rule slot); on load, a field the file lacks keeps its
+    fresh value, a required one (the list above) missing makes the file corrupt.
+
+Floats are stored exactly (binary .npy; JSON floats are written with Python's round-trip
+repr), so a loaded model predicts bit for bit what the saved one predicted, and training it
+further continues exactly as the saved one would have.
+
+`load` refuses, with a `UserError` naming the file, anything that is not such a file: a
+missing, empty, truncated or corrupt file, a text file, a foreign ``.npz``/ZIP, another
+format name or version, or inconsistent arrays.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.engine.core import S_P, S_TOTAL
+from kacs_cli.errors import UserError
+
+FORMAT_NAME = "kacs-model"
+FORMAT_VERSION = 1
+METADATA_ENTRY = "metadata.json"
+
+_FLOAT_ROWS = ("F", "eps", "kappa", "ms", "b1t", "b2t")
+_INT_ROWS = ("exp", "num", "ts", "sub")
+_BOUNDS = ("a", "b", "lo", "hi")
+_WEIGHTS = ("w", "m", "v")
+ROW_ARRAYS = _BOUNDS + _WEIGHTS + _FLOAT_ROWS + _INT_ROWS
+STATE_ARRAYS = ("scal", "fsum")
+REQUIRED_ARRAYS = ROW_ARRAYS + STATE_ARRAYS
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load", "load_estimator", "load_model",
+           "read_metadata", "save"]
+
+
+def _estimator_classes():
+    from kacs_cli.api import KACSRegressor, XCSFRegressor
+
+    return {"KACSRegressor": KACSRegressor, "XCSFRegressor": XCSFRegressor}
+
+
+def _json_param(value):
+    """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_json_param(v) for v in value]
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return None  # not portable; the drawn seed is stored as "seed"
+    return value
+
+
+# ----------------------------------------------------------------------------- engine layout
+
+
+def _rows_view(arr: np.ndarray, capacity: int) -> np.ndarray:
+    """The engine array with rules along the first axis (the engine may store them last)."""
+    if arr.ndim >= 1 and arr.shape[0] == capacity:
+        return arr
+    if arr.ndim == 2 and arr.shape[1] == capacity:
+        return arr.T
+    raise RuntimeError(f"unexpected engine array layout {arr.shape} for capacity {capacity}")
+
+
+def _row_names(model: Model) -> tuple[str, ...]:
+    """Population fields holding one entry per rule slot."""
+    cap = model.capacity
+    return tuple(name for name in model.pop._fields
+                 if name not in STATE_ARRAYS and cap in getattr(model.pop, name).shape)
+
+
+def _population_arrays(model: Model) -> dict[str, np.ndarray]:
+    """Every population field in the file's layout: live rules only, one row per rule."""
+    P = model.n_rules
+    rows = _row_names(model)
+    out = {}
+    for name in model.pop._fields:
+        arr = getattr(model.pop, name)
+        if name in rows:
+            out[name] = np.ascontiguousarray(_rows_view(arr, model.capacity)[:P])
+        else:
+            out[name] = np.ascontiguousarray(arr)
+    missing = [name for name in REQUIRED_ARRAYS if name not in out]
+    if missing:  # pragma: no cover - guards against an engine change
+        raise RuntimeError(f"engine population lacks {missing}; persistence needs updating")
+    return out
+
+
+# ----------------------------------------------------------------------------- saving
+
+
+def save(obj, path) -> Path:
+    """Write a fitted KACSRegressor/XCSFRegressor or an engine `Model` to `path` (one file).
+
+    The file is written to a temporary name beside `path` and renamed, so an interrupted save
+    never leaves a half-written model under `path`. Returns the path.
+    """
+    path = Path(path).expanduser()
+    estimator_meta = None
+    scaling = None
+    if isinstance(obj, Model):
+        model = obj
+    else:
+        classes = _estimator_classes()
+        if type(obj).__name__ not in classes or not isinstance(obj, tuple(classes.values())):
+            raise UserError(
+                f"cannot save a {type(obj).__name__}: give a KACSRegressor, XCSFRegressor or engine Model"
+            )
+        if not hasattr(obj, "model_"):
+            raise UserError(f"cannot save an unfitted {type(obj).__name__} to {path}: call fit first")
+        model = obj.model_
+        scaling = {
+            "x_min": [float(v) for v in obj.x_min_],
+            "x_max": [float(v) for v in obj.x_max_],
+            "y_min": float(obj.y_min_),
+            "y_max": float(obj.y_max_),
+        }
+        names = getattr(obj, "feature_names_in_", None)
+        zr = getattr(obj, "zhat_range_", None)
+        estimator_meta = {
+            "class": type(obj).__name__,
+            "params": {k: _json_param(v) for k, v in obj.get_params(deep=False).items()},
+            "seed": int(obj.seed_),
+            "n_train_calls": int(obj.n_train_calls_),
+            "feature_names": None if names is None else [str(v) for v in names],
+            "zhat_range": None if zr is None else [[float(a), float(b)] for a, b in zr],
+        }
+
+    arrays = _population_arrays(model)
+    from kacs_cli import __version__
+
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "method": model.method,
+        "n": model.n,
+        "hyperparameters": model.params.as_dict(),
+        "iterations_done": model.iterations_done,
+        "n_rules": model.n_rules,
+        "n_micro": model.n_micro,
+        "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
+        "scaling": scaling,
+        "estimator": estimator_meta,
+    }
+    text = json.dumps(meta, indent=2, allow_nan=False)
+
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise UserError(f"cannot write {path}: the folder {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(METADATA_ENTRY, text)
+            for name, arr in arrays.items():
+                buf = io.BytesIO()
+                np.lib.format.write_array(buf, arr, allow_pickle=False)
+                zf.writestr(f"{name}.npy", buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def _open(path):
+    """(path, metadata, arrays) of a kacs-model file, or a UserError naming the file."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise UserError(f"model file not found: {path}")
+    if path.is_dir():
+        raise UserError(f"{path} is a directory, not a model file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    what = f"{path} is not a kacs model file"
+    if not head:
+        raise UserError(f"{what}: the file is empty")
+    if head != b"PK\x03\x04":
+        raise UserError(f"{what}: it is not a ZIP/npz archive (e.g. a text or CSV file?); "
+                        f"write models with `kacs fit` or estimator.save()")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            entries = set(npz.files)
+            if METADATA_ENTRY not in entries:
+                raise UserError(f"{what}: the archive has no {METADATA_ENTRY} (a foreign .npz or ZIP file)")
+            raw = npz[METADATA_ENTRY]
+            try:
+                meta = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else str(raw))
+            except (UnicodeDecodeError, ValueError):
+                raise UserError(f"{what}: its {METADATA_ENTRY} is not valid JSON") from None
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+                found = meta.get("format") if isinstance(meta, dict) else None
+                raise UserError(f"{what}: format {found!r}, expected {FORMAT_NAME!r}")
+            version = meta.get("format_version")
+            if version != FORMAT_VERSION:
+                newer = isinstance(version, int) and version > FORMAT_VERSION
+                hint = ("; it was written by a newer kacs, upgrade to read it" if newer
+                        else "")
+                raise UserError(
+                    f"{path}: kacs model format version {version!r} is not supported "
+                    f"(this kacs reads version {FORMAT_VERSION}){hint}"
+                )
+            arrays = {}
+            for name in REQUIRED_ARRAYS:
+                if name not in entries:
+                    raise UserError(f"{path}: corrupt kacs model file, array {name!r} is missing")
+            for name in entries:
+                if name != METADATA_ENTRY:
+                    arrays[name] = npz[name]
+    except UserError:
+        raise
+    except Exception as exc:  # zipfile.BadZipFile, EOFError, zlib.error, ValueError, ...
+        raise UserError(
+            f"{path}: truncated or corrupt kacs model file ({type(exc).__name__}: {exc}); "
+            f"save the model again"
+        ) from None
+    return path, meta, arrays
+
+
+def _corrupt(path, why):
+    return UserError(f"{path}: corrupt kacs model file, {why}")
+
+
+def _build_model(path, meta, arrays) -> Model:
+    method = meta.get("method")
+    n = meta.get("n")
+    if method not in ("kacs", "xcsf"):
+        raise _corrupt(path, f"unknown method {method!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise _corrupt(path, f"bad number of inputs n = {n!r}")
+    hp = meta.get("hyperparameters")
+    if not isinstance(hp, dict):
+        raise _corrupt(path, "hyperparameters missing")
+    unknown = sorted(set(hp) - set(Hyperparameters.names()))
+    if unknown:
+        raise _corrupt(path, f"unknown hyperparameter {unknown[0]!r}")
+    try:
+        params = Hyperparameters(**hp)
+    except (TypeError, ValueError) as exc:
+        raise _corrupt(path, str(exc)) from None
+    model = Model(method, n, params)
+    expected = _population_arrays(model)  # a fresh model: names, trailing shapes, dtypes
+    scal = arrays.get("scal")
+    n_scal = model.pop.scal.shape[0]
+    if scal is None or scal.shape != (n_scal,) or scal.dtype != np.int64:
+        raise _corrupt(path, f"the engine state 'scal' must be {n_scal} int64 values")
+    P = int(scal[S_P])
+    if not 0 <= P <= model.capacity or P != meta.get("n_rules"):
+        raise _corrupt(path, f"{P} rules recorded, metadata says {meta.get('n_rules')!r}")
+    rows = _row_names(model)
+    for name, fresh in expected.items():
+        if name not in arrays:
+            if name in REQUIRED_ARRAYS:
+                raise _corrupt(path, f"array {name!r} is missing")
+            continue  # an engine field newer than the file: keeps its fresh value
+        arr = arrays[name]
+        shape = (P,) + fresh.shape[1:] if name in rows else fresh.shape
+        if arr.shape != shape or arr.dtype != fresh.dtype:
+            raise _corrupt(path, f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
+                                 f"expected {shape} {fresh.dtype}")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise _corrupt(path, f"array {name!r} holds non-finite values")
+    num = arrays["num"]
+    if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > params.N:
+        raise _corrupt(path, "rule numerosities do not add up")
+    n_sub = model.n_submodels if method == "kacs" else 1
+    if P and (arrays["sub"].min() < 0 or arrays["sub"].max() >= n_sub):
+        raise _corrupt(path, "submodel ids out of range")
+    for name in expected:
+        if name not in arrays:
+            continue
+        target = getattr(model.pop, name)
+        if name in rows:
+            _rows_view(target, model.capacity)[:P] = arrays[name]
+        else:
+            target[...] = arrays[name]
+    return model
+
+
+def read_metadata(path) -> dict:
+    """The metadata.json of a kacs model file (checked like `load`)."""
+    _, meta, _ = _open(path)
+    return meta
+
+
+def load_model(path) -> Model:
+    """The engine `Model` stored in a model file (either kind: estimator or bare model)."""
+    path, meta, arrays = _open(path)
+    return _build_model(path, meta, arrays)
+
+
+def _build_estimator(path, meta, model, expected=None):
+    est_meta = meta.get("estimator")
+    scaling = meta.get("scaling")
+    if not isinstance(est_meta, dict) or not isinstance(scaling, dict):
+        raise UserError(
+            f"{path} holds a bare engine model without data scaling, not an estimator; "
+            f"read it with kacs_cli.persistence.load_model"
+        )
+    classes = _estimator_classes()
+    cls = classes.get(est_meta.get("class"))
+    if cls is None or cls._method != model.method:
+        raise _corrupt(path, f"unknown estimator class {est_meta.get('class')!r} for method {model.method}")
+    if expected is not None and expected is not cls and not issubclass(cls, expected):
+        raise UserError(
+            f"{path} holds a {cls.__name__} ({model.method.upper()}), not a {expected.__name__}; "
+            f"load it with {cls.__name__}.load or kacs_cli.persistence.load"
+        )
+    params = est_meta.get("params")
+    if not isinstance(params, dict):
+        raise _corrupt(path, "estimator parameters missing")
+    try:
+        est = cls(**params)
+    except TypeError as exc:
+        raise _corrupt(path, f"estimator parameters do not fit {cls.__name__}: {exc}") from None
+    try:
+        x_min = np.asarray(scaling["x_min"], dtype=np.float64)
+        x_max = np.asarray(scaling["x_max"], dtype=np.float64)
+        y_min, y_max = float(scaling["y_min"]), float(scaling["y_max"])
+    except (KeyError, TypeError, ValueError):
+        raise _corrupt(path, "scaling entry malformed") from None
+    if x_min.shape != (model.n,) or x_max.shape != (model.n,) or not (
+        np.all(np.isfinite(x_min)) and np.all(np.isfinite(x_max)) and math.isfinite(y_min)
+        and math.isfinite(y_max) and y_min < y_max
+    ):
+        raise _corrupt(path, "scaling entry malformed")
+    est.model_ = model
+    est.x_min_, est.x_max_ = x_min, x_max
+    est.y_min_, est.y_max_ = y_min, y_max
+    est.n_features_in_ = model.n
+    names = est_meta.get("feature_names")
+    if names is not None:
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    est.seed_ = int(est_meta.get("seed", 0))
+    est.n_train_calls_ = int(est_meta.get("n_train_calls", 1))
+    if model.is_kacs:
+        zr = est_meta.get("zhat_range")
+        est.zhat_range_ = None if zr is None else np.asarray(zr, dtype=np.float64).reshape(-1, 2)
+    est._refresh_counts()
+    return est
+
+
+def load_estimator(path, expected=None):
+    """A fitted KACSRegressor/XCSFRegressor from a file written by `save(estimator, path)`."""
+    path, meta, arrays = _open(path)
+    model = _build_model(path, meta, arrays)
+    return _build_estimator(path, meta, model, expected)
+
+
+def load(path):
+    """What `save` wrote: a fitted estimator, or an engine `Model` for a bare-model file."""
+    path, meta, arrays = _open(path)
+    model = _build_model(path, meta, arrays)
+    if meta.get("estimator") is None:
+        return model
+    return _build_estimator(path, meta, model)

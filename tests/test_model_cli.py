@@ -1,0 +1,112 @@
+"""`kacs fit`, `kacs predict`, `kacs plot-model` end to end, and their one-line errors."""
+
+import numpy as np
+import pytest
+
+from kacs_cli import KACSRegressor, XCSFRegressor, persistence
+from kacs_cli.cli import main
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def csv_data(tmp_path_factory):
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1.0, 1.0, (200, 2)) * [1.0, 10.0]
+    y = np.sin(3.0 * X[:, 0]) + 0.01 * X[:, 1] ** 2 + 5.0
+    folder = tmp_path_factory.mktemp("cli")
+    path = folder / "data.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    inputs = folder / "inputs.csv"
+    np.savetxt(inputs, X[:20], delimiter=",", fmt="%.17g")
+    return X, y, path, inputs
+
+
+def run_ok(argv, capsys):
+    """Run the CLI; a success may return or exit 0."""
+    try:
+        main([str(a) for a in argv])
+    except SystemExit as exc:
+        assert exc.code in (0, None), capsys.readouterr().err
+    return capsys.readouterr()
+
+
+def run_error(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert exc.value.code == 2
+    assert "Traceback" not in captured.err
+    return captured.err
+
+
+def test_fit_predict_plot_end_to_end(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "model.kacs"
+    out = run_ok(["fit", data, "--method", "kacs", "--out", model, "--iterations", 3000,
+                  "--seed", 5, "--P-hash", 0.2], capsys).out
+    assert "KACS fitted" in out and "P_hash 0.2" in out and str(model) in out
+    est = KACSRegressor.load(model)
+    assert est.iterations_done_ == 3000 and est.P_hash == 0.2 and est.random_state == 5
+    # the command is the estimator: same data, same arguments, same model
+    direct = KACSRegressor(n_iter=3000, random_state=5, P_hash=0.2).fit(X, y)
+    np.testing.assert_array_equal(direct.predict(X), est.predict(X))
+
+    # predict: n input columns, printed one per line
+    printed = run_ok(["predict", model, inputs], capsys).out
+    values = np.array([float(v) for v in printed.split()])
+    np.testing.assert_array_equal(values, est.predict(X[:20]))
+
+    # predict: n + 1 columns (target last) into a file, with the MAE reported
+    pred_file = tmp_path / "pred.csv"
+    captured = run_ok(["predict", model, data, "--out", pred_file], capsys)
+    assert "MAE" in captured.out and "wrote 200 predictions" in captured.out
+    np.testing.assert_array_equal(np.loadtxt(pred_file), est.predict(X))
+
+    # plot-model: default output next to the model, and an explicit one
+    out = run_ok(["plot-model", model], capsys).out
+    png = model.with_suffix(".png")
+    assert png.read_bytes()[:8] == PNG_SIGNATURE and "5 outer functions" in out
+    other = tmp_path / "functions.png"
+    run_ok(["plot-model", model, "--out", other, "--points", 50], capsys)
+    assert other.read_bytes()[:8] == PNG_SIGNATURE
+
+
+def test_fit_xcsf_and_default_p_hash(csv_data, tmp_path, capsys):
+    X, y, data, _ = csv_data
+    model = tmp_path / "x.kacs"
+    out = run_ok(["fit", data, "-m", "xcsf", "-o", model, "-n", 2000], capsys).out
+    assert "XCSF fitted" in out and "P_hash 0.8" in out  # a user CSV counts as real-world data
+    est = persistence.load(model)
+    assert isinstance(est, XCSFRegressor) and est.P_hash == 0.8
+
+    err = run_error(["plot-model", model], capsys)
+    assert err.startswith("error:") and "XCSF" in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_input_is_one_line_and_exit_2(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    missing = tmp_path / "missing.csv"
+    for argv in (
+        ["fit", missing, "--out", tmp_path / "m.kacs"],
+        ["fit", data, "--method", "nn", "--out", tmp_path / "m.kacs", "-n", 10],
+        ["fit", data, "--out", tmp_path / "m.kacs", "-n", 0],
+        ["fit", data, "--out", tmp_path / "m.kacs", "-n", 10, "--P-hash", 1.5],
+        ["predict", tmp_path / "missing.kacs", inputs],
+        ["predict", data, inputs],  # a CSV is not a model file
+        ["plot-model", tmp_path / "missing.kacs"],
+    ):
+        err = run_error(argv, capsys)
+        assert err.startswith("error:") and len(err.strip().splitlines()) == 1, (argv, err)
+    assert not (tmp_path / "m.kacs").exists()
+
+    model = tmp_path / "k.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 200], capsys)
+    err = run_error(["predict", model, missing], capsys)
+    assert "not found" in err
+    wide = tmp_path / "wide.csv"
+    np.savetxt(wide, np.ones((4, 5)), delimiter=",")
+    err = run_error(["predict", model, wide], capsys)
+    assert "5 columns" in err and "2 inputs" in err
+    err = run_error(["plot-model", model, "--out", tmp_path / "x.txt"], capsys)
+    assert ".png" in err

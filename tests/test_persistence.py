@@ -1,0 +1,178 @@
+"""Model files: exact round trips, and refusal of anything that is not a kacs-model v1 file."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from kacs_cli import KACSRegressor, XCSFRegressor, persistence
+from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.errors import UserError
+
+
+def target(X):
+    return np.sin(3.0 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2.0, 3.0, (600, 3))
+    Xh = rng.uniform(-2.5, 3.5, (300, 3))  # partly outside the train range: clipping applies
+    return X, target(X), Xh
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y, _ = data
+    return {
+        "kacs": KACSRegressor(n_iter=3000, random_state=4, N=1500).fit(X, y),
+        "xcsf": XCSFRegressor(n_iter=3000, random_state=4, P_hash=0.3).fit(X, y),
+    }
+
+
+@pytest.mark.parametrize("method", ["kacs", "xcsf"])
+def test_round_trip_is_exact(method, fitted, data, tmp_path):
+    X, y, Xh = data
+    est = fitted[method]
+    path = tmp_path / "model.kacs"
+    assert est.save(path) == path
+    cls = type(est)
+    loaded = cls.load(path)
+    assert type(loaded) is cls
+    np.testing.assert_array_equal(loaded.predict(Xh), est.predict(Xh))
+    assert loaded.get_params() == est.get_params()
+    assert (loaded.n_rules_, loaded.n_micro_, loaded.n_params_, loaded.iterations_done_) == (
+        est.n_rules_, est.n_micro_, est.n_params_, est.iterations_done_)
+    assert loaded.rules_.equals(est.rules_)
+    np.testing.assert_array_equal(loaded.x_min_, est.x_min_)
+    assert (loaded.y_min_, loaded.y_max_) == (est.y_min_, est.y_max_)
+    if method == "kacs":
+        np.testing.assert_array_equal(loaded.zhat_range_, est.zhat_range_)
+        assert loaded.submodel_table_.equals(est.submodel_table_)
+        for a, b in zip(loaded.predict_components(Xh), est.predict_components(Xh)):
+            np.testing.assert_array_equal(a, b)
+    # persistence.load gives the same; further learning continues exactly alike
+    again = persistence.load(path)
+    np.testing.assert_array_equal(again.predict(Xh), est.predict(Xh))
+    original = cls.load(path)  # a second copy to train, leaving the fixture untouched
+    original.partial_fit(X[:300], y[:300])
+    again.partial_fit(X[:300], y[:300])
+    np.testing.assert_array_equal(again.predict(Xh), original.predict(Xh))
+    assert again.iterations_done_ == est.iterations_done_ + 300
+
+
+def test_bare_engine_model_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 2))
+    y = np.clip(X[:, 0] - X[:, 1], -1, 1)
+    model = Model("kacs", 2, Hyperparameters(N=500))
+    model.train(X, y, 1000, seed=3)
+    path = persistence.save(model, tmp_path / "bare.kacs")
+    loaded = persistence.load(path)
+    assert isinstance(loaded, Model)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.params == model.params and loaded.iterations_done == 1000
+    with pytest.raises(UserError, match="bare engine model"):
+        KACSRegressor.load(path)
+
+
+def test_file_layout_is_documented_npz(fitted, tmp_path):
+    path = fitted["kacs"].save(tmp_path / "m.kacs")
+    with zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        meta = json.loads(zf.read("metadata.json"))
+    assert {"metadata.json", "a.npy", "w.npy", "F.npy", "num.npy", "sub.npy", "scal.npy", "fsum.npy"} <= names
+    assert meta["format"] == "kacs-model" and meta["format_version"] == 1
+    assert meta["method"] == "kacs" and meta["n"] == 3
+    assert meta["hyperparameters"] == Hyperparameters(N=1500).as_dict()
+    assert meta["iterations_done"] == 3000 and meta["n_rules"] == fitted["kacs"].n_rules_
+    assert set(meta["scaling"]) == {"x_min", "x_max", "y_min", "y_max"}
+    from kacs_cli import __version__
+
+    assert meta["package_version"] == __version__
+    with np.load(path, allow_pickle=False) as npz:  # no pickled content anywhere
+        for name in npz.files:
+            if name != "metadata.json":
+                arr = npz[name]
+                assert arr.dtype != object
+                if name not in ("scal", "fsum"):
+                    assert arr.shape[0] == fitted["kacs"].n_rules_  # live rules only
+
+
+def test_class_mismatch_and_unfitted(fitted, tmp_path):
+    path = fitted["xcsf"].save(tmp_path / "x.kacs")
+    with pytest.raises(UserError, match="XCSFRegressor"):
+        KACSRegressor.load(path)
+    with pytest.raises(UserError, match="unfitted"):
+        KACSRegressor().save(tmp_path / "u.kacs")
+
+
+def _rewrite(src, dst, edit_meta):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.namelist():
+            payload = zin.read(item)
+            if item == "metadata.json":
+                meta = json.loads(payload)
+                edit_meta(meta)
+                payload = json.dumps(meta).encode()
+            zout.writestr(item, payload)
+
+
+def test_refuses_foreign_and_broken_files(fitted, tmp_path):
+    good = fitted["kacs"].save(tmp_path / "good.kacs")
+    raw = good.read_bytes()
+
+    truncated = tmp_path / "truncated.kacs"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(UserError, match="truncated or corrupt") as exc:
+        persistence.load(truncated)
+    assert str(truncated) in str(exc.value)
+
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, a=np.arange(3), w=np.ones((2, 2)))
+    with pytest.raises(UserError, match="no metadata.json") as exc:
+        persistence.load(foreign)
+    assert str(foreign) in str(exc.value)
+
+    text = tmp_path / "data.csv"
+    text.write_text("1,2,3\n4,5,6\n")
+    with pytest.raises(UserError, match="not a ZIP") as exc:
+        KACSRegressor.load(text)
+    assert str(text) in str(exc.value)
+
+    newer = tmp_path / "v2.kacs"
+    _rewrite(good, newer, lambda m: m.update(format_version=2))
+    with pytest.raises(UserError, match="version 2 is not supported.*newer kacs") as exc:
+        persistence.load(newer)
+    assert str(newer) in str(exc.value)
+
+    other = tmp_path / "other.kacs"
+    _rewrite(good, other, lambda m: m.update(format="something-else"))
+    with pytest.raises(UserError, match="format 'something-else'"):
+        persistence.load(other)
+
+    inconsistent = tmp_path / "inconsistent.kacs"
+    _rewrite(good, inconsistent, lambda m: m.update(n=4))
+    with pytest.raises(UserError, match="corrupt"):
+        persistence.load(inconsistent)
+
+    empty = tmp_path / "empty.kacs"
+    empty.write_bytes(b"")
+    with pytest.raises(UserError, match="empty"):
+        persistence.load(empty)
+    with pytest.raises(UserError, match="not found"):
+        persistence.load(tmp_path / "missing.kacs")
+    # none of these left a file behind or touched the good one
+    assert KACSRegressor.load(good).n_rules_ == fitted["kacs"].n_rules_
+
+
+def test_save_writes_atomically(fitted, tmp_path):
+    path = tmp_path / "m.kacs"
+    fitted["xcsf"].save(path)
+    fitted["kacs"].save(path)  # overwrite in place
+    assert isinstance(persistence.load(path), KACSRegressor)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.kacs"]
+    with pytest.raises(UserError, match="does not exist"):
+        fitted["kacs"].save(tmp_path / "no" / "such" / "m.kacs")
