@@ -3,7 +3,7 @@
 
 Workload: generated f3 at n = 10 with 1000 samples (dataset seed 0), main-protocol split 0,
 N = 6400, 100,000 iterations, evaluation every 2000 iterations. Each learner is warmed up
-first, so the timings exclude numba's compilation (or cache loading).
+first (inside train_run), so the timings exclude numba's compilation or cache loading.
 """
 
 from __future__ import annotations
@@ -44,9 +44,7 @@ def workload(seed: int = 0):
 
 def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0) -> Timing:
     params = Hyperparameters()
-    # Warm-up: compile (or load from the cache) outside the timed run.
-    train_run(method, split.X_train, split.y_train, split.X_test, split.y_test, params=params,
-              iterations=50, eval_every=25, seed=seed)
+    # train_run compiles (or loads numba's cache) before it starts its clock.
     result = train_run(method, split.X_train, split.y_train, split.X_test, split.y_test,
                        params=params, iterations=iterations, eval_every=EVAL_EVERY, seed=seed)
     return Timing(method, result.seconds, iterations, float(result.final["test_mae"]),
