@@ -39,9 +39,18 @@ Population = namedtuple(
 )
 
 # Scratch space for the two offspring of a GA event and for deletion votes.
-Scratch = namedtuple("Scratch", ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad"])
+Scratch = namedtuple(
+    "Scratch",
+    ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad",
+     "del_state", "del_ref", "cand", "touched", "dirty"],
+)
 # Deletion votes are summed in blocks so that the roulette pick scans blocks, then one block.
 VOTE_BLOCK = 32
+# Within one GA phase the votes are kept up to date incrementally (see `deletion_ga`); rules
+# whose F/num lies within this relative margin above the low-fitness threshold are watched.
+LOW_MARGIN = 0.02
+# del_state entries: votes valid, candidates, touched rules, votes zeroed up to this index.
+D_VALID, D_N_CAND, D_N_TOUCHED, D_ZEROED = 0, 1, 2, 3
 
 
 def hp_vector(params: Hyperparameters) -> np.ndarray:
@@ -87,8 +96,11 @@ def new_population(capacity: int, D: int, K: int) -> Population:
 def new_scratch(capacity: int, D: int, K: int) -> Scratch:
     return Scratch(
         ca=np.zeros((2, D)), cb=np.zeros((2, D)), cw=np.zeros((2, K)), cm=np.zeros((2, K)),
-        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), votes=np.zeros(capacity),
-        blocks=np.zeros(capacity // VOTE_BLOCK + 2), grad=np.zeros(K),
+        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), grad=np.zeros(K),
+        # Votes are summed in whole blocks: room for the last block's padding.
+        votes=np.zeros(capacity + VOTE_BLOCK), blocks=np.zeros(capacity // VOTE_BLOCK + 2),
+        del_state=np.zeros(4, np.int64), del_ref=np.zeros(1), cand=np.zeros(capacity, np.int64),
+        touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
     )
 
 
@@ -287,11 +299,123 @@ def refresh_fitness_sum(pop):
     pop.fsum[0] = s0 + s1
 
 
+@njit(cache=True, inline="always")
+def rule_vote(n_i, ms_i, exp_i, f_i, f_bar, f_low, theta_del):
+    """vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar."""
+    vote = ms_i * n_i
+    # F/num < delta Fbar tested as F < delta Fbar num: no division for most rules.
+    if exp_i > theta_del and f_i < f_low * n_i:
+        vote *= f_bar * n_i / f_i
+    return vote
+
+
+@njit(cache=True, inline="always")
+def block_sum(votes, blk):
+    base = blk * VOTE_BLOCK
+    # Four independent partial sums instead of one serial chain of additions.
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for i in range(base, base + VOTE_BLOCK, 4):
+        s0 += votes[i]
+        s1 += votes[i + 1]
+        s2 += votes[i + 2]
+        s3 += votes[i + 3]
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, inline="always")
+def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
+    """Index of the rule whose cumulative vote first exceeds a uniform draw of the total."""
+    choice = np.random.random() * vote_sum
+    picked = -1
+    acc = 0.0
+    for blk in range(n_blocks):
+        if acc + blocks[blk] > choice:
+            base = blk * VOTE_BLOCK
+            for i in range(base, min(base + VOTE_BLOCK, P)):
+                if votes[i] > 0.0:
+                    acc += votes[i]
+                    picked = i
+                    if acc > choice:
+                        break
+            break
+        acc += blocks[blk]
+    if picked < 0:
+        # Rounding left choice at the very top: take the last rule with a vote.
+        for i in range(P - 1, -1, -1):
+            if votes[i] > 0.0:
+                picked = i
+                break
+    return picked
+
+
+@njit(cache=True, inline="always")
+def remove_micro(pop, picked):
+    pop.num[picked] -= 1
+    pop.scal[S_TOTAL] -= 1
+    pop.scal[S_DELETIONS] += 1
+    if pop.num[picked] == 0:
+        pop.scal[S_DEATHS] += 1
+        pop.fsum[0] -= pop.F[picked]
+
+
+@njit(cache=True)
+def all_votes(pop, hp, votes, blocks, f_bar):
+    """Every rule's deletion vote and the block sums; returns (number of blocks, total)."""
+    theta_del = hp[H_THETA_DEL]
+    f_low = hp[H_DELTA] * f_bar
+    num = pop.num
+    F = pop.F
+    ms = pop.ms
+    exp = pop.exp
+    P = pop.scal[S_P]
+    for i in range(P):
+        votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+    n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
+    votes[P:n_blocks * VOTE_BLOCK] = 0.0
+    vote_sum = 0.0
+    for blk in range(n_blocks):
+        blocks[blk] = block_sum(votes, blk)
+        vote_sum += blocks[blk]
+    return n_blocks, vote_sum
+
+
 @njit(cache=True)
 def deletion(pop, hp, votes, blocks):
-    """While sum(num) > N: roulette on the deletion vote over the whole population.
+    """While sum(num) > N: roulette on the deletion vote over the whole population."""
+    N = int(hp[H_N])
+    while pop.scal[S_TOTAL] > N:
+        f_bar = pop.fsum[0] / pop.scal[S_TOTAL]
+        n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
+        picked = roulette_pick(votes, blocks, n_blocks, pop.scal[S_P], vote_sum)
+        if picked < 0:
+            return
+        remove_micro(pop, picked)
 
-    vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar.
+
+@njit(cache=True, inline="always")
+def touch(sc, i):
+    """Record that rule i's numerosity changed (or that it is new) during the GA phase."""
+    k = sc.del_state[D_N_TOUCHED]
+    if k == sc.touched.shape[0]:
+        sc.del_state[D_VALID] = 0
+        return
+    sc.touched[k] = i
+    sc.del_state[D_N_TOUCHED] = k + 1
+
+
+@njit(cache=True)
+def deletion_ga(pop, hp, sc):
+    """`deletion` with the votes kept up to date between the deletions of one GA phase.
+
+    Within a GA phase F, ms and exp of existing rules do not change; only numerosities change
+    (deletion, merging, subsumption) and children arrive. Fbar moves with the fitness sum, so
+    the votes that depend on it, those of low-fitness rules, are recomputed, from a candidate
+    list of rules within LOW_MARGIN of the threshold. Every vote and block sum equals what
+    `deletion` computes, so the draws are identical; the first deletion of a phase (and any
+    step where Fbar left the margin) recomputes everything.
     """
     N = int(hp[H_N])
     theta_del = hp[H_THETA_DEL]
@@ -301,63 +425,63 @@ def deletion(pop, hp, votes, blocks):
     F = pop.F
     ms = pop.ms
     exp = pop.exp
+    votes = sc.votes
+    blocks = sc.blocks
+    state = sc.del_state
+    cand = sc.cand
+    dirty = sc.dirty
     while scal[S_TOTAL] > N:
         P = scal[S_P]
         f_bar = pop.fsum[0] / scal[S_TOTAL]
         f_low = delta * f_bar
-        # Element-wise and branch-free, so that the compiler vectorizes it; F/num < delta Fbar
-        # is tested as F < delta Fbar num. Rules with num = 0 get vote 0.
-        for i in range(P):
-            n_i = float(num[i])
-            vote = ms[i] * n_i
-            low = (exp[i] > theta_del) & (F[i] < f_low * n_i)
-            votes[i] = vote * (f_bar * n_i / F[i]) if low else vote
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
-        votes[P:n_blocks * VOTE_BLOCK] = 0.0
-        vote_sum = 0.0
-        for blk in range(n_blocks):
-            base = blk * VOTE_BLOCK
-            # Four independent partial sums instead of one serial chain of additions.
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for i in range(base, base + VOTE_BLOCK, 4):
-                s0 += votes[i]
-                s1 += votes[i + 1]
-                s2 += votes[i + 2]
-                s3 += votes[i + 3]
-            block_sum = (s0 + s1) + (s2 + s3)
-            blocks[blk] = block_sum
-            vote_sum += block_sum
-        choice = np.random.random() * vote_sum
-        picked = -1
-        acc = 0.0
-        for blk in range(n_blocks):
-            if acc + blocks[blk] > choice:
-                base = blk * VOTE_BLOCK
-                for i in range(base, min(base + VOTE_BLOCK, P)):
-                    if votes[i] > 0.0:
-                        acc += votes[i]
-                        picked = i
-                        if acc > choice:
-                            break
-                break
-            acc += blocks[blk]
-        if picked < 0:
-            # Rounding left choice at the very top: take the last rule with a vote.
-            for i in range(P - 1, -1, -1):
-                if votes[i] > 0.0:
-                    picked = i
-                    break
+        if state[D_VALID] == 0 or f_bar > sc.del_ref[0] * (1.0 + LOW_MARGIN):
+            n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
+            watch = f_low * (1.0 + LOW_MARGIN)
+            n_cand = 0
+            for i in range(P):
+                if exp[i] > theta_del and F[i] < watch * num[i]:
+                    cand[n_cand] = i
+                    n_cand += 1
+            state[D_N_CAND] = n_cand
+            state[D_ZEROED] = n_blocks * VOTE_BLOCK
+            sc.del_ref[0] = f_bar
+            state[D_VALID] = 1
+        else:
+            if n_blocks * VOTE_BLOCK > state[D_ZEROED]:
+                # Blocks new since the full pass: clear what the last full pass left there.
+                votes[state[D_ZEROED]:n_blocks * VOTE_BLOCK] = 0.0
+                for blk in range(state[D_ZEROED] // VOTE_BLOCK, n_blocks):
+                    dirty[blk] = 1
+                state[D_ZEROED] = n_blocks * VOTE_BLOCK
+            watch = delta * sc.del_ref[0] * (1.0 + LOW_MARGIN)
+            n_cand = state[D_N_CAND]
+            for k in range(state[D_N_TOUCHED]):
+                i = sc.touched[k]
+                votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+                dirty[i // VOTE_BLOCK] = 1
+                if exp[i] > theta_del and F[i] < watch * num[i]:
+                    cand[n_cand] = i
+                    n_cand += 1
+            state[D_N_CAND] = n_cand
+            for k in range(n_cand):
+                i = cand[k]
+                vote = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+                if vote != votes[i]:
+                    votes[i] = vote
+                    dirty[i // VOTE_BLOCK] = 1
+            vote_sum = 0.0
+            for blk in range(n_blocks):
+                if dirty[blk]:
+                    blocks[blk] = block_sum(votes, blk)
+                    dirty[blk] = 0
+                vote_sum += blocks[blk]
+        state[D_N_TOUCHED] = 0
+        picked = roulette_pick(votes, blocks, n_blocks, P, vote_sum)
         if picked < 0:
             return
-        num[picked] -= 1
-        scal[S_TOTAL] -= 1
-        scal[S_DELETIONS] += 1
-        if num[picked] == 0:
-            scal[S_DEATHS] += 1
-            pop.fsum[0] -= F[picked]
+        remove_micro(pop, picked)
+        touch(sc, picked)
 
 
 @njit(cache=True, inline="always")
@@ -594,7 +718,7 @@ def insert_child(pop, sc, c, p1, p2):
     if j >= 0:
         pop.num[j] += 1
         pop.scal[S_TOTAL] += 1
-        return
+        return j
     i = pop.scal[S_P]
     pop.scal[S_P] = i + 1
     for d in range(sc.ca.shape[1]):
@@ -615,11 +739,22 @@ def insert_child(pop, sc, c, p1, p2):
     pop.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.F[i]
+    return i
+
+
+@njit(cache=True)
+def begin_ga_phase(sc):
+    """F, ms and exp have just changed (update phase): deletion votes must be recomputed."""
+    sc.del_state[D_VALID] = 0
+    sc.del_state[D_N_TOUCHED] = 0
 
 
 @njit(cache=True)
 def run_ga(pop, members, start, stop, clip, hp, sc):
-    """GA of SPEC section 3 on one match set (training only), when `ga_due` says so."""
+    """GA of SPEC section 3 on one match set (training only), when `ga_due` says so.
+
+    Call `begin_ga_phase` once before the GA runs of an iteration.
+    """
     t = pop.scal[S_T]
     ts = pop.ts
     for k in range(start, stop):
@@ -646,10 +781,12 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
         if do_sub and subsumes(pop, p1, sc, c, hp):
             pop.num[p1] += 1
             pop.scal[S_TOTAL] += 1
+            touch(sc, p1)
         elif do_sub and subsumes(pop, p2, sc, c, hp):
             pop.num[p2] += 1
             pop.scal[S_TOTAL] += 1
+            touch(sc, p2)
         else:
-            insert_child(pop, sc, c, p1, p2)
+            touch(sc, insert_child(pop, sc, c, p1, p2))
         # The second child is still in scratch here, so deletion cannot pick it.
-        deletion(pop, hp, sc.votes, sc.blocks)
+        deletion_ga(pop, hp, sc)

@@ -15,7 +15,7 @@ from numba import njit
 
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
-    S_DEATHS, S_P, S_T, accuracy, adam_step2, append_rule, compact, covering_weights, deletion,
+    S_DEATHS, S_P, S_T, accuracy, adam_step2, append_rule, begin_ga_phase, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
 )
 
@@ -254,6 +254,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
     t = scal[S_T]
     theta_ga = hp[H_THETA_GA]
+    begin_ga_phase(sc)
     for s in range(s_in, s_all):
         st = start[s]
         if ga_due(num, ts, members, st, st + count[s], t, theta_ga):

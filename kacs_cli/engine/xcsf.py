@@ -7,7 +7,7 @@ from numba import njit
 
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_P, S_T, adam_step,
-    append_rule, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
+    append_rule, begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
     refresh_fitness_sum,
     run_ga, set_bounds, set_numerosity, update_fitness,
 )
@@ -95,6 +95,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
     refresh_fitness_sum(pop)
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
+        begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
     compact(pop)
     pop.scal[S_T] += 1
