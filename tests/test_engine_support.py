@@ -1,0 +1,180 @@
+"""Shared helpers of the engine tests (no tests here): plain-numpy references written from
+SPEC, hand-built populations, and thin adapters to the compiled entry points.
+
+The adapters keep the tests independent of the engine's internal memory layout (e.g. lo/hi
+stored rule-major [capacity, D] or dimension-major [D, capacity]) and of extra work buffers
+that a compiled function may take, so that an optimization of the engine does not break a
+test that checks behaviour.
+"""
+
+import inspect
+
+import numpy as np
+
+from kacs_cli.engine import core, kacs, xcsf
+from kacs_cli.engine.core import S_P, S_T, S_TOTAL
+
+FIELDS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
+          "exp", "num", "ts", "sub")
+
+
+# ------------------------------------------------------------------------------------------
+# Layout adapters
+# ------------------------------------------------------------------------------------------
+
+def bounds_view(pop, name):
+    """pop.lo or pop.hi as a writable [capacity, D] view, whatever the stored layout."""
+    arr = getattr(pop, name)
+    capacity, D = pop.a.shape
+    if arr.shape == (capacity, D):
+        return arr
+    assert arr.shape == (D, capacity), f"unexpected {name} shape {arr.shape}"
+    return arr.T
+
+
+def rule_view(pop, name):
+    return bounds_view(pop, name) if name in ("lo", "hi") else getattr(pop, name)
+
+
+def snapshot(pop, P=None):
+    """Copies of every per-rule array over slots 0..P-1, lo/hi as [P, D]."""
+    P = int(pop.scal[S_P]) if P is None else P
+    return {f: np.array(rule_view(pop, f)[:P]) for f in FIELDS}
+
+
+def _call(fn, values):
+    names = list(inspect.signature(fn.py_func).parameters)
+    missing = [nm for nm in names if nm not in values]
+    assert not missing, f"{fn.__name__} takes arguments the tests do not know: {missing}"
+    return fn(*[values[nm] for nm in names])
+
+
+def model_values(model, x=None, y=None):
+    return {"pop": model.pop, "wk": model.work, "members": model.members,
+            "flags": getattr(model, "match_flags", None), "x": x, "y": y, "n": model.n,
+            "hp": model.hp, "sc": model.scratch}
+
+
+def kacs_step(model, x, y):
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return _call(kacs.train_step, model_values(model, x, float(y)))
+
+
+def xcsf_step(model, x, y):
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return _call(xcsf.train_step, model_values(model, x, float(y)))
+
+
+def insert_child(pop, sc, c, parents=(0, 0)):
+    """core.insert_child; `parents` is passed where the engine takes the GA parents as a hint
+    of where an identical rule may sit (the result must not depend on it)."""
+    values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1]}
+    return _call(core.insert_child, values)
+
+
+def step(model, x, y):
+    return kacs_step(model, x, y) if model.is_kacs else xcsf_step(model, x, y)
+
+
+# ------------------------------------------------------------------------------------------
+# Hand-built populations
+# ------------------------------------------------------------------------------------------
+
+def put_rule(pop, i, a, b, w, F, *, sub=0, num=1, exp=0, eps=0.0, kappa=1.0, ms=1.0, ts=0,
+             m=None, v=None, beta1=0.9, beta2=0.999):
+    """Write rule i. a, b: stored bounds (scalars for KACS, length-D for XCSF)."""
+    a = np.atleast_1d(np.asarray(a, dtype=float))
+    b = np.atleast_1d(np.asarray(b, dtype=float))
+    pop.a[i] = a
+    pop.b[i] = b
+    bounds_view(pop, "lo")[i] = np.minimum(a, b)
+    bounds_view(pop, "hi")[i] = np.maximum(a, b)
+    pop.w[i] = w
+    pop.m[i] = 0.0 if m is None else m
+    pop.v[i] = 0.0 if v is None else v
+    pop.F[i] = F
+    pop.eps[i] = eps
+    pop.kappa[i] = kappa
+    pop.ms[i] = ms
+    pop.exp[i] = exp
+    # Running beta^t of the rule-local Adam step count (= number of updates so far).
+    pop.b1t[i] = beta1 ** exp
+    pop.b2t[i] = beta2 ** exp
+    pop.num[i] = num
+    pop.ts[i] = ts
+    pop.sub[i] = sub
+
+
+def finish(pop, P, t=0):
+    """Declare slots 0..P-1 the population: P, total numerosity, t, counters, sum of F."""
+    pop.num[P:] = 0
+    pop.scal[:] = 0
+    pop.scal[S_P] = P
+    pop.scal[S_TOTAL] = int(pop.num[:P].sum())
+    pop.scal[S_T] = t
+    core.refresh_fitness_sum(pop)
+
+
+def canonical(snap):
+    """The rules of a snapshot in a layout-free order (by submodel, then stored bounds), for
+    comparing populations whose slot order may differ."""
+    keys = [snap["b"][:, d] for d in reversed(range(snap["b"].shape[1]))]
+    keys += [snap["a"][:, d] for d in reversed(range(snap["a"].shape[1]))]
+    order = np.lexsort(keys + [snap["sub"]])
+    return {f: v[order] for f, v in snap.items()}
+
+
+def restore(pop, snap, scal, fsum):
+    P = len(snap["F"])
+    for f in FIELDS:
+        rule_view(pop, f)[:P] = snap[f]
+    pop.scal[:] = scal
+    pop.fsum[:] = fsum
+
+
+# ------------------------------------------------------------------------------------------
+# Plain-numpy references (SPEC sections 3, 4, 5)
+# ------------------------------------------------------------------------------------------
+
+def np_accuracy(eps, e0=0.01, alpha=1.0, nu=1.0):
+    eps = np.asarray(eps, dtype=float)
+    return np.where(eps < e0, 1.0, alpha * (np.maximum(eps, 1e-300) / e0) ** (-nu))
+
+
+def np_kacs_forward(lo, hi, w, F, sub, x, n):
+    """KACS two-stage prediction for one input; empty match sets contribute 0.
+
+    lo, hi: [P] interval bounds; w: [P, 2]; F: [P]; sub: [P]. Returns psihat [2n+1, n],
+    zhat [2n+1], phihat [2n+1], yhat.
+    """
+    nq = 2 * n + 1
+    s_in = n * nq
+    psi = np.zeros((nq, n))
+    for q in range(nq):
+        for p in range(n):
+            mk = (sub == q * n + p) & (lo <= x[p]) & (x[p] <= hi)
+            if mk.any():
+                psi[q, p] = np.sum(F[mk] * (w[mk, 0] + w[mk, 1] * x[p])) / np.sum(F[mk])
+    z = psi.sum(axis=1)
+    phi = np.zeros(nq)
+    for q in range(nq):
+        mk = (sub == s_in + q) & (lo <= z[q]) & (z[q] <= hi)
+        if mk.any():
+            phi[q] = np.sum(F[mk] * (w[mk, 0] + w[mk, 1] * z[q])) / np.sum(F[mk])
+    return psi, z, phi, phi.sum()
+
+
+def np_xcsf_rule_predictions(lo, hi, w, x):
+    """Match mask and P(x) = w . (1, x - lo) of every rule; lo, hi: [P, n]."""
+    match = np.all((lo <= x) & (x <= hi), axis=1)
+    pred = w[:, 0] + np.sum(w[:, 1:] * (x - lo), axis=1)
+    return match, pred
+
+
+def np_xcsf_predict(lo, hi, w, F, X):
+    out = np.zeros(X.shape[0])
+    for r, x in enumerate(X):
+        match, pred = np_xcsf_rule_predictions(lo, hi, w, x)
+        if match.any():
+            out[r] = np.sum(F[match] * pred[match]) / np.sum(F[match])
+    return out
