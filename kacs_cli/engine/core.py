@@ -352,13 +352,14 @@ def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
 
 
 @njit(cache=True, inline="always")
-def remove_micro(pop, picked):
-    pop.num[picked] -= 1
-    pop.scal[S_TOTAL] -= 1
-    pop.scal[S_DELETIONS] += 1
-    if pop.num[picked] == 0:
-        pop.scal[S_DEATHS] += 1
-        pop.fsum[0] -= pop.F[picked]
+def remove_micro(num, scal, fsum, F, picked):
+    # Arrays, not the Population: numba reference-counts every array taken from a tuple.
+    num[picked] -= 1
+    scal[S_TOTAL] -= 1
+    scal[S_DELETIONS] += 1
+    if num[picked] == 0:
+        scal[S_DEATHS] += 1
+        fsum[0] -= F[picked]
 
 
 @njit(cache=True)
@@ -386,24 +387,28 @@ def all_votes(pop, hp, votes, blocks, f_bar):
 def deletion(pop, hp, votes, blocks):
     """While sum(num) > N: roulette on the deletion vote over the whole population."""
     N = int(hp[H_N])
-    while pop.scal[S_TOTAL] > N:
-        f_bar = pop.fsum[0] / pop.scal[S_TOTAL]
+    scal = pop.scal
+    fsum = pop.fsum
+    num = pop.num
+    F = pop.F
+    while scal[S_TOTAL] > N:
+        f_bar = fsum[0] / scal[S_TOTAL]
         n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
-        picked = roulette_pick(votes, blocks, n_blocks, pop.scal[S_P], vote_sum)
+        picked = roulette_pick(votes, blocks, n_blocks, scal[S_P], vote_sum)
         if picked < 0:
             return
-        remove_micro(pop, picked)
+        remove_micro(num, scal, fsum, F, picked)
 
 
 @njit(cache=True, inline="always")
-def touch(sc, i):
+def touch(del_state, touched, i):
     """Record that rule i's numerosity changed (or that it is new) during the GA phase."""
-    k = sc.del_state[D_N_TOUCHED]
-    if k == sc.touched.shape[0]:
-        sc.del_state[D_VALID] = 0
+    k = del_state[D_N_TOUCHED]
+    if k == touched.shape[0]:
+        del_state[D_VALID] = 0
         return
-    sc.touched[k] = i
-    sc.del_state[D_N_TOUCHED] = k + 1
+    touched[k] = i
+    del_state[D_N_TOUCHED] = k + 1
 
 
 @njit(cache=True)
@@ -425,17 +430,20 @@ def deletion_ga(pop, hp, sc):
     F = pop.F
     ms = pop.ms
     exp = pop.exp
+    fsum = pop.fsum
     votes = sc.votes
     blocks = sc.blocks
     state = sc.del_state
     cand = sc.cand
     dirty = sc.dirty
+    del_ref = sc.del_ref
+    touched = sc.touched
     while scal[S_TOTAL] > N:
         P = scal[S_P]
-        f_bar = pop.fsum[0] / scal[S_TOTAL]
+        f_bar = fsum[0] / scal[S_TOTAL]
         f_low = delta * f_bar
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
-        if state[D_VALID] == 0 or f_bar > sc.del_ref[0] * (1.0 + LOW_MARGIN):
+        if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
             n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
             watch = f_low * (1.0 + LOW_MARGIN)
             n_cand = 0
@@ -445,7 +453,7 @@ def deletion_ga(pop, hp, sc):
                     n_cand += 1
             state[D_N_CAND] = n_cand
             state[D_ZEROED] = n_blocks * VOTE_BLOCK
-            sc.del_ref[0] = f_bar
+            del_ref[0] = f_bar
             state[D_VALID] = 1
         else:
             if n_blocks * VOTE_BLOCK > state[D_ZEROED]:
@@ -454,10 +462,10 @@ def deletion_ga(pop, hp, sc):
                 for blk in range(state[D_ZEROED] // VOTE_BLOCK, n_blocks):
                     dirty[blk] = 1
                 state[D_ZEROED] = n_blocks * VOTE_BLOCK
-            watch = delta * sc.del_ref[0] * (1.0 + LOW_MARGIN)
+            watch = delta * del_ref[0] * (1.0 + LOW_MARGIN)
             n_cand = state[D_N_CAND]
             for k in range(state[D_N_TOUCHED]):
-                i = sc.touched[k]
+                i = touched[k]
                 votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
                 dirty[i // VOTE_BLOCK] = 1
                 if exp[i] > theta_del and F[i] < watch * num[i]:
@@ -480,8 +488,8 @@ def deletion_ga(pop, hp, sc):
         picked = roulette_pick(votes, blocks, n_blocks, P, vote_sum)
         if picked < 0:
             return
-        remove_micro(pop, picked)
-        touch(sc, picked)
+        remove_micro(num, scal, fsum, F, picked)
+        touch(state, touched, picked)
 
 
 @njit(cache=True, inline="always")
@@ -781,12 +789,12 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
         if do_sub and subsumes(pop, p1, sc, c, hp):
             pop.num[p1] += 1
             pop.scal[S_TOTAL] += 1
-            touch(sc, p1)
+            touch(sc.del_state, sc.touched, p1)
         elif do_sub and subsumes(pop, p2, sc, c, hp):
             pop.num[p2] += 1
             pop.scal[S_TOTAL] += 1
-            touch(sc, p2)
+            touch(sc.del_state, sc.touched, p2)
         else:
-            touch(sc, insert_child(pop, sc, c, p1, p2))
+            touch(sc.del_state, sc.touched, insert_child(pop, sc, c, p1, p2))
         # The second child is still in scratch here, so deletion cannot pick it.
         deletion_ga(pop, hp, sc)
