@@ -288,11 +288,11 @@ def _scan(path: Path, raw: bytes) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64)
 
 
-def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """Load a headerless numeric CSV: every column but the last is an input, the last the target.
+def read_matrix(path: str | Path) -> np.ndarray:
+    """Any headerless comma-separated numeric file as a float64 matrix (rows x columns).
 
-    Returns (X, y) as float64 C-contiguous arrays (rows x n, rows). CRLF or LF line endings.
-    Anything unusable is a UserError naming the file (and line:column where it applies).
+    CRLF or LF line endings. A missing or unreadable file, a non-numeric or missing cell, or
+    a ragged row is a UserError naming the file (and line:column where it applies).
     """
     path = Path(path).expanduser()
     if not path.exists():
@@ -306,15 +306,25 @@ def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raw = path.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
-
     data = _fast_parse(raw)
     if data is None:
         data = _scan(path, raw)
-    rows = data.shape[0]
-    if rows == 0:
+    if data.shape[0] == 0:
         raise UserError(
             f"{path}: the file holds no data; expected headerless comma-separated numbers, target last"
         )
+    return np.ascontiguousarray(data, dtype=np.float64)
+
+
+def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Load a headerless numeric CSV: every column but the last is an input, the last the target.
+
+    Returns (X, y) as float64 C-contiguous arrays (rows x n, rows). CRLF or LF line endings.
+    Anything unusable is a UserError naming the file (and line:column where it applies).
+    """
+    path = Path(path).expanduser()
+    data = read_matrix(path)
+    rows = data.shape[0]
     if data.shape[1] < MIN_COLUMNS:
         raise UserError(
             f"{path}: found {data.shape[1]} column; a dataset needs at least one input column "

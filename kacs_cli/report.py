@@ -474,28 +474,31 @@ def _cell_stats(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -
     return pd.DataFrame.from_records(records)
 
 
+def _across_record(metric: str, part: pd.DataFrame, symbols: Sequence[str]) -> dict:
+    """Average ranks, +/-/~ counts and the across-benchmark Wilcoxon test of one metric."""
+    means = part[["xcsf_mean", "kacs_mean"]].rename(columns={"xcsf_mean": "xcsf", "kacs_mean": "kacs"})
+    ranks = stats.average_ranks(means)
+    complete = means.dropna()
+    test = stats.across_benchmark_test(complete["xcsf"], complete["kacs"])
+    counts = stats.count_symbols(list(symbols))
+    return {
+        "metric": metric,
+        "xcsf_avg_rank": float(ranks["xcsf"]),
+        "kacs_avg_rank": float(ranks["kacs"]),
+        "plus": counts["+"],
+        "minus": counts["-"],
+        "tie": counts["~"],
+        "across_p": test.p,
+        "significant": test.significant,
+        "n_benchmarks": test.n_benchmarks,
+    }
+
+
 def _across(cell_stats: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
     records = []
     for metric in metrics:
         part = cell_stats[cell_stats["metric"] == metric]
-        means = part[["xcsf_mean", "kacs_mean"]].rename(columns={"xcsf_mean": "xcsf", "kacs_mean": "kacs"})
-        ranks = stats.average_ranks(means)
-        complete = means.dropna()
-        test = stats.across_benchmark_test(complete["xcsf"], complete["kacs"])
-        counts = stats.count_symbols(list(part["symbol"]))
-        records.append(
-            {
-                "metric": metric,
-                "xcsf_avg_rank": float(ranks["xcsf"]),
-                "kacs_avg_rank": float(ranks["kacs"]),
-                "plus": counts["+"],
-                "minus": counts["-"],
-                "tie": counts["~"],
-                "across_p": test.p,
-                "significant": test.significant,
-                "n_benchmarks": test.n_benchmarks,
-            }
-        )
+        records.append(_across_record(metric, part, part["symbol"]))
     return pd.DataFrame.from_records(records)
 
 
@@ -640,23 +643,8 @@ def _published_across() -> pd.DataFrame:
     records = []
     for metric in PAPER_METRICS:
         part = table[table["metric"] == metric]
-        means = part[["xcsf_mean", "kacs_mean"]].rename(columns={"xcsf_mean": "xcsf", "kacs_mean": "kacs"})
-        ranks = stats.average_ranks(means)
-        test = stats.across_benchmark_test(means["xcsf"], means["kacs"])
         symbols = [stats.verdict(p, xm - km) for p, xm, km in zip(part["wilcoxon_p"], part["xcsf_mean"], part["kacs_mean"])]
-        counts = stats.count_symbols(symbols)
-        records.append(
-            {
-                "metric": metric,
-                "xcsf_avg_rank": float(ranks["xcsf"]),
-                "kacs_avg_rank": float(ranks["kacs"]),
-                "plus": counts["+"],
-                "minus": counts["-"],
-                "tie": counts["~"],
-                "across_p": test.p,
-                "significant": test.significant,
-            }
-        )
+        records.append(_across_record(metric, part, symbols))
     return pd.DataFrame.from_records(records)
 
 

@@ -13,29 +13,6 @@ from kacs_cli.errors import UserError
 METHODS = ("kacs", "xcsf")
 
 
-def _read_matrix(path: Path):
-    """A headerless numeric CSV as a float matrix (any number of columns, >= 1 row)."""
-    import numpy as np
-
-    from kacs_cli import datasets
-
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise UserError(f"data file not found: {path} (looked at {path.absolute()})")
-    if path.is_dir():
-        raise UserError(f"{path} is a directory, not a CSV file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    data = datasets._fast_parse(raw)
-    if data is None:
-        data = datasets._scan(path, raw)
-    if data.size == 0:
-        raise UserError(f"{path}: the file holds no data; expected headerless comma-separated numbers")
-    return np.ascontiguousarray(data, dtype=np.float64)
-
-
 def _load_estimator(path: Path):
     from kacs_cli import persistence
 
@@ -87,7 +64,9 @@ def _predict(model_path, data, out):
 
     est = _load_estimator(model_path)
     n = est.n_features_in_
-    M = _read_matrix(data)
+    from kacs_cli.datasets import read_matrix
+
+    M = read_matrix(data)
     if M.shape[1] == n:
         X, y = M, None
     elif M.shape[1] == n + 1:
