@@ -72,6 +72,22 @@ def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
 
 
 @njit(cache=True, inline="always")
+def _collect_matches(sub, lo0, hi0, P, values, sub_input, lo_sub, hi_sub, match):
+    """Rules of submodels lo_sub..hi_sub-1 whose interval contains their input, in order.
+
+    `values` holds the stage's inputs (x for the inner stage, zhat for the outer one).
+    Branch-free: every rule is written, and the count advances only on a match.
+    """
+    n_match = 0
+    for i in range(P):
+        s = sub[i]
+        z = values[sub_input[s]] if lo_sub <= s and s < hi_sub else -np.inf
+        match[n_match] = i
+        n_match += (lo0[i] <= z) & (z <= hi0[i])
+    return n_match
+
+
+@njit(cache=True, inline="always")
 def _drop_deleted(num, members, start, count, s):
     """Rules deleted by an earlier covering in this iteration are not part of a later set."""
     st = start[s]
@@ -163,12 +179,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     deaths_before = scal[S_DEATHS]
 
     # Stage 1: inner match sets, one branch-free pass over the population.
-    n_match = 0
-    for i in range(P):
-        s = sub[i]
-        z = x[sub_input[s]] if s < s_in else -np.inf
-        match[n_match] = i
-        n_match += (lo0[i] <= z) & (z <= hi0[i])
+    n_match = _collect_matches(sub, lo0, hi0, P, x, sub_input, 0, s_in, match)
     _bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
     for q in range(n_q):
         zq = 0.0
@@ -186,12 +197,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         zhat[q] = zq
 
     # Stage 2: outer match sets on the channel sums.
-    n_match = 0
-    for i in range(P):
-        s = sub[i]
-        z = zhat[sub_input[s]] if s >= s_in else -np.inf
-        match[n_match] = i
-        n_match += (lo0[i] <= z) & (z <= hi0[i])
+    n_match = _collect_matches(sub, lo0, hi0, P, zhat, sub_input, s_in, s_all, match)
     outer_pos = start[s_in - 1] + count[s_in - 1] + 1
     _bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
     y_hat = 0.0
