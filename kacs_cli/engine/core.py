@@ -250,8 +250,11 @@ def append_rule(pop, sub, t, hp):
     """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
     i = pop.scal[S_P]
     pop.scal[S_P] = i + 1
-    pop.m[i, :] = 0.0
-    pop.v[i, :] = 0.0
+    m = pop.m
+    v = pop.v
+    for j in range(m.shape[1]):
+        m[i, j] = 0.0
+        v[i, j] = 0.0
     pop.F[i] = hp[H_F_I]
     pop.eps[i] = 0.0
     pop.kappa[i] = 1.0
@@ -274,7 +277,9 @@ def covering_weights(pop, i, hp):
             pop.w[i, j] = 2.0 * np.random.random() - 1.0
     else:
         value = 2.0 * np.random.random() - 1.0
-        pop.w[i, :] = value
+        w = pop.w
+        for j in range(w.shape[1]):
+            w[i, j] = value
 
 
 @njit(cache=True)
@@ -375,7 +380,8 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     for i in range(P):
         votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
     n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
-    votes[P:n_blocks * VOTE_BLOCK] = 0.0
+    for i in range(P, n_blocks * VOTE_BLOCK):
+        votes[i] = 0.0
     vote_sum = 0.0
     for blk in range(n_blocks):
         blocks[blk] = block_sum(votes, blk)
@@ -494,13 +500,16 @@ def deletion_ga(pop, hp, sc):
 
 @njit(cache=True, inline="always")
 def copy_rule(src, i, dst, j):
-    dst.a[j, :] = src.a[i, :]
-    dst.b[j, :] = src.b[i, :]
-    dst.lo[:, j] = src.lo[:, i]
-    dst.hi[:, j] = src.hi[:, i]
-    dst.w[j, :] = src.w[i, :]
-    dst.m[j, :] = src.m[i, :]
-    dst.v[j, :] = src.v[i, :]
+    # Element loops rather than slice assignments: no temporary views on the hot path.
+    for d in range(src.a.shape[1]):
+        dst.a[j, d] = src.a[i, d]
+        dst.b[j, d] = src.b[i, d]
+        dst.lo[d, j] = src.lo[d, i]
+        dst.hi[d, j] = src.hi[d, i]
+    for k in range(src.w.shape[1]):
+        dst.w[j, k] = src.w[i, k]
+        dst.m[j, k] = src.m[i, k]
+        dst.v[j, k] = src.v[i, k]
     dst.F[j] = src.F[i]
     dst.eps[j] = src.eps[i]
     dst.kappa[j] = src.kappa[i]
@@ -583,11 +592,13 @@ def tournament(pop, members, start, stop, tau):
 
 @njit(cache=True, inline="always")
 def make_child(pop, parent, sc, c):
-    sc.ca[c, :] = pop.a[parent, :]
-    sc.cb[c, :] = pop.b[parent, :]
-    sc.cw[c, :] = pop.w[parent, :]
-    sc.cm[c, :] = pop.m[parent, :]
-    sc.cv[c, :] = pop.v[parent, :]
+    for d in range(sc.ca.shape[1]):
+        sc.ca[c, d] = pop.a[parent, d]
+        sc.cb[c, d] = pop.b[parent, d]
+    for k in range(sc.cw.shape[1]):
+        sc.cw[c, k] = pop.w[parent, k]
+        sc.cm[c, k] = pop.m[parent, k]
+        sc.cv[c, k] = pop.v[parent, k]
     sc.cf[c, C_F] = pop.F[parent] / pop.num[parent]
     sc.cf[c, C_EPS] = pop.eps[parent]
     sc.cf[c, C_KAPPA] = pop.kappa[parent]
@@ -679,10 +690,9 @@ def find_identical(pop, sc, c):
     psub = pop.sub
     # Most children are new rules: a branch-free (vectorized) count of equal first bounds
     # settles that case before the exact scan.
-    first = pa[:P, 0]
     hits = 0
     for i in range(P):
-        hits += first[i] == a0
+        hits += pa[i, 0] == a0
     if hits == 0:
         return -1
     for i in range(P):
@@ -731,9 +741,10 @@ def insert_child(pop, sc, c, p1, p2):
     pop.scal[S_P] = i + 1
     for d in range(sc.ca.shape[1]):
         set_bounds(pop, i, d, sc.ca[c, d], sc.cb[c, d])
-    pop.w[i, :] = sc.cw[c, :]
-    pop.m[i, :] = sc.cm[c, :]
-    pop.v[i, :] = sc.cv[c, :]
+    for k in range(sc.cw.shape[1]):
+        pop.w[i, k] = sc.cw[c, k]
+        pop.m[i, k] = sc.cm[c, k]
+        pop.v[i, k] = sc.cv[c, k]
     pop.F[i] = sc.cf[c, C_F]
     pop.eps[i] = sc.cf[c, C_EPS]
     pop.kappa[i] = sc.cf[c, C_KAPPA]
