@@ -49,7 +49,7 @@ def new_work(capacity: int, n: int) -> Work:
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
     """Counting sort of the matched rules by submodel into members[pos:].
 
@@ -71,7 +71,7 @@ def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
         count[s] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _collect_matches(sub, lo0, hi0, P, values, sub_input, lo_sub, hi_sub, match):
     """Rules of submodels lo_sub..hi_sub-1 whose interval contains their input, in order.
 
@@ -87,7 +87,7 @@ def _collect_matches(sub, lo0, hi0, P, values, sub_input, lo_sub, hi_sub, match)
     return n_match
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _drop_deleted(num, members, start, count, s):
     """Rules deleted by an earlier covering in this iteration are not part of a later set."""
     st = start[s]
@@ -100,7 +100,7 @@ def _drop_deleted(num, members, start, count, s):
     count[s] = kept
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
@@ -121,7 +121,7 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     wk.count[s] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _weighted_mean(F, w, members, st, stop, z):
     """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, and the mean slope."""
     sum_f = 0.0
@@ -138,7 +138,7 @@ def _weighted_mean(F, w, members, st, stop, z):
     return sum_fp / sum_f, sum_f, sum_fw1 / sum_f
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def train_step(pop, wk, x, y, n, hp, sc):
     """One KACS training iteration on sample (x, y): predict, backpropagate, GA."""
     n_q = 2 * n + 1

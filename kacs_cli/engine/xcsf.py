@@ -13,7 +13,7 @@ from kacs_cli.engine.core import (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _match_set(lo, hi, P, x, flags, members):
     """Indices of the rules whose hyperrectangle contains x, in population order.
 
@@ -35,7 +35,7 @@ def _match_set(lo, hi, P, x, flags, members):
     return count
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _rule_prediction(w, lo, i, x):
     """P(x) = w . (1, x_1 - l_1, ..., x_n - l_n): inputs offset by the rule's lower corner."""
     out = w[i, 0]
@@ -44,7 +44,7 @@ def _rule_prediction(w, lo, i, x):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def train_step(pop, members, flags, x, y, hp, sc):
     """One XCSF training iteration on sample (x, y). Returns the match-set size."""
     P = pop.scal[S_P]
