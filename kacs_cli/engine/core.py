@@ -212,14 +212,16 @@ def set_numerosity(num, members, start, stop):
 def ga_due(num, ts, members, start, stop, t, theta_ga):
     """The GA runs on a set when its numerosity-weighted mean time stamp is old enough."""
     sum_num = 0
-    sum_ts = 0.0
+    sum_ts = 0
     for k in range(start, stop):
         i = members[k]
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
     if sum_num == 0:
         return False
-    return t - sum_ts / sum_num > theta_ga
+    # t - sum_ts / sum_num > theta_GA, multiplied out: integers are exact, and the mean of
+    # whole time stamps is a multiple of 1/sum_num, far from any rounding error.
+    return t * sum_num - sum_ts > theta_ga * sum_num
 
 
 @njit(cache=True, _nrt=False, inline="always")
