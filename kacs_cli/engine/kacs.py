@@ -275,9 +275,17 @@ def train_step(pop, wk, x, y, n, hp, sc):
     return y_hat
 
 
+# Rows predicted together: bounds the (submodels x rows) accumulators at a few MiB.
+PREDICT_CHUNK = 1024
+
+
 @njit(cache=True)
 def predict_components(pop, X, n, psihat, zhat, phihat):
-    """Prediction without learning: empty match sets contribute 0. Fills the components."""
+    """Prediction without learning: empty match sets contribute 0. Fills the components.
+
+    Rule by rule over a chunk of rows, so that the inner loop runs over contiguous rows and
+    vectorizes; each (submodel, row) sum still adds its rules in population order.
+    """
     n_q = 2 * n + 1
     s_in = n * n_q
     s_all = s_in + n_q
@@ -289,43 +297,58 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     sub = pop.sub
     sub_input = submodel_input_table(n)
     rows = X.shape[0]
-    sum_f = np.zeros(s_all)
-    sum_fp = np.zeros(s_all)
     y_hat = np.zeros(rows)
-    for r in range(rows):
-        sum_f[:] = 0.0
-        sum_fp[:] = 0.0
+    chunk = max(1, min(rows, PREDICT_CHUNK))
+    columns = np.empty((n, chunk))
+    channel = np.empty((n_q, chunk))
+    sum_f = np.empty((s_all, chunk))
+    sum_fp = np.empty((s_all, chunk))
+    for r0 in range(0, rows, chunk):
+        m = min(chunk, rows - r0)
+        for p in range(n):
+            for r in range(m):
+                columns[p, r] = X[r0 + r, p]
+        sum_f[:, :m] = 0.0
+        sum_fp[:, :m] = 0.0
         # Branch-free: a non-matching rule adds zero to its submodel's sums.
         for i in range(P):
             s = sub[i]
             if s < s_in:
-                z = X[r, sub_input[s]]
-                f = F[i] * ((lo0[i] <= z) & (z <= hi0[i]))
-                sum_f[s] += f
-                sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
-        for q in range(n_q):
-            zq = 0.0
-            for p in range(n):
-                s = q * n + p
-                psi = sum_fp[s] / sum_f[s] if sum_f[s] > 0.0 else 0.0
-                psihat[r, s] = psi
-                zq += psi
-            zhat[r, q] = zq
+                _accumulate(sum_f[s], sum_fp[s], columns[sub_input[s]], m,
+                            F[i], lo0[i], hi0[i], w[i, 0], w[i, 1])
+        for r in range(m):
+            for q in range(n_q):
+                zq = 0.0
+                for p in range(n):
+                    s = q * n + p
+                    psi = sum_fp[s, r] / sum_f[s, r] if sum_f[s, r] > 0.0 else 0.0
+                    psihat[r0 + r, s] = psi
+                    zq += psi
+                zhat[r0 + r, q] = zq
+                channel[q, r] = zq
         for i in range(P):
             s = sub[i]
             if s >= s_in:
-                z = zhat[r, sub_input[s]]
-                f = F[i] * ((lo0[i] <= z) & (z <= hi0[i]))
-                sum_f[s] += f
-                sum_fp[s] += f * (w[i, 0] + w[i, 1] * z)
-        total = 0.0
-        for q in range(n_q):
-            s = s_in + q
-            phi = sum_fp[s] / sum_f[s] if sum_f[s] > 0.0 else 0.0
-            phihat[r, q] = phi
-            total += phi
-        y_hat[r] = total
+                _accumulate(sum_f[s], sum_fp[s], channel[sub_input[s]], m,
+                            F[i], lo0[i], hi0[i], w[i, 0], w[i, 1])
+        for r in range(m):
+            total = 0.0
+            for q in range(n_q):
+                s = s_in + q
+                phi = sum_fp[s, r] / sum_f[s, r] if sum_f[s, r] > 0.0 else 0.0
+                phihat[r0 + r, q] = phi
+                total += phi
+            y_hat[r0 + r] = total
     return y_hat
+
+
+@njit(cache=True, inline="always")
+def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
+    """Add one rule's fitness and fitness-weighted prediction to its submodel, row by row."""
+    for r in range(m):
+        fm = f * ((lo <= z[r]) & (z[r] <= hi))
+        sum_f[r] += fm
+        sum_fp[r] += fm * (w0 + w1 * z[r])
 
 
 @njit(cache=True)
