@@ -15,7 +15,7 @@ from numba import njit
 
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
-    S_DEATHS, S_P, S_T, accuracy, adam_step2, append_rule, begin_ga_phase, compact, covering_weights, deletion,
+    S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_step2, append_rule, begin_ga_phase, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
 )
 
@@ -23,7 +23,7 @@ from kacs_cli.engine.core import (
 Work = namedtuple(
     "Work",
     ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
-     "sub_input"],
+     "set_num", "sub_input"],
 )
 
 
@@ -45,6 +45,7 @@ def new_work(capacity: int, n: int) -> Work:
         phihat=np.zeros(2 * n + 1),
         slope=np.zeros(2 * n + 1),
         sum_f=np.zeros(s_all),
+        set_num=np.zeros(s_all, np.int64),
         sub_input=submodel_input_table(n),
     )
 
@@ -122,20 +123,23 @@ def _cover(pop, wk, s, z, inner, hp, sc):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _weighted_mean(F, w, members, st, stop, z):
-    """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, and the mean slope."""
+def _weighted_mean(F, w, num, members, st, stop, z):
+    """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, the mean slope, and
+    the set's numerosity."""
     sum_f = 0.0
     sum_fp = 0.0
     sum_fw1 = 0.0
+    sum_num = 0
     for k in range(st, stop):
         i = members[k]
         f = F[i]
         sum_f += f
         sum_fp += f * (w[i, 0] + w[i, 1] * z)
         sum_fw1 += f * w[i, 1]
+        sum_num += num[i]
     if sum_f <= 0.0:
-        return 0.0, sum_f, 0.0
-    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f
+        return 0.0, sum_f, 0.0, sum_num
+    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num
 
 
 @njit(cache=True, _nrt=False)
@@ -170,6 +174,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     phihat = wk.phihat
     slope = wk.slope
     set_sum_f = wk.sum_f
+    set_num = wk.set_num
 
     sub_input = wk.sub_input
     lo0 = lo[0]
@@ -177,6 +182,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
 
     P = scal[S_P]
     deaths_before = scal[S_DEATHS]
+    deletions_before = scal[S_DELETIONS]
 
     # Stage 1: inner match sets, one branch-free pass over the population.
     n_match = _collect_matches(sub, lo0, hi0, P, x, sub_input, 0, s_in, match)
@@ -190,9 +196,10 @@ def train_step(pop, wk, x, y, n, hp, sc):
             if count[s] == 0:
                 _cover(pop, wk, s, x[p], True, hp, sc)
             st = start[s]
-            psi, sum_f, _ = _weighted_mean(F, w, members, st, st + count[s], x[p])
+            psi, sum_f, _, sum_num = _weighted_mean(F, w, num, members, st, st + count[s], x[p])
             psihat[s] = psi
             set_sum_f[s] = sum_f
+            set_num[s] = sum_num
             zq += psi
         zhat[q] = zq
 
@@ -208,9 +215,11 @@ def train_step(pop, wk, x, y, n, hp, sc):
         if count[s] == 0:
             _cover(pop, wk, s, zhat[q], False, hp, sc)
         st = start[s]
-        phi, sum_f, outer_slope = _weighted_mean(F, w, members, st, st + count[s], zhat[q])
+        phi, sum_f, outer_slope, sum_num = _weighted_mean(F, w, num, members, st, st + count[s],
+                                                          zhat[q])
         phihat[q] = phi
         set_sum_f[s] = sum_f
+        set_num[s] = sum_num
         # The outer slope is taken at prediction time: gradients use the weights as predicted.
         slope[q] = outer_slope
         y_hat += phi
@@ -236,7 +245,11 @@ def train_step(pop, wk, x, y, n, hp, sc):
             scale = -err / sum_f
         st = start[s]
         stop = st + count[s]
-        set_num = set_numerosity(num, members, st, stop)
+        # Numerosities change before the update only through covering's deletions.
+        if scal[S_DELETIONS] == deletions_before:
+            sum_num = set_num[s]
+        else:
+            sum_num = set_numerosity(num, members, st, stop)
         # One pass: Adam, experience, error, match-set size and accuracy; then fitness.
         acc_sum = 0.0
         for k in range(st, stop):
@@ -246,7 +259,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
             exp[i] += 1
             e = eps[i] + beta * (abs_err - eps[i])
             eps[i] = e
-            ms[i] += beta * (set_num - ms[i])
+            ms[i] += beta * (sum_num - ms[i])
             kap = accuracy(e, hp)
             kappa[i] = kap
             acc_sum += kap * num[i]
