@@ -316,7 +316,39 @@ def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
         if not (out / CURVE_DIR / f"{task.key}.csv").is_file() or not (out / POPULATION_DIR / f"{task.key}.csv").is_file():
             continue
         found[task.key] = record
+    found.update(_runs_csv_records(out, tasks, found))
     return found
+
+
+def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) -> dict[str, dict]:
+    """Rows of an existing runs.csv whose run records are absent: finished runs all the same.
+
+    runs.csv only ever holds finished runs, and a results folder may be shipped without the
+    per-run records, curves and populations (as results/paper/ is committed). Without this,
+    resuming there would rewrite runs.csv from nothing and redo every run.
+    """
+    path = out / RUNS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError):
+        return {}
+    if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
+        return {}
+    frame["variant"] = frame["variant"].fillna("").astype(str)
+    rows = {
+        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
+        for r in frame[list(RUN_COLUMNS)].to_dict("records")
+    }
+    extra: dict[str, dict] = {}
+    for task in tasks:
+        if task.key in found:
+            continue
+        row = rows.get((task.cell.label, task.method, task.run, task.split_seed, task.seed))
+        if row is not None:
+            extra[task.key] = row
+    return extra
 
 
 def records_frame(config: ExperimentConfig, records: dict[str, dict]) -> pd.DataFrame:

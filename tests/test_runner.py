@@ -109,6 +109,20 @@ def test_second_run_does_nothing_and_resume_redoes_only_what_is_missing(referenc
     assert not list(out.rglob("*.tmp"))
 
 
+def test_a_folder_shipped_with_runs_csv_alone_is_complete(reference, tmp_path):
+    """results/paper/ is committed without run records, curves or populations: resuming
+    there must neither redo the runs nor rewrite runs.csv from nothing."""
+    out = tmp_path / "shipped"
+    shutil.copytree(reference, out)
+    for folder in ("runs", "curves", "populations"):
+        shutil.rmtree(out / folder)
+    before = (out / "runs.csv").read_bytes()
+    result, text = campaign(tiny_config(), out, jobs=1)
+    assert (result.ran, result.already) == (0, 12)
+    assert "Nothing to do" in " ".join(text.split())
+    assert (out / "runs.csv").read_bytes() == before
+
+
 def test_a_different_config_is_refused_unless_force(reference, tmp_path):
     out = tmp_path / "copy"
     shutil.copytree(reference, out)
