@@ -336,7 +336,7 @@ def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) 
         return {}
     if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
         return {}
-    frame["variant"] = frame["variant"].fillna("").astype(str)
+    frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
     rows = {
         (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
         for r in frame[list(RUN_COLUMNS)].to_dict("records")
