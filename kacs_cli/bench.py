@@ -8,7 +8,6 @@ first (inside train_run), so the timings exclude numba's compilation or cache lo
 
 from __future__ import annotations
 
-import os
 import resource
 import time
 from dataclasses import dataclass
@@ -90,8 +89,6 @@ def peak_memory_mib() -> float:
 
 
 def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False) -> dict:
-    # One core, as the goal is stated: BLAS threads would only compete with the engine.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     split = workload()
     timings = {m: time_engine(m, split, iterations) for m in ("kacs", "xcsf")}
     out = {
