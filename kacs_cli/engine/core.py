@@ -365,7 +365,6 @@ def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
 
 @njit(cache=True, _nrt=False, inline="always")
 def remove_micro(num, scal, fsum, F, picked):
-    # Arrays, not the Population: numba reference-counts every array taken from a tuple.
     num[picked] -= 1
     scal[S_TOTAL] -= 1
     scal[S_DELETIONS] += 1
@@ -695,8 +694,8 @@ def find_identical(pop, sc, c):
     pb = pop.b
     num = pop.num
     psub = pop.sub
-    # Most children are new rules: a branch-free (vectorized) count of equal first bounds
-    # settles that case before the exact scan.
+    # A child that is not a copy of a parent is almost always new: a branch-free count of
+    # equal first bounds settles that case before the exact scan.
     hits = 0
     for i in range(P):
         hits += pa[i, 0] == a0

@@ -148,7 +148,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     n_q = 2 * n + 1
     s_in = n * n_q
     s_all = s_in + n_q
-    # Every array is fetched from its tuple once: numba reference-counts each fetch.
+    # The arrays, fetched from their tuples once for the whole iteration.
     lo = pop.lo
     hi = pop.hi
     w = pop.w

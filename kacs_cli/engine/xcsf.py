@@ -49,7 +49,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
     """One XCSF training iteration on sample (x, y). Returns the match-set size."""
     P = pop.scal[S_P]
     n = x.shape[0]
-    # Every array is fetched from its tuple once: numba reference-counts each fetch.
+    # The arrays, fetched from their tuples once for the whole iteration.
     lo = pop.lo
     hi = pop.hi
     w = pop.w
