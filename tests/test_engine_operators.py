@@ -422,7 +422,7 @@ def test_deletion_pick_frequencies_follow_the_votes():
     core.seed_rng(2024)
     for _ in range(draws):
         restore(pop, snap, scal, fsum)
-        core.deletion(pop, model.hp, model.scratch.votes, model.scratch.blocks)
+        core.deletion(pop, model.hp, model.scratch)
         diff = snap["num"] - pop.num[:5]
         assert diff.sum() == 1 and diff.min() == 0
         picked = int(np.argmax(diff))
@@ -443,7 +443,7 @@ def test_deletion_brings_the_budget_back_to_N():
     model = deletion_case(N=4)
     pop = model.pop
     core.seed_rng(1)
-    core.deletion(pop, model.hp, model.scratch.votes, model.scratch.blocks)
+    core.deletion(pop, model.hp, model.scratch)
     assert int(pop.scal[S_TOTAL]) == 4 == int(pop.num[:5].sum())
     assert int(pop.scal[S_DELETIONS]) == 4
     assert np.all(pop.num[:5] >= 0) and pop.num[4] == 0
@@ -452,7 +452,7 @@ def test_deletion_brings_the_budget_back_to_N():
     assert pop.fsum[0] == pytest.approx(pop.F[:5][live].sum(), rel=1e-12)
     # Already within budget: nothing happens.
     before = snapshot(pop)
-    core.deletion(pop, model.hp, model.scratch.votes, model.scratch.blocks)
+    core.deletion(pop, model.hp, model.scratch)
     for f in FIELDS:
         np.testing.assert_array_equal(snapshot(pop)[f], before[f])
 
@@ -472,8 +472,10 @@ def test_compact_drops_dead_rules_and_moves_whole_rules():
     before = snapshot(pop)
     dead = [0, 3, 6]
     pop.num[dead] = 0
+    # As deletion records them: in the order they died.
+    model.scratch.dead[:3] = [6, 0, 3]
     pop.scal[S_DEATHS] = len(dead)
-    core.compact(pop)
+    core.compact(pop, model.scratch.dead)
     P_new = int(pop.scal[S_P])
     assert P_new == 4 and int(pop.scal[S_DEATHS]) == 0
     after = snapshot(pop)
@@ -690,7 +692,7 @@ def test_ga_children_join_one_at_a_time_and_the_budget_holds():
         assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
         assert int(pop.scal[S_DELETIONS]) == 2
         assert np.all(pop.num[:P] >= 0)
-        core.compact(pop)
+        core.compact(pop, model.scratch.dead)
         P = int(pop.scal[S_P])
         assert np.all(pop.num[:P] >= 1) and int(pop.num[:P].sum()) == 10
 

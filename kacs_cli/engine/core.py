@@ -7,10 +7,12 @@ reads contiguous memory and vectorizes),
 K linear weights with Adam moments, the XCS bookkeeping values, and `sub`, its submodel id
 (KACS) or 0 (XCSF).
 
-The per-iteration functions are compiled with `_nrt=False`: they allocate nothing, and
-without numba's reference counting a call that passes the Population (19 arrays) costs
+The per-iteration functions are compiled with `HOT`. `_nrt=False`: they allocate nothing,
+and without numba's reference counting a call that passes the Population (19 arrays) costs
 nothing instead of ~40 atomic increments and decrements; that was a quarter of KACS's time.
-Functions that allocate (prediction, re-sorting, the driver) keep it.
+Functions that allocate (prediction, re-sorting, the driver) keep it. `error_model="numpy"`:
+a division is one instruction rather than a test for a Python ZeroDivisionError first, and
+a loop with divisions can be vectorized; no division on these paths can have a zero divisor.
 
 Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
 end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires
@@ -26,6 +28,9 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.params import Hyperparameters
+
+# Compilation options of the per-iteration functions (see the module docstring).
+HOT = dict(cache=True, _nrt=False, error_model="numpy")
 
 # Indices into the float64 hyperparameter vector passed to the compiled code.
 H_N, H_E0, H_BETA, H_ALPHA, H_NU, H_DELTA, H_M0, H_R0 = 0, 1, 2, 3, 4, 5, 6, 7
@@ -43,11 +48,13 @@ Population = namedtuple(
      "exp", "num", "ts", "sub", "scal", "fsum"],
 )
 
-# Scratch space for the two offspring of a GA event and for deletion votes.
+# Scratch space for the two offspring of a GA event, for deletion votes, for the rules that
+# died in the current iteration (`dead`, S_DEATHS of them) and for the submodels whose
+# numerosities deletion changed during a GA phase (`stale`, one flag per submodel).
 Scratch = namedtuple(
     "Scratch",
     ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad",
-     "del_state", "del_ref", "cand", "touched", "dirty"],
+     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale"],
 )
 # Deletion votes are summed in blocks so that the roulette pick scans blocks, then one block.
 VOTE_BLOCK = 32
@@ -98,7 +105,7 @@ def new_population(capacity: int, D: int, K: int) -> Population:
     )
 
 
-def new_scratch(capacity: int, D: int, K: int) -> Scratch:
+def new_scratch(capacity: int, D: int, K: int, n_sets: int = 1) -> Scratch:
     return Scratch(
         ca=np.zeros((2, D)), cb=np.zeros((2, D)), cw=np.zeros((2, K)), cm=np.zeros((2, K)),
         cv=np.zeros((2, K)), cf=np.zeros((2, 6)), grad=np.zeros(K),
@@ -106,6 +113,7 @@ def new_scratch(capacity: int, D: int, K: int) -> Scratch:
         votes=np.zeros(capacity + VOTE_BLOCK), blocks=np.zeros(capacity // VOTE_BLOCK + 2),
         del_state=np.zeros(4, np.int64), del_ref=np.zeros(1), cand=np.zeros(capacity, np.int64),
         touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
+        dead=np.zeros(capacity, np.int64), stale=np.zeros(n_sets, np.uint8),
     )
 
 
@@ -113,12 +121,12 @@ def new_scratch(capacity: int, D: int, K: int) -> Scratch:
 C_F, C_EPS, C_KAPPA, C_MS, C_TS, C_SUB = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def seed_rng(seed):
     np.random.seed(seed)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def accuracy(eps, hp):
     e0 = hp[H_E0]
     if eps < e0:
@@ -128,7 +136,7 @@ def accuracy(eps, hp):
     return hp[H_ALPHA] * (eps / e0) ** (-hp[H_NU])
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def adam_bias(b1t, b2t, i, b1, b2):
     """Advance rule i's running powers beta1^t, beta2^t; return the two bias denominators.
 
@@ -142,7 +150,7 @@ def adam_bias(b1t, b2t, i, b1, b2):
     return 1.0 - p1, 1.0 - p2
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def adam_step(w, m, v, b1t, b2t, i, grad, hp):
     """One Adam step on rule i with gradient vector `grad` (any number of weights)."""
     b1 = hp[H_BETA1]
@@ -161,7 +169,7 @@ def adam_step(w, m, v, b1t, b2t, i, grad, hp):
         w[i, j] -= eta * (mj * inv_d1) / (np.sqrt(vj * inv_d2) + eps_adam)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def adam_step2(w, m, v, b1t, b2t, i, g0, g1, b1, b2, eta, eps_adam):
     """Adam for a two-weight (KACS) rule, in registers: the per-rule floor of KACS's work."""
     d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
@@ -182,7 +190,7 @@ def adam_step2(w, m, v, b1t, b2t, i, g0, g1, b1, b2, eta, eps_adam):
     w[i, 1] -= m1 * s0 * r
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     """kappa and F within one match set; skipped when every member has been deleted."""
     acc_sum = 0.0
@@ -200,7 +208,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
         F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def set_numerosity(num, members, start, stop):
     total = 0
     for k in range(start, stop):
@@ -208,7 +216,7 @@ def set_numerosity(num, members, start, stop):
     return total
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def ga_due(num, ts, members, start, stop, t, theta_ga):
     """The GA runs on a set when its numerosity-weighted mean time stamp is old enough."""
     sum_num = 0
@@ -217,6 +225,12 @@ def ga_due(num, ts, members, start, stop, t, theta_ga):
         i = members[k]
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
+    return ga_due_sums(sum_num, sum_ts, t, theta_ga)
+
+
+@njit(**HOT, inline="always")
+def ga_due_sums(sum_num, sum_ts, t, theta_ga):
+    """`ga_due` from the set's sums of num and num * ts."""
     if sum_num == 0:
         return False
     # t - sum_ts / sum_num > theta_GA, multiplied out: integers are exact, and the mean of
@@ -224,7 +238,7 @@ def ga_due(num, ts, members, start, stop, t, theta_ga):
     return t * sum_num - sum_ts > theta_ga * sum_num
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def draw_interval(z, r0, clip, article):
     """Covering bounds z - U(0, r0] and z + U(0, r0], in random stored order (reference)."""
     lower = z - (1.0 - np.random.random()) * r0
@@ -237,14 +251,14 @@ def draw_interval(z, r0, clip, article):
     return upper, lower
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def full_interval(article):
     if article or np.random.random() < 0.5:
         return 0.0, 1.0
     return 1.0, 0.0
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def set_bounds(pop, i, d, a, b):
     pop.a[i, d] = a
     pop.b[i, d] = b
@@ -252,7 +266,7 @@ def set_bounds(pop, i, d, a, b):
     pop.hi[d, i] = max(a, b)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def append_rule(pop, sub, t, hp):
     """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
     i = pop.scal[S_P]
@@ -277,7 +291,7 @@ def append_rule(pop, sub, t, hp):
     return i
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def covering_weights(pop, i, hp):
     if hp[H_ARTICLE] != 0.0:
         for j in range(pop.w.shape[1]):
@@ -289,7 +303,7 @@ def covering_weights(pop, i, hp):
             w[i, j] = value
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def refresh_fitness_sum(pop):
     """sum(F) over live rules, recomputed after every update phase.
 
@@ -311,7 +325,7 @@ def refresh_fitness_sum(pop):
     pop.fsum[0] = s0 + s1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def rule_vote(n_i, ms_i, exp_i, f_i, f_bar, f_low, theta_del):
     """vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar."""
     vote = ms_i * n_i
@@ -321,7 +335,7 @@ def rule_vote(n_i, ms_i, exp_i, f_i, f_bar, f_low, theta_del):
     return vote
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def block_sum(votes, blk):
     base = blk * VOTE_BLOCK
     # Four independent partial sums instead of one serial chain of additions.
@@ -337,7 +351,7 @@ def block_sum(votes, blk):
     return (s0 + s1) + (s2 + s3)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
     """Index of the rule whose cumulative vote first exceeds a uniform draw of the total."""
     choice = np.random.random() * vote_sum
@@ -363,17 +377,18 @@ def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
     return picked
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def remove_micro(num, scal, fsum, F, picked):
+@njit(**HOT, inline="always")
+def remove_micro(num, scal, fsum, F, picked, dead):
     num[picked] -= 1
     scal[S_TOTAL] -= 1
     scal[S_DELETIONS] += 1
     if num[picked] == 0:
+        dead[scal[S_DEATHS]] = picked
         scal[S_DEATHS] += 1
         fsum[0] -= F[picked]
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def all_votes(pop, hp, votes, blocks, f_bar):
     """Every rule's deletion vote and the block sums; returns (number of blocks, total)."""
     theta_del = hp[H_THETA_DEL]
@@ -395,9 +410,11 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     return n_blocks, vote_sum
 
 
-@njit(cache=True, _nrt=False)
-def deletion(pop, hp, votes, blocks):
+@njit(**HOT)
+def deletion(pop, hp, sc):
     """While sum(num) > N: roulette on the deletion vote over the whole population."""
+    votes = sc.votes
+    blocks = sc.blocks
     N = int(hp[H_N])
     scal = pop.scal
     fsum = pop.fsum
@@ -409,10 +426,10 @@ def deletion(pop, hp, votes, blocks):
         picked = roulette_pick(votes, blocks, n_blocks, scal[S_P], vote_sum)
         if picked < 0:
             return
-        remove_micro(num, scal, fsum, F, picked)
+        remove_micro(num, scal, fsum, F, picked, sc.dead)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def touch(del_state, touched, i):
     """Record that rule i's numerosity changed (or that it is new) during the GA phase."""
     k = del_state[D_N_TOUCHED]
@@ -423,7 +440,7 @@ def touch(del_state, touched, i):
     del_state[D_N_TOUCHED] = k + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def deletion_ga(pop, hp, sc):
     """`deletion` with the votes kept up to date between the deletions of one GA phase.
 
@@ -500,11 +517,12 @@ def deletion_ga(pop, hp, sc):
         picked = roulette_pick(votes, blocks, n_blocks, P, vote_sum)
         if picked < 0:
             return
-        remove_micro(num, scal, fsum, F, picked)
+        remove_micro(num, scal, fsum, F, picked, sc.dead)
+        sc.stale[pop.sub[picked]] = 1
         touch(state, touched, picked)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def copy_rule(src, i, dst, j):
     # Element loops rather than slice assignments: no temporary views on the hot path.
     for d in range(src.a.shape[1]):
@@ -549,28 +567,41 @@ def sort_by_submodel(pop):
         arr[:P] = arr[:P][order]
 
 
-@njit(cache=True, _nrt=False)
-def compact(pop):
-    """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration)."""
-    if pop.scal[S_DEATHS] == 0:
+@njit(**HOT)
+def compact(pop, dead):
+    """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).
+
+    The holes are the rules that died this iteration, `dead[:S_DEATHS]`, filled in ascending
+    order: the same moves as a scan of the whole population for num = 0.
+    """
+    n_dead = pop.scal[S_DEATHS]
+    if n_dead == 0:
         return
+    # Insertion sort: a handful of deaths per iteration.
+    for k in range(1, n_dead):
+        d = dead[k]
+        j = k - 1
+        while j >= 0 and dead[j] > d:
+            dead[j + 1] = dead[j]
+            j -= 1
+        dead[j + 1] = d
     P = pop.scal[S_P]
     num = pop.num
-    i = 0
-    while i < P:
-        if num[i] == 0:
+    for k in range(n_dead):
+        i = dead[k]
+        if i >= P:
+            break
+        P -= 1
+        while P > i and num[P] == 0:
             P -= 1
-            while P > i and num[P] == 0:
-                P -= 1
-            if P > i:
-                copy_rule(pop, P, pop, i)
-                num[P] = 0
-        i += 1
+        if P > i:
+            copy_rule(pop, P, pop, i)
+            num[P] = 0
     pop.scal[S_P] = P
     pop.scal[S_DEATHS] = 0
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def tournament(pop, members, start, stop, tau):
     """Every micro-rule enters with probability tau; the entrant with the highest F/num wins."""
     num = pop.num
@@ -596,7 +627,7 @@ def tournament(pop, members, start, stop, tau):
             return best
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def make_child(pop, parent, sc, c):
     for d in range(sc.ca.shape[1]):
         sc.ca[c, d] = pop.a[parent, d]
@@ -613,7 +644,7 @@ def make_child(pop, parent, sc, c):
     sc.cf[c, C_SUB] = pop.sub[parent]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def order_pair(sc, c, d):
     if sc.ca[c, d] > sc.cb[c, d]:
         tmp = sc.ca[c, d]
@@ -621,7 +652,7 @@ def order_pair(sc, c, d):
         sc.cb[c, d] = tmp
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def crossover(sc, article):
     """Per dimension, swap first stored bounds w.p. 0.5 and, independently, second ones."""
     changed = False
@@ -643,7 +674,7 @@ def crossover(sc, article):
     return changed
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def mutate(sc, c, mu, m0, clip, article):
     D = sc.ca.shape[1]
     for d in range(D):
@@ -659,7 +690,7 @@ def mutate(sc, c, mu, m0, clip, article):
                 order_pair(sc, c, d)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def subsumes(pop, parent, sc, c, hp):
     """Parent is experienced, accurate, and its intervals strictly contain the child's."""
     if pop.num[parent] <= 0:
@@ -681,7 +712,7 @@ def subsumes(pop, parent, sc, c, hp):
     return not identical
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def find_identical(pop, sc, c):
     """A live rule of the same submodel whose stored pairs equal the child's element-wise."""
     P = pop.scal[S_P]
@@ -716,7 +747,7 @@ def find_identical(pop, sc, c):
     return -1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def same_antecedent(pop, i, sc, c):
     """Live rule i has the child's submodel and, element by element, its stored pairs."""
     if pop.num[i] <= 0 or pop.sub[i] != int(sc.cf[c, C_SUB]):
@@ -727,7 +758,7 @@ def same_antecedent(pop, i, sc, c):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def insert_child(pop, sc, c, p1, p2):
     """Merge the child into its identical rule (num += 1) or add it as a new macro-rule."""
     # Most children are unchanged copies of a parent, so the parents are looked at first.
@@ -767,14 +798,17 @@ def insert_child(pop, sc, c, p1, p2):
     return i
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def begin_ga_phase(sc):
     """F, ms and exp have just changed (update phase): deletion votes must be recomputed."""
     sc.del_state[D_VALID] = 0
     sc.del_state[D_N_TOUCHED] = 0
+    stale = sc.stale
+    for s in range(stale.shape[0]):
+        stale[s] = 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def run_ga(pop, members, start, stop, clip, hp, sc):
     """GA of SPEC section 3 on one match set (training only), when `ga_due` says so.
 

@@ -14,16 +14,17 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_COVERS_IN, S_COVERS_OUT,
-    S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_step2, append_rule, begin_ga_phase, compact, covering_weights, deletion,
-    draw_interval, full_interval, ga_due, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
+    H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS,
+    S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_step2, append_rule,
+    begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
+    ga_due_sums, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
 )
 
 # Per-iteration work buffers, allocated once per run.
 Work = namedtuple(
     "Work",
     ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
-     "set_num", "sub_input"],
+     "set_num", "set_ts", "outer_rules", "sub_input"],
 )
 
 
@@ -46,11 +47,13 @@ def new_work(capacity: int, n: int) -> Work:
         slope=np.zeros(2 * n + 1),
         sum_f=np.zeros(s_all),
         set_num=np.zeros(s_all, np.int64),
+        set_ts=np.zeros(s_all, np.int64),
+        outer_rules=np.zeros(capacity, np.int64),
         sub_input=submodel_input_table(n),
     )
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
     """Counting sort of the matched rules by submodel into members[pos:].
 
@@ -72,23 +75,39 @@ def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
         count[s] += 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _collect_matches(sub, lo0, hi0, P, values, sub_input, lo_sub, hi_sub, match):
-    """Rules of submodels lo_sub..hi_sub-1 whose interval contains their input, in order.
+@njit(**HOT, inline="always")
+def _collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match, outer_rules):
+    """Inner rules whose interval contains their input, in population order; and, for the
+    outer stage, the list of outer rules (covering in the inner stage adds only inner rules).
 
-    `values` holds the stage's inputs (x for the inner stage, zhat for the outer one).
-    Branch-free: every rule is written, and the count advances only on a match.
+    Branch-free: every rule is written to both lists, and each count advances only on a hit.
     """
     n_match = 0
+    n_outer = 0
     for i in range(P):
         s = sub[i]
-        z = values[sub_input[s]] if lo_sub <= s and s < hi_sub else -np.inf
+        inner = s < s_in
+        z = x[sub_input[s]] if inner else -np.inf
+        match[n_match] = i
+        n_match += (lo0[i] <= z) & (z <= hi0[i])
+        outer_rules[n_outer] = i
+        n_outer += not inner
+    return n_match, n_outer
+
+
+@njit(**HOT, inline="always")
+def _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match):
+    """Outer rules whose interval contains their channel sum, in population order."""
+    n_match = 0
+    for k in range(n_outer):
+        i = outer_rules[k]
+        z = zhat[sub[i] - s_in]
         match[n_match] = i
         n_match += (lo0[i] <= z) & (z <= hi0[i])
     return n_match
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def _drop_deleted(num, members, start, count, s):
     """Rules deleted by an earlier covering in this iteration are not part of a later set."""
     st = start[s]
@@ -101,7 +120,7 @@ def _drop_deleted(num, members, start, count, s):
     count[s] = kept
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
@@ -117,19 +136,20 @@ def _cover(pop, wk, s, z, inner, hp, sc):
         pop.scal[S_COVERS_IN] += 1
     else:
         pop.scal[S_COVERS_OUT] += 1
-    deletion(pop, hp, sc.votes, sc.blocks)
+    deletion(pop, hp, sc)
     wk.members[wk.start[s]] = i
     wk.count[s] = 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _weighted_mean(F, w, num, members, st, stop, z):
+@njit(**HOT, inline="always")
+def _weighted_mean(F, w, num, ts, members, st, stop, z):
     """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, the mean slope, and
-    the set's numerosity."""
+    the set's sums of num and num * ts (for the GA trigger)."""
     sum_f = 0.0
     sum_fp = 0.0
     sum_fw1 = 0.0
     sum_num = 0
+    sum_ts = 0
     for k in range(st, stop):
         i = members[k]
         f = F[i]
@@ -137,12 +157,13 @@ def _weighted_mean(F, w, num, members, st, stop, z):
         sum_fp += f * (w[i, 0] + w[i, 1] * z)
         sum_fw1 += f * w[i, 1]
         sum_num += num[i]
+        sum_ts += num[i] * ts[i]
     if sum_f <= 0.0:
-        return 0.0, sum_f, 0.0, sum_num
-    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num
+        return 0.0, sum_f, 0.0, sum_num, sum_ts
+    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num, sum_ts
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def train_step(pop, wk, x, y, n, hp, sc):
     """One KACS training iteration on sample (x, y): predict, backpropagate, GA."""
     n_q = 2 * n + 1
@@ -175,6 +196,8 @@ def train_step(pop, wk, x, y, n, hp, sc):
     slope = wk.slope
     set_sum_f = wk.sum_f
     set_num = wk.set_num
+    set_ts = wk.set_ts
+    outer_rules = wk.outer_rules
 
     sub_input = wk.sub_input
     lo0 = lo[0]
@@ -185,7 +208,8 @@ def train_step(pop, wk, x, y, n, hp, sc):
     deletions_before = scal[S_DELETIONS]
 
     # Stage 1: inner match sets, one branch-free pass over the population.
-    n_match = _collect_matches(sub, lo0, hi0, P, x, sub_input, 0, s_in, match)
+    n_match, n_outer = _collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
+                                              outer_rules)
     _bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
     for q in range(n_q):
         zq = 0.0
@@ -196,15 +220,17 @@ def train_step(pop, wk, x, y, n, hp, sc):
             if count[s] == 0:
                 _cover(pop, wk, s, x[p], True, hp, sc)
             st = start[s]
-            psi, sum_f, _, sum_num = _weighted_mean(F, w, num, members, st, st + count[s], x[p])
+            psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
+                                                            st + count[s], x[p])
             psihat[s] = psi
             set_sum_f[s] = sum_f
             set_num[s] = sum_num
+            set_ts[s] = sum_ts
             zq += psi
         zhat[q] = zq
 
     # Stage 2: outer match sets on the channel sums.
-    n_match = _collect_matches(sub, lo0, hi0, P, zhat, sub_input, s_in, s_all, match)
+    n_match = _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
     outer_pos = start[s_in - 1] + count[s_in - 1] + 1
     _bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
     y_hat = 0.0
@@ -215,11 +241,12 @@ def train_step(pop, wk, x, y, n, hp, sc):
         if count[s] == 0:
             _cover(pop, wk, s, zhat[q], False, hp, sc)
         st = start[s]
-        phi, sum_f, outer_slope, sum_num = _weighted_mean(F, w, num, members, st, st + count[s],
-                                                          zhat[q])
+        phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
+                                                                  st + count[s], zhat[q])
         phihat[q] = phi
         set_sum_f[s] = sum_f
         set_num[s] = sum_num
+        set_ts[s] = sum_ts
         # The outer slope is taken at prediction time: gradients use the weights as predicted.
         slope[q] = outer_slope
         y_hat += phi
@@ -274,16 +301,22 @@ def train_step(pop, wk, x, y, n, hp, sc):
     t = scal[S_T]
     theta_ga = hp[H_THETA_GA]
     begin_ga_phase(sc)
-    for s in range(s_in, s_all):
+    # The trigger sums from prediction time hold for a set until a deletion touches one of its
+    # submodel's rules (`stale`); a GA changes the time stamps of its own set only.
+    sums_valid = scal[S_DELETIONS] == deletions_before
+    stale = sc.stale
+    for k in range(s_all):
+        s = s_in + k if k < n_q else k - n_q
         st = start[s]
-        if ga_due(num, ts, members, st, st + count[s], t, theta_ga):
-            run_ga(pop, members, st, st + count[s], False, hp, sc)
-    for s in range(s_in):
-        st = start[s]
-        if ga_due(num, ts, members, st, st + count[s], t, theta_ga):
-            run_ga(pop, members, st, st + count[s], True, hp, sc)
+        stop = st + count[s]
+        if sums_valid and stale[s] == 0:
+            due = ga_due_sums(set_num[s], set_ts[s], t, theta_ga)
+        else:
+            due = ga_due(num, ts, members, st, stop, t, theta_ga)
+        if due:
+            run_ga(pop, members, st, stop, s < s_in, hp, sc)
 
-    compact(pop)
+    compact(pop, sc.dead)
     scal[S_T] += 1
     return y_hat
 

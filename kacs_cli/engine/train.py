@@ -144,7 +144,7 @@ class Model:
         # removed rules keep their slots until the iteration ends.
         self.capacity = int(self.params.N) + 3 * self.n_submodels + 8
         self.pop = new_population(self.capacity, D, K)
-        self.scratch = new_scratch(self.capacity, D, K)
+        self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         self.work = kacs.new_work(self.capacity, self.n if method == "kacs" else 1)
         self.members = np.zeros(self.capacity, np.int64)
         self.match_flags = np.zeros(self.capacity, np.uint8)

@@ -6,14 +6,13 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, S_COVERS, S_P, S_T, adam_step,
-    append_rule, begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum,
-    run_ga, set_bounds, set_numerosity, update_fitness,
+    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
+    begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
+    refresh_fitness_sum, run_ga, set_bounds, set_numerosity, update_fitness,
 )
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def _match_set(lo, hi, P, x, flags, members):
     """Indices of the rules whose hyperrectangle contains x, in population order.
 
@@ -35,7 +34,7 @@ def _match_set(lo, hi, P, x, flags, members):
     return count
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**HOT, inline="always")
 def _rule_prediction(w, lo, i, x):
     """P(x) = w . (1, x_1 - l_1, ..., x_n - l_n): inputs offset by the rule's lower corner."""
     out = w[i, 0]
@@ -44,7 +43,7 @@ def _rule_prediction(w, lo, i, x):
     return out
 
 
-@njit(cache=True, _nrt=False)
+@njit(**HOT)
 def train_step(pop, members, flags, x, y, hp, sc):
     """One XCSF training iteration on sample (x, y). Returns the match-set size."""
     P = pop.scal[S_P]
@@ -74,7 +73,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
                 a, b = draw_interval(x[d], hp[H_R0], True, article)
             set_bounds(pop, i, d, a, b)
         pop.scal[S_COVERS] += 1
-        deletion(pop, hp, sc.votes, sc.blocks)
+        deletion(pop, hp, sc)
         members[0] = i
         count = 1
 
@@ -97,7 +96,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
         begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
-    compact(pop)
+    compact(pop, sc.dead)
     pop.scal[S_T] += 1
     return count
 
