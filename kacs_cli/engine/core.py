@@ -127,6 +127,15 @@ def seed_rng(seed):
 
 
 @njit(**HOT, inline="always")
+def rule_at(indices, k):
+    """indices[k] as an unsigned integer. Indexing with a signed integer makes numba emit
+    the wraparound for negative indices on every access; with rule indices gathered from a
+    list, LLVM cannot prove them non-negative, and that was a third of the instructions of
+    the KACS update loop."""
+    return np.uint64(indices[k])
+
+
+@njit(**HOT, inline="always")
 def accuracy(eps, hp):
     e0 = hp[H_E0]
     if eps < e0:
@@ -195,7 +204,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     """kappa and F within one match set; skipped when every member has been deleted."""
     acc_sum = 0.0
     for k in range(start, stop):
-        i = members[k]
+        i = rule_at(members, k)
         kap = accuracy(eps[i], hp)
         kappa[i] = kap
         acc_sum += kap * num[i]
@@ -204,7 +213,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     beta = hp[H_BETA]
     inv_sum = 1.0 / acc_sum
     for k in range(start, stop):
-        i = members[k]
+        i = rule_at(members, k)
         F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
 
 
@@ -212,7 +221,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
 def set_numerosity(num, members, start, stop):
     total = 0
     for k in range(start, stop):
-        total += num[members[k]]
+        total += num[rule_at(members, k)]
     return total
 
 
@@ -222,7 +231,7 @@ def ga_due(num, ts, members, start, stop, t, theta_ga):
     sum_num = 0
     sum_ts = 0
     for k in range(start, stop):
-        i = members[k]
+        i = rule_at(members, k)
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
     return ga_due_sums(sum_num, sum_ts, t, theta_ga)
@@ -719,21 +728,23 @@ def find_identical(pop, sc, c):
     sub = int(sc.cf[c, C_SUB])
     ca = sc.ca
     cb = sc.cb
-    a0 = ca[c, 0]
     D = ca.shape[1]
     pa = pop.a
     pb = pop.b
     num = pop.num
     psub = pop.sub
     # A child that is not a copy of a parent is almost always new: a branch-free count of
-    # equal first bounds settles that case before the exact scan.
+    # rules with the child's first lower bound settles that case before the exact scan. The
+    # resolved bounds are stored dimension-major, so this reads one contiguous row.
+    lo0 = pop.lo[0]
+    first_lo = min(ca[c, 0], cb[c, 0])
     hits = 0
     for i in range(P):
-        hits += pa[i, 0] == a0
+        hits += lo0[i] == first_lo
     if hits == 0:
         return -1
     for i in range(P):
-        if pa[i, 0] != a0:
+        if lo0[i] != first_lo:
             continue
         if num[i] <= 0 or psub[i] != sub:
             continue
@@ -817,7 +828,7 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
     t = pop.scal[S_T]
     ts = pop.ts
     for k in range(start, stop):
-        ts[members[k]] = t
+        ts[rule_at(members, k)] = t
     tau = hp[H_TAU]
     p1 = tournament(pop, members, start, stop, tau)
     p2 = tournament(pop, members, start, stop, tau)

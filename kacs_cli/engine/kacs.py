@@ -17,7 +17,7 @@ from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS,
     S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_step2, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    ga_due_sums, refresh_fitness_sum, run_ga, set_bounds, set_numerosity,
+    ga_due_sums, refresh_fitness_sum, rule_at, run_ga, set_bounds, set_numerosity,
 )
 
 # Per-iteration work buffers, allocated once per run.
@@ -63,13 +63,13 @@ def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
     for s in range(lo_sub, hi_sub):
         count[s] = 0
     for k in range(n_match):
-        count[sub[match[k]]] += 1
+        count[sub[rule_at(match, k)]] += 1
     for s in range(lo_sub, hi_sub):
         start[s] = pos
         pos += count[s] + 1
         count[s] = 0
     for k in range(n_match):
-        i = match[k]
+        i = rule_at(match, k)
         s = sub[i]
         members[start[s] + count[s]] = i
         count[s] += 1
@@ -100,7 +100,7 @@ def _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, matc
     """Outer rules whose interval contains their channel sum, in population order."""
     n_match = 0
     for k in range(n_outer):
-        i = outer_rules[k]
+        i = rule_at(outer_rules, k)
         z = zhat[sub[i] - s_in]
         match[n_match] = i
         n_match += (lo0[i] <= z) & (z <= hi0[i])
@@ -113,7 +113,7 @@ def _drop_deleted(num, members, start, count, s):
     st = start[s]
     kept = 0
     for k in range(st, st + count[s]):
-        i = members[k]
+        i = rule_at(members, k)
         if num[i] > 0:
             members[st + kept] = i
             kept += 1
@@ -151,7 +151,7 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
     sum_num = 0
     sum_ts = 0
     for k in range(st, stop):
-        i = members[k]
+        i = rule_at(members, k)
         f = F[i]
         sum_f += f
         sum_fp += f * (w[i, 0] + w[i, 1] * z)
@@ -280,7 +280,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         # One pass: Adam, experience, error, match-set size and accuracy; then fitness.
         acc_sum = 0.0
         for k in range(st, stop):
-            i = members[k]
+            i = rule_at(members, k)
             g = scale * F[i]
             adam_step2(w, m, v, b1t, b2t, i, g, g * z, b1, b2, eta, eps_adam)
             exp[i] += 1
@@ -293,7 +293,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         if acc_sum > 0.0:
             inv_sum = 1.0 / acc_sum
             for k in range(st, stop):
-                i = members[k]
+                i = rule_at(members, k)
                 F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
     refresh_fitness_sum(pop)
 
