@@ -127,11 +127,12 @@ def seed_rng(seed):
 
 
 @njit(**HOT, inline="always")
-def rule_at(indices, k):
-    """indices[k] as an unsigned integer. Indexing with a signed integer makes numba emit
-    the wraparound for negative indices on every access; with rule indices gathered from a
-    list, LLVM cannot prove them non-negative, and that was a third of the instructions of
-    the KACS update loop."""
+def index_at(indices, k):
+    """indices[k] as an unsigned integer, for use as an index.
+
+    Indexing with a signed integer makes numba emit the wraparound for negative indices on
+    every access; for indices read from an array LLVM cannot prove them non-negative, and
+    that was a third of the instructions of the KACS update loop."""
     return np.uint64(indices[k])
 
 
@@ -179,32 +180,11 @@ def adam_step(w, m, v, b1t, b2t, i, grad, hp):
 
 
 @njit(**HOT, inline="always")
-def adam_step2(w, m, v, b1t, b2t, i, g0, g1, b1, b2, eta, eps_adam):
-    """Adam for a two-weight (KACS) rule, in registers: the per-rule floor of KACS's work."""
-    d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
-    m0 = b1 * m[i, 0] + (1.0 - b1) * g0
-    m1 = b1 * m[i, 1] + (1.0 - b1) * g1
-    v0 = b2 * v[i, 0] + (1.0 - b2) * g0 * g0
-    v1 = b2 * v[i, 1] + (1.0 - b2) * g1 * g1
-    m[i, 0] = m0
-    m[i, 1] = m1
-    v[i, 0] = v0
-    v[i, 1] = v1
-    inv_d2 = 1.0 / d2
-    s0 = np.sqrt(v0 * inv_d2) + eps_adam
-    s1 = np.sqrt(v1 * inv_d2) + eps_adam
-    # w_j -= eta * (m_j / d1) / s_j, with the three divisions folded into one.
-    r = eta / (d1 * s0 * s1)
-    w[i, 0] -= m0 * s1 * r
-    w[i, 1] -= m1 * s0 * r
-
-
-@njit(**HOT, inline="always")
 def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     """kappa and F within one match set; skipped when every member has been deleted."""
     acc_sum = 0.0
     for k in range(start, stop):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         kap = accuracy(eps[i], hp)
         kappa[i] = kap
         acc_sum += kap * num[i]
@@ -213,7 +193,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     beta = hp[H_BETA]
     inv_sum = 1.0 / acc_sum
     for k in range(start, stop):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
 
 
@@ -221,7 +201,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
 def set_numerosity(num, members, start, stop):
     total = 0
     for k in range(start, stop):
-        total += num[rule_at(members, k)]
+        total += num[index_at(members, k)]
     return total
 
 
@@ -231,7 +211,7 @@ def ga_due(num, ts, members, start, stop, t, theta_ga):
     sum_num = 0
     sum_ts = 0
     for k in range(start, stop):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
     return ga_due_sums(sum_num, sum_ts, t, theta_ga)
@@ -828,7 +808,7 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
     t = pop.scal[S_T]
     ts = pop.ts
     for k in range(start, stop):
-        ts[rule_at(members, k)] = t
+        ts[index_at(members, k)] = t
     tau = hp[H_TAU]
     p1 = tournament(pop, members, start, stop, tau)
     p2 = tournament(pop, members, start, stop, tau)

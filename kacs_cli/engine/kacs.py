@@ -14,11 +14,12 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS,
-    S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_step2, append_rule,
+    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_E0, H_ETA, H_NU, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS,
+    S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_bias, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    ga_due_sums, refresh_fitness_sum, rule_at, run_ga, set_bounds, set_numerosity,
+    ga_due_sums, refresh_fitness_sum, index_at, run_ga, set_bounds, set_numerosity,
 )
+from kacs_cli.engine.lanes import div_pair, sqrt_pair
 
 # Per-iteration work buffers, allocated once per run.
 Work = namedtuple(
@@ -63,15 +64,15 @@ def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
     for s in range(lo_sub, hi_sub):
         count[s] = 0
     for k in range(n_match):
-        count[sub[rule_at(match, k)]] += 1
+        count[index_at(sub, index_at(match, k))] += 1
     for s in range(lo_sub, hi_sub):
         start[s] = pos
         pos += count[s] + 1
         count[s] = 0
     for k in range(n_match):
-        i = rule_at(match, k)
-        s = sub[i]
-        members[start[s] + count[s]] = i
+        i = index_at(match, k)
+        s = index_at(sub, i)
+        members[np.uint64(start[s] + count[s])] = i
         count[s] += 1
 
 
@@ -84,10 +85,11 @@ def _collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match, outer_ru
     """
     n_match = 0
     n_outer = 0
+    s_in = np.uint64(s_in)
     for i in range(P):
-        s = sub[i]
+        s = index_at(sub, i)
         inner = s < s_in
-        z = x[sub_input[s]] if inner else -np.inf
+        z = x[index_at(sub_input, s)] if inner else -np.inf
         match[n_match] = i
         n_match += (lo0[i] <= z) & (z <= hi0[i])
         outer_rules[n_outer] = i
@@ -100,8 +102,8 @@ def _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, matc
     """Outer rules whose interval contains their channel sum, in population order."""
     n_match = 0
     for k in range(n_outer):
-        i = rule_at(outer_rules, k)
-        z = zhat[sub[i] - s_in]
+        i = index_at(outer_rules, k)
+        z = zhat[np.uint64(sub[i] - s_in)]
         match[n_match] = i
         n_match += (lo0[i] <= z) & (z <= hi0[i])
     return n_match
@@ -113,7 +115,7 @@ def _drop_deleted(num, members, start, count, s):
     st = start[s]
     kept = 0
     for k in range(st, st + count[s]):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         if num[i] > 0:
             members[st + kept] = i
             kept += 1
@@ -151,7 +153,7 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
     sum_num = 0
     sum_ts = 0
     for k in range(st, stop):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         f = F[i]
         sum_f += f
         sum_fp += f * (w[i, 0] + w[i, 1] * z)
@@ -161,6 +163,41 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
     if sum_f <= 0.0:
         return 0.0, sum_f, 0.0, sum_num, sum_ts
     return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num, sum_ts
+
+
+@njit(**HOT, inline="always")
+def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, eps_adam,
+                 alpha_e0, hp):
+    """Adam on rule i's two weights, then its error and accuracy; returns the accuracy.
+
+    This is the per-rule floor of KACS's work. Adam's 1 / (1 - beta2^t) and the accuracy's
+    alpha e0 / eps are independent divisions and share one two-lane division; the two square
+    roots share one two-lane root. Lane by lane these are the scalar operations.
+    """
+    d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
+    e = eps[i] + beta * (abs_err - eps[i])
+    eps[i] = e
+    inv_d2, alpha_e0_over_e = div_pair(1.0, alpha_e0, d2, e)
+    m0 = b1 * m[i, 0] + (1.0 - b1) * g0
+    m1 = b1 * m[i, 1] + (1.0 - b1) * g1
+    v0 = b2 * v[i, 0] + (1.0 - b2) * g0 * g0
+    v1 = b2 * v[i, 1] + (1.0 - b2) * g1 * g1
+    m[i, 0] = m0
+    m[i, 1] = m1
+    v[i, 0] = v0
+    v[i, 1] = v1
+    s0, s1 = sqrt_pair(v0 * inv_d2, v1 * inv_d2)
+    s0 += eps_adam
+    s1 += eps_adam
+    # w_j -= eta * (m_j / d1) / s_j, with the three divisions folded into one.
+    r = eta / (d1 * s0 * s1)
+    w[i, 0] -= m0 * s1 * r
+    w[i, 1] -= m1 * s0 * r
+    if e < hp[H_E0]:
+        return 1.0
+    if hp[H_NU] == 1.0:
+        return alpha_e0_over_e
+    return accuracy(e, hp)
 
 
 @njit(**HOT)
@@ -259,6 +296,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     b2 = hp[H_BETA2]
     eta = hp[H_ETA]
     eps_adam = hp[H_EPS_ADAM]
+    alpha_e0 = hp[H_ALPHA] * hp[H_E0]
     for s in range(s_all):
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -280,20 +318,18 @@ def train_step(pop, wk, x, y, n, hp, sc):
         # One pass: Adam, experience, error, match-set size and accuracy; then fitness.
         acc_sum = 0.0
         for k in range(st, stop):
-            i = rule_at(members, k)
+            i = index_at(members, k)
             g = scale * F[i]
-            adam_step2(w, m, v, b1t, b2t, i, g, g * z, b1, b2, eta, eps_adam)
+            kap = _update_rule(w, m, v, b1t, b2t, eps, i, g, g * z, abs_err, beta, b1, b2, eta,
+                               eps_adam, alpha_e0, hp)
             exp[i] += 1
-            e = eps[i] + beta * (abs_err - eps[i])
-            eps[i] = e
             ms[i] += beta * (sum_num - ms[i])
-            kap = accuracy(e, hp)
             kappa[i] = kap
             acc_sum += kap * num[i]
         if acc_sum > 0.0:
             inv_sum = 1.0 / acc_sum
             for k in range(st, stop):
-                i = rule_at(members, k)
+                i = index_at(members, k)
                 F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
     refresh_fitness_sum(pop)
 

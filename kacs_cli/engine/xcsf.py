@@ -8,7 +8,7 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, rule_at, run_ga, set_bounds, set_numerosity, update_fitness,
+    refresh_fitness_sum, index_at, run_ga, set_bounds, set_numerosity, update_fitness,
 )
 
 
@@ -81,7 +81,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
     grad = sc.grad
     set_num = set_numerosity(num, members, 0, count)
     for k in range(count):
-        i = rule_at(members, k)
+        i = index_at(members, k)
         exp[i] += 1
         err = y - _rule_prediction(w, lo, i, x)
         grad[0] = -err
@@ -119,7 +119,7 @@ def predict(pop, X):
         sum_fp = 0.0
         count = _match_set(lo, hi, P, x, flags, members)
         for k in range(count):
-            i = rule_at(members, k)
+            i = index_at(members, k)
             f = F[i]
             sum_f += f
             sum_fp += f * _rule_prediction(w, lo, i, x)

@@ -1,0 +1,54 @@
+"""Two-lane floating-point operations for numba code: two IEEE divisions or square roots as
+one SSE instruction.
+
+Each lane is the same correctly rounded operation as its scalar form, so results are
+bit-identical; the divider (and square-root unit) serves both lanes in the time of one.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_DOUBLE2 = ir.VectorType(ir.DoubleType(), 2)
+_LANE = (ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1))
+_PAIR = types.UniTuple(types.float64, 2)
+
+
+def _pack(builder, first, second):
+    vector = ir.Constant(_DOUBLE2, ir.Undefined)
+    vector = builder.insert_element(vector, first, _LANE[0])
+    return builder.insert_element(vector, second, _LANE[1])
+
+
+def _unpack(context, builder, vector):
+    lanes = [builder.extract_element(vector, lane) for lane in _LANE]
+    return context.make_tuple(builder, _PAIR, lanes)
+
+
+@intrinsic
+def div_pair(typingctx, a, b, c, d):
+    """(a / c, b / d)."""
+    sig = _PAIR(types.float64, types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        quotient = builder.fdiv(_pack(builder, args[0], args[1]), _pack(builder, args[2], args[3]))
+        return _unpack(context, builder, quotient)
+
+    return sig, codegen
+
+
+@intrinsic
+def sqrt_pair(typingctx, a, b):
+    """(sqrt(a), sqrt(b))."""
+    sig = _PAIR(types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        sqrt = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_DOUBLE2, [_DOUBLE2]), "llvm.sqrt.v2f64"
+        )
+        return _unpack(context, builder, builder.call(sqrt, [_pack(builder, args[0], args[1])]))
+
+    return sig, codegen
