@@ -110,6 +110,14 @@ def _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, matc
 
 
 @njit(**HOT, inline="always")
+def _set_range(start, count, s):
+    """Where set s lies in `members`, as unsigned bounds: the loops over its members then
+    index without wraparound code (see `index_at`)."""
+    st = index_at(start, s)
+    return st, st + index_at(count, s)
+
+
+@njit(**HOT, inline="always")
 def _drop_deleted(num, members, start, count, s):
     """Rules deleted by an earlier covering in this iteration are not part of a later set."""
     st = start[s]
@@ -256,9 +264,9 @@ def train_step(pop, wk, x, y, n, hp, sc):
                 _drop_deleted(num, members, start, count, s)
             if count[s] == 0:
                 _cover(pop, wk, s, x[p], True, hp, sc)
-            st = start[s]
-            psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
-                                                            st + count[s], x[p])
+            st, stop = _set_range(start, count, s)
+            psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
+                                                            x[p])
             psihat[s] = psi
             set_sum_f[s] = sum_f
             set_num[s] = sum_num
@@ -277,9 +285,9 @@ def train_step(pop, wk, x, y, n, hp, sc):
             _drop_deleted(num, members, start, count, s)
         if count[s] == 0:
             _cover(pop, wk, s, zhat[q], False, hp, sc)
-        st = start[s]
+        st, stop = _set_range(start, count, s)
         phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
-                                                                  st + count[s], zhat[q])
+                                                                  stop, zhat[q])
         phihat[q] = phi
         set_sum_f[s] = sum_f
         set_num[s] = sum_num
@@ -308,8 +316,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         else:
             z = zhat[s - s_in]
             scale = -err / sum_f
-        st = start[s]
-        stop = st + count[s]
+        st, stop = _set_range(start, count, s)
         # Numerosities change before the update only through covering's deletions.
         if scal[S_DELETIONS] == deletions_before:
             sum_num = set_num[s]
@@ -343,8 +350,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     stale = sc.stale
     for k in range(s_all):
         s = s_in + k if k < n_q else k - n_q
-        st = start[s]
-        stop = st + count[s]
+        st, stop = _set_range(start, count, s)
         if sums_valid and stale[s] == 0:
             due = ga_due_sums(set_num[s], set_ts[s], t, theta_ga)
         else:
