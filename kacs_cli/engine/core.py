@@ -535,27 +535,6 @@ def copy_rule(src, i, dst, j):
     dst.sub[j] = src.sub[i]
 
 
-@njit(cache=True)
-def sort_by_submodel(pop):
-    """Reorder the live rules by submodel (stable), between iterations.
-
-    A match set's members then sit close together in every array, and the per-rule updates
-    read a few cache lines instead of one per array and rule. Population order carries no
-    meaning (roulette and tournament draws are order-independent in distribution).
-    """
-    P = pop.scal[S_P]
-    order = np.argsort(pop.sub[:P], kind="mergesort")
-    for arr in (pop.a, pop.b, pop.w, pop.m, pop.v):
-        arr[:P] = arr[:P][order]
-    for arr in (pop.lo, pop.hi):
-        for d in range(arr.shape[0]):
-            arr[d, :P] = arr[d, :P][order]
-    for arr in (pop.F, pop.eps, pop.kappa, pop.ms, pop.b1t, pop.b2t):
-        arr[:P] = arr[:P][order]
-    for arr in (pop.exp, pop.num, pop.ts, pop.sub):
-        arr[:P] = arr[:P][order]
-
-
 @njit(**HOT)
 def compact(pop, dead):
     """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).

@@ -25,7 +25,7 @@ from kacs_cli.engine.lanes import div_pair, sqrt_pair
 Work = namedtuple(
     "Work",
     ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
-     "set_num", "set_ts", "outer_rules", "sub_input"],
+     "set_num", "set_ts", "outer_rules", "sub_input", "order", "sort_start", "sort_f", "sort_i"],
 )
 
 
@@ -51,6 +51,10 @@ def new_work(capacity: int, n: int) -> Work:
         set_ts=np.zeros(s_all, np.int64),
         outer_rules=np.zeros(capacity, np.int64),
         sub_input=submodel_input_table(n),
+        order=np.zeros(capacity, np.int64),
+        sort_start=np.zeros(s_all, np.int64),
+        sort_f=np.zeros(capacity),
+        sort_i=np.zeros(capacity, np.int64),
     )
 
 
@@ -361,6 +365,54 @@ def train_step(pop, wk, x, y, n, hp, sc):
     compact(pop, sc.dead)
     scal[S_T] += 1
     return y_hat
+
+
+@njit(**HOT)
+def sort_by_submodel(pop, wk):
+    """Reorder the live rules by submodel (stable), between iterations.
+
+    A match set's members then sit close together in every array, and the per-rule updates
+    read a few cache lines instead of one per array and rule. Population order carries no
+    meaning (roulette and tournament draws are order-independent in distribution).
+    A counting sort into the work buffers: no allocation.
+    """
+    P = pop.scal[S_P]
+    sub = pop.sub
+    start = wk.sort_start
+    order = wk.order
+    for s in range(start.shape[0]):
+        start[s] = 0
+    for i in range(P):
+        start[sub[i]] += 1
+    pos = 0
+    for s in range(start.shape[0]):
+        size = start[s]
+        start[s] = pos
+        pos += size
+    # order[k]: the rule that moves to slot k; rules of one submodel keep their order.
+    for i in range(P):
+        s = sub[i]
+        order[start[s]] = i
+        start[s] += 1
+    for arr in (pop.a, pop.b, pop.w, pop.m, pop.v):
+        for j in range(arr.shape[1]):
+            _permute(arr[:, j], order, P, wk.sort_f)
+    for arr in (pop.lo, pop.hi):
+        for d in range(arr.shape[0]):
+            _permute(arr[d], order, P, wk.sort_f)
+    for arr in (pop.F, pop.eps, pop.kappa, pop.ms, pop.b1t, pop.b2t):
+        _permute(arr, order, P, wk.sort_f)
+    for arr in (pop.exp, pop.num, pop.ts, pop.sub):
+        _permute(arr, order, P, wk.sort_i)
+
+
+@njit(**HOT, inline="always")
+def _permute(values, order, P, buffer):
+    """values[:P] = values[order[:P]], through `buffer`."""
+    for k in range(P):
+        buffer[k] = values[order[k]]
+    for k in range(P):
+        values[k] = buffer[k]
 
 
 # Rows predicted together: bounds the (submodels x rows) accumulators at a few MiB.

@@ -13,7 +13,7 @@ from numba import njit
 from kacs_cli.engine import kacs, xcsf
 from kacs_cli.engine.core import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
-    new_population, new_scratch, seed_rng, sort_by_submodel,
+    new_population, new_scratch, seed_rng,
 )
 from kacs_cli.engine.params import Hyperparameters
 
@@ -70,7 +70,7 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
         r = order[pos]
         if is_kacs:
             if it % RESORT_EVERY == 0:
-                sort_by_submodel(pop)
+                kacs.sort_by_submodel(pop, wk)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
         else:
             xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)
