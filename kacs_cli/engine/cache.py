@@ -1,0 +1,52 @@
+"""Keep numba's on-disk cache of the engines consistent with their sources.
+
+numba checks only the source file of each cached function, but the engine's functions
+inline code from its other modules: after an edit of core.py, a cached kacs.train_step would
+still run the old core code, silently. So the cache is keyed on all engine sources together:
+when any of them changes, every cached engine function is dropped and compiled afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+ENGINE_DIR = Path(__file__).resolve().parent
+STAMP_NAME = "engine-sources.sha256"
+
+
+def sources_digest(engine_dir: Path = ENGINE_DIR) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(engine_dir.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale_cache(engine_dir: Path = ENGINE_DIR) -> bool:
+    """Delete the engine's cached machine code if the sources changed since it was written.
+
+    Returns whether anything was dropped. Where the package folder is read-only, numba keeps
+    its cache elsewhere and the sources cannot have been edited in place: nothing to do.
+    """
+    cache_dir = engine_dir / "__pycache__"
+    stamp = cache_dir / STAMP_NAME
+    digest = sources_digest(engine_dir)
+    try:
+        if stamp.read_text() == digest:
+            return False
+    except OSError:
+        pass
+    try:
+        cache_dir.mkdir(exist_ok=True)
+        dropped = False
+        for cached in cache_dir.glob("*.nb[ic]"):
+            cached.unlink(missing_ok=True)
+            dropped = True
+        partial = cache_dir / f"{STAMP_NAME}.{os.getpid()}.tmp"
+        partial.write_text(digest)
+        os.replace(partial, stamp)
+    except OSError:
+        return False
+    return dropped
