@@ -7,12 +7,14 @@ reads contiguous memory and vectorizes),
 K linear weights with Adam moments, the XCS bookkeeping values, and `sub`, its submodel id
 (KACS) or 0 (XCSF).
 
-The per-iteration functions are compiled with `HOT`. `_nrt=False`: they allocate nothing,
-and without numba's reference counting a call that passes the Population (19 arrays) costs
-nothing instead of ~40 atomic increments and decrements; that was a quarter of KACS's time.
-Functions that allocate (prediction, re-sorting, the driver) keep it. `error_model="numpy"`:
-a division is one instruction rather than a test for a Python ZeroDivisionError first, and
-a loop with divisions can be vectorized; no division on these paths can have a zero divisor.
+The per-iteration functions are compiled with the options `HOT`:
+- `_nrt=False`: they allocate nothing, and without numba's reference counting a call that
+  passes the Population (19 arrays) costs nothing instead of ~40 atomic increments and
+  decrements; that was a quarter of KACS's time. Functions that allocate (prediction, the
+  driver) keep it.
+- `error_model="numpy"`: a division is one instruction rather than a test for a Python
+  ZeroDivisionError first, and a loop with divisions can be vectorized; no division on these
+  paths can have a zero divisor.
 
 Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
 end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires

@@ -14,10 +14,11 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_E0, H_ETA, H_NU, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS,
-    S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, accuracy, adam_bias, append_rule,
-    begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    ga_due_sums, refresh_fitness_sum, index_at, run_ga, set_bounds, set_numerosity,
+    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_NU, H_P_HASH, H_R0,
+    H_THETA_GA, HOT, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T,
+    accuracy, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
+    draw_interval, full_interval, ga_due, ga_due_sums, index_at, refresh_fitness_sum, run_ga,
+    set_bounds, set_numerosity,
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 
