@@ -1,6 +1,6 @@
 """Datasets: the registry, a validating CSV loader, and fetch/import/verify of the data dir.
 
-The eight datasets of the article (SPEC section 8) are described in datasets/registry.yaml
+The eight datasets of the article (SPEC section 8) are described in kacs_cli/data/registry.yaml
 (committed); the CSV files live in a data directory (never committed) and are pinned by
 SHA-256, so every machine trains on byte-identical data. Any other headerless numeric CSV
 (target last) can be used by path.
@@ -25,8 +25,11 @@ import numpy as np
 from kacs_cli.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
-REGISTRY_PATH = PROJECT_DIR / "datasets" / "registry.yaml"
-DEFAULT_DATA_DIR = PROJECT_DIR / "datasets"
+# Package data: found by every kind of install, not only by a checkout.
+REGISTRY_PATH = Path(__file__).resolve().parent / "data" / "registry.yaml"
+# A checkout's datasets/ folder; an installed package has none, and uses ./datasets instead.
+IN_CHECKOUT = (PROJECT_DIR / "pyproject.toml").is_file()
+DEFAULT_DATA_DIR = PROJECT_DIR / "datasets" if IN_CHECKOUT else Path("datasets")
 DATA_DIR_ENV = "KACS_DATA_DIR"
 # A mirror for `kacs data fetch`: each download URL's last path segment is fetched from it.
 FETCH_BASE_URL_ENV = "KACS_FETCH_BASE_URL"
@@ -68,7 +71,7 @@ class DatasetInfo:
 
 
 def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
-    """Parse and validate a registry YAML file (datasets/registry.yaml by default)."""
+    """Parse and validate a registry YAML file (kacs_cli/data/registry.yaml by default)."""
     import yaml
 
     path = Path(path)
@@ -76,8 +79,8 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(
-            f"dataset registry not found at {path}; it ships with the project "
-            f"(datasets/registry.yaml), restore it from the repository"
+            f"dataset registry not found at {path}; it ships with the package "
+            f"(kacs_cli/data/registry.yaml): reinstall kacs or restore the file"
         ) from None
     except yaml.YAMLError as exc:
         raise UserError(f"dataset registry {path} is not valid YAML: {str(exc).splitlines()[0]}; fix the file") from None
@@ -169,7 +172,8 @@ def lookup(name_or_path: str | Path) -> DatasetInfo | None:
 
 
 def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
-    """Where dataset CSVs live: the argument, else $KACS_DATA_DIR, else the project's datasets/."""
+    """Where dataset CSVs live: the argument, else $KACS_DATA_DIR, else the project's datasets/
+    (./datasets for an installed package)."""
     if data_dir is not None and str(data_dir) != "":
         return Path(data_dir).expanduser()
     env = os.environ.get(DATA_DIR_ENV)
@@ -183,7 +187,9 @@ def _data_dir_origin(data_dir: str | Path | None) -> str:
         return "--data-dir"
     if os.environ.get(DATA_DIR_ENV):
         return f"${DATA_DIR_ENV}"
-    return "the default, the project's datasets/"
+    if IN_CHECKOUT:
+        return "the default, the project's datasets/"
+    return "the default, datasets/ in the current folder"
 
 
 def sha256_file(path: str | Path) -> str:

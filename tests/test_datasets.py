@@ -77,6 +77,18 @@ def test_registry_matches_the_shared_readme():
     assert registry["f3"].download["url"].endswith("YNU-NakataLab/KACS/main/dataset/f3_cross_10dim_1000.csv")
 
 
+def test_registry_ships_as_package_data():
+    """A wheel (not only an editable checkout) must carry the registry: it lies inside the
+    package and one of pyproject's package-data patterns covers it."""
+    import tomllib
+
+    package_dir = Path(datasets.__file__).resolve().parent
+    relative = datasets.REGISTRY_PATH.relative_to(package_dir)
+    pyproject = tomllib.loads((package_dir.parent / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli"]
+    assert any(relative.match(pattern) for pattern in patterns), (relative, patterns)
+
+
 def test_resolve_data_dir_precedence(monkeypatch, tmp_path):
     assert resolve_data_dir() == Path(datasets.__file__).resolve().parents[1] / "datasets"
     monkeypatch.setenv("KACS_DATA_DIR", str(tmp_path / "env"))
