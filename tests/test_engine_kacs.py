@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine import core
+from kacs_cli.engine import core, kacs
 from kacs_cli.engine.core import S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_P, S_T, S_TOTAL
 
 from test_engine_support import (
-    FIELDS, finish, kacs_step, np_accuracy, np_kacs_forward, put_rule, snapshot,
+    FIELDS, finish, kacs_step, np_accuracy, np_kacs_forward, put_rule, rule_view, snapshot,
 )
 
 
@@ -423,3 +423,26 @@ def test_covering_runs_deletion_and_the_budget_holds():
     assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
     assert P == 10 and np.all(pop.num[:P] == 1)
     assert int(pop.scal[core.S_DELETIONS]) == 5
+
+
+def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
+    n = 2
+    rng = np.random.default_rng(8)
+    X = rng.random((100, n))
+    model = Model("kacs", n, Hyperparameters(N=200))
+    model.train(X, X[:, 0] * X[:, 1], 1500, seed=3)
+    pop = model.pop
+    P = int(pop.scal[S_P])
+    # Scramble the order first, so the sort has real work to do.
+    scramble = rng.permutation(P)
+    for name in FIELDS:
+        view = rule_view(pop, name)
+        view[:P] = view[:P][scramble]
+    before = snapshot(pop)
+    kacs.sort_by_submodel(pop, model.work)
+    after = snapshot(pop)
+    expected = np.argsort(before["sub"], kind="stable")
+    assert np.all(np.diff(after["sub"]) >= 0)
+    for name in FIELDS:
+        np.testing.assert_array_equal(after[name], before[name][expected], err_msg=name)
+    assert int(pop.scal[S_P]) == P
