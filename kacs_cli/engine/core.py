@@ -466,11 +466,17 @@ def deletion_ga(pop, hp, sc):
         if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
             n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
             watch = f_low * (1.0 + LOW_MARGIN)
-            n_cand = 0
+            # Usually no rule is near the threshold: a branch-free (vectorized) count settles
+            # that before the collecting scan.
+            n_near = 0
             for i in range(P):
-                if exp[i] > theta_del and F[i] < watch * num[i]:
-                    cand[n_cand] = i
-                    n_cand += 1
+                n_near += (exp[i] > theta_del) & (F[i] < watch * num[i])
+            n_cand = 0
+            if n_near > 0:
+                for i in range(P):
+                    if exp[i] > theta_del and F[i] < watch * num[i]:
+                        cand[n_cand] = i
+                        n_cand += 1
             state[D_N_CAND] = n_cand
             state[D_ZEROED] = n_blocks * VOTE_BLOCK
             del_ref[0] = f_bar
