@@ -140,11 +140,18 @@ def index_at(indices, k):
 
 @njit(**HOT, inline="always")
 def accuracy(eps, hp):
+    return accuracy_given(eps, hp[H_ALPHA] * hp[H_E0] / eps, hp)
+
+
+@njit(**HOT, inline="always")
+def accuracy_given(eps, alpha_e0_over_eps, hp):
+    """kappa from eps, with alpha e0 / eps (the usual nu = 1 case) computed by the caller,
+    which can pair that division with another (see kacs._update_rule)."""
     e0 = hp[H_E0]
     if eps < e0:
         return 1.0
     if hp[H_NU] == 1.0:
-        return hp[H_ALPHA] * e0 / eps
+        return alpha_e0_over_eps
     return hp[H_ALPHA] * (eps / e0) ** (-hp[H_NU])
 
 
@@ -431,6 +438,13 @@ def touch(del_state, touched, i):
     del_state[D_N_TOUCHED] = k + 1
 
 
+@njit(**HOT, inline="always")
+def near_low_fitness(exp_i, f_i, n_i, theta_del, watch):
+    """A deletion candidate of `deletion_ga`: experienced, F/num below `watch` (tested as
+    F < watch * num, without a division)."""
+    return (exp_i > theta_del) & (f_i < watch * n_i)
+
+
 @njit(**HOT)
 def deletion_ga(pop, hp, sc):
     """`deletion` with the votes kept up to date between the deletions of one GA phase.
@@ -470,11 +484,11 @@ def deletion_ga(pop, hp, sc):
             # that before the collecting scan.
             n_near = 0
             for i in range(P):
-                n_near += (exp[i] > theta_del) & (F[i] < watch * num[i])
+                n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch)
             n_cand = 0
             if n_near > 0:
                 for i in range(P):
-                    if exp[i] > theta_del and F[i] < watch * num[i]:
+                    if near_low_fitness(exp[i], F[i], num[i], theta_del, watch):
                         cand[n_cand] = i
                         n_cand += 1
             state[D_N_CAND] = n_cand
@@ -494,7 +508,7 @@ def deletion_ga(pop, hp, sc):
                 i = touched[k]
                 votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
                 dirty[i // VOTE_BLOCK] = 1
-                if exp[i] > theta_del and F[i] < watch * num[i]:
+                if near_low_fitness(exp[i], F[i], num[i], theta_del, watch):
                     cand[n_cand] = i
                     n_cand += 1
             state[D_N_CAND] = n_cand

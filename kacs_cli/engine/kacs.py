@@ -14,9 +14,9 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.core import (
-    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_NU, H_P_HASH, H_R0,
+    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0,
     H_THETA_GA, HOT, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T,
-    accuracy, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
+    accuracy_given, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, ga_due_sums, index_at, refresh_fitness_sum, run_ga,
     set_bounds, set_numerosity,
 )
@@ -206,11 +206,7 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
     r = eta / (d1 * s0 * s1)
     w[i, 0] -= m0 * s1 * r
     w[i, 1] -= m1 * s0 * r
-    if e < hp[H_E0]:
-        return 1.0
-    if hp[H_NU] == 1.0:
-        return alpha_e0_over_e
-    return accuracy(e, hp)
+    return accuracy_given(e, alpha_e0_over_e, hp)
 
 
 @njit(**HOT)
