@@ -1,17 +1,15 @@
 """`kacs data list | verify | import | fetch` against temporary data directories."""
 
-import contextlib
-import functools
-import http.server
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from kacs_cli.cli import main
+
+from http_support import serve
 
 NAMES = ["asn", "ccpp", "cs", "eec", "f1", "f2", "f3", "f4"]
 
@@ -120,23 +118,6 @@ def test_unknown_dataset_names(capsys, tmp_path):
     code, _, err = kacs(capsys, "data", "fetch", "mine.csv", "--data-dir", str(tmp_path))
     assert code == 2
     assert "`kacs data fetch` downloads registered datasets only, not 'mine.csv'" in err
-
-
-@contextlib.contextmanager
-def serve(root: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def test_fetch_through_local_http_server(capsys, shared_data_dir, tmp_path, monkeypatch):

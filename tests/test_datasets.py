@@ -1,12 +1,8 @@
 """Dataset registry, CSV loading and its error messages, import and fetch."""
 
-import contextlib
-import functools
 import hashlib
-import http.server
 import shutil
 import sys
-import threading
 import zipfile
 from pathlib import Path
 
@@ -28,6 +24,8 @@ from kacs_cli.datasets import (
     resolve_data_dir,
 )
 from kacs_cli.errors import UserError
+
+from http_support import serve
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -333,25 +331,6 @@ def test_import_from_empty_or_missing_dir(tmp_path):
 
 
 # ----------------------------------------------------------------------------- fetch
-
-
-@contextlib.contextmanager
-def serve(root: Path):
-    """A local HTTP server on 127.0.0.1 serving root, stopped on exit."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 TINY_REGISTRY = """
