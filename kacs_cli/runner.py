@@ -375,7 +375,8 @@ def write_runs_csv(out: Path, config: ExperimentConfig, records: dict[str, dict]
 def _config_differences(old: dict, new: dict) -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new), key=lambda k: list(new).index(k) if k in new else 99):
-        if key == "description" or old.get(key) == new.get(key):
+        # description and report settings change no run: results stay valid across them
+        if key in ("description", "report") or old.get(key) == new.get(key):
             continue
         if key == "cells" and isinstance(old.get(key), list) and isinstance(new.get(key), list):
             old_cells = {c.get("label"): c for c in old[key] if isinstance(c, dict)}
