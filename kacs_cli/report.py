@@ -1260,25 +1260,11 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
 
 
 def load_curves(exp_dir: Path) -> dict[str, dict[str, list[pd.DataFrame]]]:
-    """curves/<cell>__<method>__<run>.csv grouped as {cell: {method: [one frame per run]}}."""
-    curves: dict[str, dict[str, list[pd.DataFrame]]] = {}
-    folder = Path(exp_dir) / "curves"
-    if not folder.is_dir():
-        return curves
-    for path in sorted(folder.glob("*.csv")):
-        parts = path.stem.rsplit("__", 2)
-        if len(parts) != 3:
-            continue
-        cell, method, run = parts
-        try:
-            frame = pd.read_csv(path)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
-            continue
-        if "iteration" not in frame.columns or frame.empty:
-            continue
-        frame = frame.assign(run=run)
-        curves.setdefault(cell, {}).setdefault(method.lower(), []).append(frame)
-    return curves
+    """Curves grouped as {cell: {method: [one frame per run]}}: the per-run files, or the
+    committed curves.csv.gz where they are absent (kacs_cli.curvestore owns both forms)."""
+    from kacs_cli import curvestore
+
+    return curvestore.load_curves(exp_dir)
 
 
 def curve_panels(exp: ExperimentReport, curve_cells: Iterable[str]) -> list[tuple[str, str]]:
