@@ -137,44 +137,10 @@ class ScalingGroup:
 # --------------------------------------------------------------------------- loading
 
 
-# Folders an experiment directory owns (the runner's and the report's): never experiments.
-OWNED_SUBDIRS = ("curves", "runs", "populations", "report", "figures")
-
-
-def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
-    """(experiment directories at any depth below RESULTS_DIR, folders skipped for holding none).
-
-    An experiment directory is one with a runs.csv; the search does not descend into it.
-    A skipped folder is reported once, at its top: results/old rather than each folder in it.
-    """
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise UserError(f"results directory {results_dir} does not exist")
-    found: list[Path] = []
-    skipped: list[Path] = []
-
-    def walk(folder: Path) -> bool:
-        if (folder / "runs.csv").is_file():
-            found.append(folder)
-            return True
-        children = sorted(p for p in folder.iterdir()
-                          if p.is_dir() and not p.name.startswith(".") and p.name not in OWNED_SUBDIRS)
-        mark = len(skipped)
-        hits = [walk(c) for c in children]
-        if not any(hits):
-            del skipped[mark:]  # the caller names this whole folder instead
-            return False
-        skipped.extend(c for c, hit in zip(children, hits) if not hit)
-        return True
-
-    walk(results_dir)
-    if not found:
-        raise UserError(f"no runs.csv under {results_dir}: run `kacs run CONFIG` first")
-    return found, sorted(skipped)
-
-
 def find_experiments(results_dir: Path) -> list[Path]:
     """The experiment directories at any depth below RESULTS_DIR (itself when it is one)."""
+    from kacs_cli.report_index import scan_experiments
+
     return scan_experiments(results_dir)[0]
 
 
@@ -1205,11 +1171,13 @@ def build_report(
     """
     fmts = parse_formats(formats)
     results_dir = Path(results_dir)
+    from kacs_cli.report_index import experiment_order, index_markdown, scan_experiments
+
     exp_dirs, skipped = scan_experiments(results_dir)
     out = Path(out_dir) if out_dir is not None else results_dir / "report"
     exps = [analyse_experiment(d, paper=paper) for d in exp_dirs]
     # the article's main comparison first, the others in the article's order, then by name
-    exps.sort(key=_experiment_order)
+    exps.sort(key=experiment_order)
     if paper:
         _choose_paper_experiments(exps)
     _dedupe_names(exps)
@@ -1223,7 +1191,12 @@ def build_report(
             files += exp.figures
     else:
         for exp in exps:
-            exp.figure_notes = ["not drawn (--no-figures)"]
+            own = exp.path / "report" / "report.md"
+            if own.is_file() and own.parent.resolve() != out.resolve():
+                rel = Path(os.path.relpath(own, out)).as_posix()
+                exp.figure_notes = [f"Not drawn in this report (--no-figures): see the experiment's own report, [{rel}]({rel})."]
+            else:
+                exp.figure_notes = [f"Not drawn (--no-figures); `kacs report {exp.path.as_posix()}` draws them."]
 
     md_parts = [f"# Report: {results_dir.as_posix()}", ""]
     tex_parts = [
@@ -1233,7 +1206,7 @@ def build_report(
     ]
     skipped_lines = [f"{p.as_posix()}: no runs.csv at any depth" for p in skipped]
     if len(exps) > 1 or skipped_lines:
-        md_parts.append(_index_markdown(exps, skipped_lines))
+        md_parts.append(index_markdown(exps, skipped_lines))
     console = []
     for exp in exps:
         md, tex, con = _experiment_documents(exp, out)
@@ -1264,31 +1237,6 @@ def build_report(
         console_markdown="\n\n".join(console),
         skipped=skipped_lines,
     )
-
-
-# The article's experiments in its order (SPEC section 10); others follow by name.
-EXPERIMENT_ORDER = ("main", "sample_scaling", "dim_scaling", "f3_variants", "alt_protocol", "suprb")
-
-
-def _experiment_order(exp: ExperimentReport) -> tuple:
-    key = exp.name.lower()
-    return (EXPERIMENT_ORDER.index(key) if key in EXPERIMENT_ORDER else len(EXPERIMENT_ORDER), key,
-            exp.path.as_posix())
-
-
-def _anchor(title: str) -> str:
-    """GitHub's heading anchor: lower case, punctuation dropped, spaces as hyphens."""
-    return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
-
-
-def _index_markdown(exps: list[ExperimentReport], skipped: list[str]) -> str:
-    lines = ["## Contents", ""]
-    for e in exps:
-        lines.append(f"- [{e.name}](#{_anchor(e.name)}): {e.protocol} protocol, {len(e.cells)} cell(s), "
-                     f"source `{e.path.as_posix()}`")
-    if skipped:
-        lines += ["", "Skipped (no experiment inside):", ""] + [f"- {line}" for line in skipped]
-    return "\n".join(lines) + "\n"
 
 
 def _dedupe_names(exps: list[ExperimentReport]) -> None:
