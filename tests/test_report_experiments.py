@@ -4,12 +4,10 @@ re-rendering as a no-op (byte for byte, PNGs included)."""
 
 from __future__ import annotations
 
-import filecmp
 import math
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -17,7 +15,7 @@ import yaml
 from kacs_cli import figures as figs
 from kacs_cli.report import build_report
 
-from test_report import RUN_COLUMNS, _row, paper_rows, run_row, write_curves, write_experiment
+from test_report import _row, paper_rows, run_row, write_curves, write_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -252,8 +250,10 @@ def _committed_experiments() -> list[Path]:
 @pytest.mark.parametrize("exp", _committed_experiments(), ids=lambda p: p.name)
 def test_committed_reports_rerender_to_the_same_bytes(exp: Path, tmp_path, monkeypatch) -> None:
     """What `make paper-tables` does on a fresh clone must leave the committed tree clean."""
+    # the whole tree: a report may include cells from a sibling experiment (suprb)
+    shutil.copytree(exp.parent, tmp_path / "results" / "paper",
+                    ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
     work = tmp_path / "results" / "paper" / exp.name
-    shutil.copytree(exp, work, ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
     shutil.rmtree(work / "report")
     monkeypatch.chdir(tmp_path)
     build_report(f"results/paper/{exp.name}", paper=True)
@@ -261,3 +261,17 @@ def test_committed_reports_rerender_to_the_same_bytes(exp: Path, tmp_path, monke
     assert sorted(rendered) == sorted(committed)
     for name in committed:
         assert rendered[name] == committed[name], f"{exp.name}/report/{name} differs when re-rendered"
+
+
+def test_committed_overall_report_rerenders_to_the_same_bytes(tmp_path, monkeypatch) -> None:
+    """`make paper-tables` ends with `kacs report results/paper --paper --no-figures`."""
+    committed = REPO / "results" / "paper" / "report"
+    if not (committed / "report.md").is_file():
+        pytest.skip("no overall report committed in results/paper/report")
+    work = tmp_path / "results" / "paper"
+    shutil.copytree(REPO / "results" / "paper", work,
+                    ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
+    shutil.rmtree(work / "report")
+    monkeypatch.chdir(tmp_path)
+    build_report("results/paper", paper=True, figures=False)
+    assert _tree(work / "report") == _tree(committed)
