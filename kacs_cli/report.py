@@ -1180,7 +1180,7 @@ def build_report(
     exps.sort(key=experiment_order)
     if paper:
         _choose_paper_experiments(exps)
-    _dedupe_names(exps)
+    _dedupe_names(exps, results_dir)
 
     files: list[Path] = []
     if figures:
@@ -1239,12 +1239,18 @@ def build_report(
     )
 
 
-def _dedupe_names(exps: list[ExperimentReport]) -> None:
+def _dedupe_names(exps: list[ExperimentReport], results_dir: Path) -> None:
     # Two directories may carry the same experiment name; file names must not collide.
+    # Found at any depth, they may also share the folder name (results/main and
+    # results/paper/main): the path below RESULTS_DIR tells them apart.
     seen: Counter = Counter(e.name for e in exps)
     for e in exps:
         if seen[e.name] > 1:
-            e.name = f"{e.name}-{e.path.name}"
+            try:
+                where = e.path.relative_to(results_dir).as_posix()
+            except ValueError:
+                where = e.path.as_posix()
+            e.name = f"{e.name}-{_slug(where.replace('/', '-'))}"
 
 
 def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:

@@ -44,15 +44,17 @@ def test_report_finds_experiments_at_any_depth_and_names_what_it_skipped(tmp_pat
     results = tmp_path / "results"
     write_experiment(results / "paper" / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
     write_experiment(results / "smoke", "smoke", _plain_rows("smoke", ["f2"], 2), [{"name": "f2"}], runs=2)
+    write_experiment(results / "main", "main", _plain_rows("main", ["f3"], 2), [{"name": "f3"}], runs=2)
     (results / "old" / "notes" / "deeper").mkdir(parents=True)
     (results / "paper" / "drafts").mkdir()
     code, out, err = _kacs(capsys, "report", str(results), "--no-figures", "--format", "md")
     assert code == 0, err
     md = (results / "report" / "report.md").read_text()
     # both experiments, each in its own section, with one index at the top (article order)
-    assert "## main" in md and "## smoke" in md
+    # two experiments named main, in folders named main: told apart by their path below results/
+    assert "## main-main\n" in md and "## main-paper-main\n" in md and "## smoke\n" in md
     contents = md.split("## Contents")[1].split("\n## ")[0]
-    assert contents.index("[main](#main)") < contents.index("[smoke](#smoke)")
+    assert contents.index("[main-main](#main-main)") < contents.index("[smoke](#smoke)")
     skipped = [f"{results / 'old'}: no runs.csv at any depth", f"{results / 'paper' / 'drafts'}: no runs.csv at any depth"]
     for line in skipped:
         assert f"- {line}" in contents
