@@ -196,6 +196,10 @@ def covering_figure(
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("covering rate", fontsize=8)
+        # The first interval covers orders of magnitude more than the later ones: only a log
+        # axis shows the later dynamics (intervals without a cover, rate 0, are left out).
+        if any(d is not None and len(d) > 1 for d in drawn):
+            ax.set_yscale("log", nonpositive="mask")
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         _iteration_axis(ax, [d for d in drawn if d is not None])
