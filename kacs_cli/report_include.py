@@ -16,6 +16,7 @@ any difference is reported beside the tables.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,9 +61,11 @@ def find_sibling(exp_dir: Path, name: str) -> Path | None:
     return None
 
 
-def _display(path: Path, relative_to: Path) -> str:
-    # as the user typed the experiment's own path: the sibling sits next to it
-    return (Path(relative_to).parent / path.name).as_posix()
+def _display(path: Path, exp_dir: Path) -> str:
+    # in the form the user gave the experiment's own path: absolute, or relative to here
+    if Path(exp_dir).is_absolute():
+        return path.resolve().as_posix()
+    return Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix()
 
 
 def _differences(ours: dict, theirs: dict) -> list[str]:
