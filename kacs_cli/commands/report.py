@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         results_dir: Path = typer.Argument(
-            ..., help="An experiment directory (with runs.csv) or a directory of experiment directories."
+            ..., help="An experiment directory (with runs.csv) or any folder holding experiments, at any depth."
         ),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Where to write the report (default: RESULTS_DIR/report)."
