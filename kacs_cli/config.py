@@ -59,8 +59,10 @@ DEFAULT_N_BUDGET = Hyperparameters().N
 
 TOP_KEYS = (
     "experiment", "description", "semantics", "methods", "hyperparameters", "benchmarks",
-    "protocol", "iterations", "eval_every",
+    "protocol", "iterations", "eval_every", "report",
 )
+REPORT_KEYS = ("include",)
+INCLUDE_KEYS = ("experiment", "benchmarks")
 BENCHMARK_KEYS = (
     "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "P_hash", "N",
 )
@@ -129,6 +131,9 @@ class ExperimentConfig:
     cells: tuple[Cell, ...]
     description: str | None = None
     source_file: str | None = None
+    # Report-only settings ({"include": [{"experiment": ..., "benchmarks": [...]}]}); they do
+    # not change a single run, so the runner ignores them when it matches an output folder.
+    report: dict | None = None
 
     def plan(self) -> list[tuple[int, int, int]]:
         """(run, split_seed, seed) of every run, shared by every cell and method."""
@@ -158,6 +163,7 @@ class ExperimentConfig:
             "iterations": self.iterations,
             "eval_every": self.eval_every,
             "cells": [c.to_dict(self.methods) for c in self.cells],
+            **({"report": self.report} if self.report else {}),
         }
 
     def to_yaml(self) -> str:
@@ -664,7 +670,45 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         cells=tuple(cells),
         description=description,
         source_file=origin,
+        report=_report_settings(raw.get("report")),
     )
+
+
+def _report_settings(value: Any) -> dict | None:
+    """`report: {include: {experiment: NAME, benchmarks: [...]}}` (or a list of such): cells the
+    report takes from another experiment's results beside this one instead of training them
+    again. Returns the normalized form written to the resolved config, or None."""
+    spec = _mapping(value, "report", REPORT_KEYS, "report options (include)")
+    if not spec:
+        return None
+    includes = spec.get("include")
+    if includes is None:
+        _fail("report.include", "missing; name the experiment to take cells from, "
+                                "e.g. include: {experiment: alt_protocol, benchmarks: [asn, cs]}")
+    if isinstance(includes, dict):
+        includes = [includes]
+    if not isinstance(includes, list) or not includes:
+        _fail("report.include", f"must be a mapping or a list of mappings, got {_type_name(includes)}")
+    out = []
+    for i, item in enumerate(includes):
+        where = f"report.include[{i}]"
+        entry = _mapping(item, where, INCLUDE_KEYS, "include options (experiment, benchmarks)")
+        if "experiment" not in entry:
+            _fail(f"{where}.experiment", "missing; name the experiment whose results hold the cells")
+        name = _text(entry["experiment"], f"{where}.experiment")
+        if not _SAFE_LABEL.match(name):
+            _fail(f"{where}.experiment", f"must be an experiment name (letters, digits, . _ -), got {name!r}")
+        benches = entry.get("benchmarks")
+        if benches is None:
+            out.append({"experiment": name, "benchmarks": None})
+            continue
+        if isinstance(benches, str):
+            benches = [benches]
+        if not isinstance(benches, list) or not benches:
+            _fail(f"{where}.benchmarks", f"must be a non-empty list of cell labels, got {benches!r}")
+        out.append({"experiment": name,
+                    "benchmarks": [_text(b, f"{where}.benchmarks[{j}]") for j, b in enumerate(benches)]})
+    return {"include": out}
 
 
 # --------------------------------------------------------------------------- programmatic configs

@@ -42,7 +42,9 @@ def _save(fig, path: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
     os.close(fd)
     try:
-        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+        # No "Software" entry (matplotlib's version): the same data give the same bytes on any
+        # install, so re-rendering a committed report leaves the tree clean.
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -80,15 +82,26 @@ def _stack(frames: Sequence[pd.DataFrame], column: str) -> tuple[np.ndarray, np.
     return table.index.to_numpy(dtype=float), table.to_numpy(dtype=float).T
 
 
-def _band_plot(ax, frames: Sequence[pd.DataFrame], column: str, color: str, label: str, style: str = "-") -> bool:
+# Up to this many evaluation points a curve also gets markers: a line through one or two
+# points is invisible or easily missed.
+MARKER_POINTS = 12
+
+
+def _band_plot(ax, frames: Sequence[pd.DataFrame], column: str, color: str, label: str, style: str = "-") -> np.ndarray | None:
+    """Mean and 95 % band of `column` over runs; returns the iterations drawn (None: no data)."""
     stacked = _stack(frames, column)
     if stacked is None:
-        return False
+        return None
     it, values = stacked
     band = stats.confidence_band(values)
-    ax.plot(it, band.mean, style, color=color, lw=1.4, label=f"{label} (n={int(band.count.max())})")
+    marker = "o" if len(it) <= MARKER_POINTS else None
+    ax.plot(it, band.mean, style, color=color, lw=1.4, marker=marker, ms=3.5,
+            label=f"{label} (n={int(band.count.max())})")
     ax.fill_between(it, band.lower, band.upper, color=color, alpha=0.2, lw=0)
-    return True
+    if len(it) == 1:  # fill_between draws nothing for one point: show the interval as a bar
+        ax.errorbar(it, band.mean, yerr=[band.mean - band.lower, band.upper - band.mean], fmt="none",
+                    ecolor=color, alpha=0.5, capsize=3)
+    return it
 
 
 def _finish(fig, axes, title: str) -> None:
@@ -108,9 +121,18 @@ def _finish(fig, axes, title: str) -> None:
     fig.tight_layout(rect=(0, 0, 1, 1.0 - 0.6 / height))
 
 
-def _iteration_axis(ax) -> None:
-    from matplotlib.ticker import FuncFormatter
+def _iteration_axis(ax, iterations: Sequence[np.ndarray]) -> None:
+    """x from 0 to the last evaluation; few evaluation points are the ticks themselves (a lone
+    point otherwise gets an axis a few iterations wide whose labels run together)."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+    points = np.unique(np.concatenate([np.asarray(i, dtype=float) for i in iterations])) if iterations else np.array([])
+    if points.size:
+        ax.set_xlim(0, points.max() * 1.06)
+        if points.size <= 5:
+            ax.set_xticks([0.0, *points.tolist()] if points.min() > 0 else points.tolist())
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / 1000:g}k" if v else "0"))
 
 
@@ -133,9 +155,10 @@ def curve_figure(
         return None
     fig, axes = _grid(len(panels))
     for ax, (cell, name) in zip(axes, panels):
+        drawn = []
         for method in ("xcsf", "kacs"):
             if method in curves[cell]:
-                _band_plot(ax, curves[cell][method], column, COLORS[method], LABELS[method])
+                drawn.append(_band_plot(ax, curves[cell][method], column, COLORS[method], LABELS[method]))
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel(ylabel, fontsize=8)
@@ -143,7 +166,7 @@ def curve_figure(
         if log_y:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
-        _iteration_axis(ax)
+        _iteration_axis(ax, [d for d in drawn if d is not None])
     _finish(fig, axes, title)
     return _save(fig, path)
 
@@ -166,15 +189,20 @@ def covering_figure(
         return None
     fig, axes = _grid(len(panels))
     for ax, (cell, name) in zip(axes, panels):
+        drawn = []
         for method, column, color, label, style in series:
             if method in curves[cell]:
-                _band_plot(ax, curves[cell][method], column, color, label, style)
+                drawn.append(_band_plot(ax, curves[cell][method], column, color, label, style))
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("covering rate", fontsize=8)
+        # The first interval covers orders of magnitude more than the later ones: only a log
+        # axis shows the later dynamics (intervals without a cover, rate 0, are left out).
+        if any(d is not None and len(d) > 1 for d in drawn):
+            ax.set_yscale("log", nonpositive="mask")
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-        _iteration_axis(ax)
+        _iteration_axis(ax, [d for d in drawn if d is not None])
     _finish(fig, axes, title)
     return _save(fig, path)
 
@@ -196,9 +224,15 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
     fig, axes = plt.subplots(len(groups), 3, figsize=(PANEL_W * 3, PANEL_H * len(groups)), squeeze=False)
     for row, group in zip(axes, groups):
         var = group.variables[0]
-        others = {c.N for c in group.cells if c.N is not None and c.N != group.modal_N}
-        other_N = ("larger N" if all(b > group.modal_N for b in others)
-                   else "smaller N" if all(b < group.modal_N for b in others) else "other N") if others else ""
+        from kacs_cli.config import guideline_budget
+
+        odd = [c for c in group.cells if c.N is not None and c.N != group.modal_N]
+        others = {c.N for c in odd}
+        if odd and all(c.n is not None and c.N == guideline_budget(c.n) for c in odd):
+            other_N = "guideline N = 24n(2n+1)"  # SPEC section 10's budget guideline
+        else:
+            other_N = ("larger N" if all(b > group.modal_N for b in others)
+                       else "smaller N" if all(b < group.modal_N for b in others) else "other N") if others else ""
         xlabel = "n" if var == "n" else "sample count N_S"
         name = group.benchmark if not group.variant or group.variant.lower() in ("none", "base") else f"{group.benchmark} {group.variant}"
         for ax, metric in zip(row, metrics):
@@ -217,7 +251,7 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
                     if not xs:
                         continue
                     label = LABELS[method] + (f" (N={group.modal_N})" if usual else f" ({other_N})")
-                    ax.errorbar(xs, means, yerr=halves, fmt="o-" if usual else "s--", ms=3.5, lw=1.2,
+                    ax.errorbar(xs, means, yerr=halves, fmt="o-" if usual else "s--", ms=3.5 if usual else 5, lw=1.2,
                                 capsize=2, color=COLORS[method], alpha=1.0 if usual else 0.7, label=label)
             if var == "samples":
                 ax.set_xscale("log", base=2)
@@ -238,29 +272,49 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
     return _save(fig, path)
 
 
-def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> list[Path]:
-    """All figures of one experiment; kinds without data are skipped."""
+def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list[str]]:
+    """All figures of one experiment, and for each kind that cannot be drawn, why not."""
+    from kacs_cli.curvestore import AGGREGATE_FILE, CURVE_DIR
     from kacs_cli.report import _slug, curve_panels, load_curves
 
     slug = _slug(exp.name)
     curves = load_curves(exp.path)
     panels = curve_panels(exp, curves)
-    error = "test_mse" if exp.protocol == "alternative" else "test_mae"
-    word = "MSE" if exp.protocol == "alternative" else "MAE"
-    written = []
-    if curves:
-        for made in (
-            curve_figure(curves, panels, error, f"test {word}", f"{exp.name}: test {word} (mean and 95 % CI over runs)",
-                         out_dir / f"{slug}_test_error.png"),
-            curve_figure(curves, panels, "params", "parameters k", f"{exp.name}: parameter count (mean and 95 % CI)",
-                         out_dir / f"{slug}_params.png"),
-            covering_figure(curves, panels, f"{exp.name}: covering rate per evaluation interval (mean and 95 % CI)",
-                            out_dir / f"{slug}_covering.png"),
-        ):
-            if made is not None:
+    error = "mse" if exp.protocol == "alternative" else "mae"
+    word = error.upper()
+    written: list[Path] = []
+    notes: list[str] = []
+    kinds = {
+        "train_error": (f"train_{error}", f"train {word}", f"{exp.name}: train {word} (mean and 95 % CI over runs)"),
+        "test_error": (f"test_{error}", f"test {word}", f"{exp.name}: test {word} (mean and 95 % CI over runs)"),
+        "params": ("params", "parameters k", f"{exp.name}: parameter count (mean and 95 % CI)"),
+    }
+    if not curves:
+        notes.append(
+            f"Learning and covering-rate curves: not drawn, {exp.path.as_posix()} holds no curve data "
+            f"(neither {CURVE_DIR}/ nor {AGGREGATE_FILE}); `kacs run` writes both."
+        )
+    else:
+        for kind, (column, ylabel, title) in kinds.items():
+            made = curve_figure(curves, panels, column, ylabel, title, out_dir / f"{slug}_{kind}.png")
+            if made is None:
+                notes.append(f"{ylabel} curves: not drawn, no run's curve has a {column} value.")
+            else:
                 written.append(made)
+        made = covering_figure(curves, panels, f"{exp.name}: covering rate per evaluation interval (mean and 95 % CI)",
+                               out_dir / f"{slug}_covering.png")
+        if made is None:
+            notes.append("Covering-rate curves: not drawn, no run's curve has a cover_rate value.")
+        else:
+            written.append(made)
     if exp.scaling:
         made = scaling_figure(exp, exp.scaling, out_dir / f"{slug}_scaling.png")
         if made is not None:
             written.append(made)
-    return written
+    # A figure of an earlier render that this one could not draw must not stay behind
+    # looking current.
+    for kind in (*kinds, "covering", "scaling"):
+        stale = out_dir / f"{slug}_{kind}.png"
+        if stale not in written:
+            stale.unlink(missing_ok=True)
+    return written, notes

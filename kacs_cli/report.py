@@ -107,6 +107,9 @@ class ExperimentReport:
     notes: list[str] = field(default_factory=list)
     summary_markdown: str = ""
     figures: list[Path] = field(default_factory=list)
+    figure_notes: list[str] = field(default_factory=list)  # why a figure is not drawn
+    sources: list[str] = field(default_factory=list)  # cells included from other experiments
+    paper_warning: str | None = None  # the campaign is not the published setting
 
 
 @dataclass
@@ -117,6 +120,7 @@ class ReportSummary:
     files: list[Path]
     missing: list[str]  # "<experiment>: <what>", for the console
     console_markdown: str  # the summary tables (and fidelity lines) to print
+    skipped: list[str] = field(default_factory=list)  # folders below RESULTS_DIR without experiments
 
 
 @dataclass(frozen=True)
@@ -134,19 +138,10 @@ class ScalingGroup:
 
 
 def find_experiments(results_dir: Path) -> list[Path]:
-    """The experiment directories under RESULTS_DIR (itself, or its children with runs.csv)."""
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise UserError(f"results directory {results_dir} does not exist")
-    if (results_dir / "runs.csv").is_file():
-        return [results_dir]
-    children = sorted(p.parent for p in results_dir.glob("*/runs.csv"))
-    if not children:
-        # a campaign nested one level deeper (results/<campaign>/<experiment>/runs.csv)
-        children = sorted(p.parent for p in results_dir.glob("*/*/runs.csv"))
-    if not children:
-        raise UserError(f"no runs.csv under {results_dir}: run `kacs run CONFIG` first")
-    return children
+    """The experiment directories at any depth below RESULTS_DIR (itself when it is one)."""
+    from kacs_cli.report_index import scan_experiments
+
+    return scan_experiments(results_dir)[0]
 
 
 def _load_config(exp_dir: Path) -> dict:
@@ -808,6 +803,11 @@ def _error_word(exp: ExperimentReport) -> str:
     return "MSE" if exp.protocol == "alternative" else "MAE"
 
 
+def _target_word(exp: ExperimentReport) -> str:
+    # SPEC section 1: min-max to [-1, 1] (main) or standardized with the train split (alternative)
+    return "standardized" if exp.protocol == "alternative" else "normalized"
+
+
 def summary_table(exp: ExperimentReport) -> Table:
     """Per cell two rows (XCSF with its symbol, KACS), the across-cell rows at the bottom."""
     metrics = exp.metrics
@@ -852,7 +852,7 @@ def summary_table(exp: ExperimentReport) -> Table:
     )
     caption = (
         f"{exp.name}: means over runs ({exp.protocol} protocol, errors are {_error_word(exp)} on the "
-        f"normalized target). Symbol after XCSF's mean: + XCSF significantly better (lower) than "
+        f"{_target_word(exp)} target). Symbol after XCSF's mean: + XCSF significantly better (lower) than "
         f"KACS, - significantly worse, ~ no significant difference (paired two-sided Wilcoxon "
         f"over runs, α = 0.05). Best mean per cell in bold. Bottom: average ranks, +/-/~ counts, "
         f"paired Wilcoxon over the per-cell means († p < 0.05)."
@@ -911,38 +911,43 @@ def _scaling_metrics(exp: ExperimentReport) -> list[str]:
 
 
 def scaling_table(exp: ExperimentReport, group: ScalingGroup) -> Table:
+    """One row per n or N_S (and budget): both methods side by side for each metric. A cell
+    at another budget (the guideline N) sits right below the usual-budget row of its n."""
     metrics = _scaling_metrics(exp)
     key_headers = [("n" if v == "n" else "N_S") for v in group.variables]
     show_N = len({c.N for c in group.cells}) > 1
     if show_N:
         key_headers.append("N")
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
-    headers = key_headers + ["method"] + [METRIC_LABELS[m] for m in metrics] + ["runs"]
+    headers = list(key_headers)
+    for metric in metrics:
+        headers += [f"{METRIC_LABELS[metric]} XCSF", "KACS"]
+    headers.append("runs")
     rows: list[list[TCell]] = []
-    rules: set[int] = set()
     for cell in group.cells:
-        if rows:
-            rules.add(len(rows))
-        keys = [str(getattr(cell, v)) for v in group.variables] + ([str(cell.N)] if show_N else [])
-        for method in METHODS:
-            row = [_c(k if method == "xcsf" else "") for k in keys] + [_c(_mlabel(method))]
-            runs = 0
-            for metric in metrics:
-                s = stats_by.loc[(cell.label, metric)]
+        row = [_c(getattr(cell, v)) for v in group.variables] + ([_c(cell.N)] if show_N else [])
+        runs = 0
+        for metric in metrics:
+            s = stats_by.loc[(cell.label, metric)]
+            for method in METHODS:
                 runs = max(runs, int(s[f"{method}_runs"]))
                 mean, sd = s[f"{method}_mean"], s[f"{method}_sd"]
                 text = "n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"
                 row.append(_c(text, s["best"] in (method, "tie"), s["symbol"] if method == "xcsf" else ""))
-            row.append(_c(runs))
-            rows.append(row)
+        row.append(_c(runs))
+        rows.append(row)
     what = " and ".join("n" if v == "n" else "sample count N_S" for v in group.variables)
     name = group.benchmark + ("" if group.variant.lower() in PLAIN_VARIANTS else f" {group.variant}")
+    budget = ""
+    if show_N:
+        budget = (f" Rows with N other than {group.modal_N} (the budget guideline N = 24 n (2n + 1) "
+                  f"where it applies) follow the N = {group.modal_N} row of the same n.")
     caption = (
-        f"{exp.name}: {name} against {what}; mean ± SD over runs, XCSF's symbol against KACS, "
-        f"best mean in bold."
+        f"{exp.name}: {name} against {what}; mean ± SD over runs of XCSF and KACS, XCSF's symbol "
+        f"against KACS, best mean in bold.{budget}"
     )
-    return Table(f"{exp.name}: scaling of {name}", caption, headers, rows, n_left=len(key_headers) + 1,
-                 rules_before=rules, label=f"tab:{_slug(exp.name)}-scaling-{_slug(name)}")
+    return Table(f"{exp.name}: scaling of {name}", caption, headers, rows, n_left=len(key_headers),
+                 label=f"tab:{_slug(exp.name)}-scaling-{_slug(name)}")
 
 
 def paper_table(exp: ExperimentReport) -> Table:
@@ -1048,24 +1053,29 @@ def parse_formats(formats: Iterable[str] | str) -> tuple[str, ...]:
 
 def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
     """Load one experiment directory and compute its statistics (no files written)."""
+    from kacs_cli.report_include import load_included
+
     config = _load_config(exp_dir)
-    runs = _load_runs(exp_dir, config)
-    protocol, expected = _protocol_of(config, runs)
+    raw = _load_runs(exp_dir, config)
+    entries = _config_benchmarks(config)
+    included = load_included(exp_dir, config, {str(e.get("label") or e["name"]) for e in entries})
+    if included.runs is not None and len(included.runs):
+        raw = pd.concat([included.runs, raw], ignore_index=True)
+    entries = included.entries + entries  # included cells first (the SupRB table's order)
+    protocol, expected = _protocol_of(config, raw)
     metrics = PROTOCOL_METRICS[protocol]
-    name = str(config.get("experiment") or (runs["experiment"].dropna().iloc[0] if "experiment" in runs.columns and runs["experiment"].notna().any() else exp_dir.name))
-    notes = []
+    name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
+    notes = list(included.notes)
     if not config:
         notes.append(f"no config.yaml in {exp_dir}: missing benchmarks cannot be detected")
-    lacking = [m for m in metrics if m not in runs.columns]
+    lacking = [m for m in metrics if m not in raw.columns]
     if lacking:
         notes.append(f"runs.csv lacks {', '.join(lacking)}; shown as n/a")
     # A rerun may append a second row for the same run: the last one wins.
-    runs = runs.drop_duplicates(subset=["cell_id", *CELL_KEY, "method", "run"], keep="last") if len(runs) else runs
-    entries = _config_benchmarks(config)
+    runs = raw.drop_duplicates(subset=["cell_id", *CELL_KEY, "method", "run"], keep="last") if len(raw) else raw
     methods = _config_methods(config)
     cells = _cells_of(runs, entries) if len(runs) else []
-    raw = _load_runs(exp_dir, config)
-    missing = _missing(raw, cells, entries, methods, expected)
+    missing = included.missing + _missing(raw, cells, entries, methods, expected)
     cell_stats = _cell_stats(runs, cells, metrics) if cells else _empty_cell_stats()
     exp = ExperimentReport(
         name=name,
@@ -1079,12 +1089,40 @@ def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
         scaling=_scaling_groups(cells),
         missing=missing,
         notes=notes,
+        sources=included.sources,
     )
     if not cells:
         exp.missing.insert(0, "no finished runs in runs.csv")
     if paper and protocol == "main":
         exp.paper = _paper_comparison(exp)
+        exp.paper_warning = _paper_setting_warning(config, runs)
     return exp
+
+
+# The setting of the published main table (SPEC sections 9 and 10).
+PUBLISHED_SETTING = {"iterations": 100_000, "runs": PAPER_RUNS, "protocol": "main", "semantics": "reference"}
+
+
+def _paper_setting_warning(config: dict, runs: pd.DataFrame) -> str | None:
+    """A warning when the campaign is not the published setting, so its z scores mean little."""
+    differences = []
+    its = sorted({int(v) for v in pd.to_numeric(runs.get("iterations"), errors="coerce").dropna()}) \
+        if "iterations" in runs.columns else []
+    if not its and _int_or_none(config.get("iterations")) is not None:
+        its = [_int_or_none(config.get("iterations"))]
+    if its and its != [PUBLISHED_SETTING["iterations"]]:
+        differences.append(f"{' / '.join(f'{i:,}' for i in its)} iterations per run instead of 100,000")
+    semantics = str(config.get("semantics") or "reference").lower()
+    if semantics != PUBLISHED_SETTING["semantics"]:
+        differences.append(f"{semantics} semantics instead of reference")
+    proto = config.get("protocol") if isinstance(config.get("protocol"), dict) else {}
+    planned = _int_or_none(proto.get("runs"))
+    if planned is not None and planned != PUBLISHED_SETTING["runs"]:
+        differences.append(f"{planned} runs per cell instead of 30")
+    if not differences:
+        return None
+    return ("Warning: this campaign differs from the published setting (" + "; ".join(differences)
+            + "): the comparison with the published table is not like for like.")
 
 
 def _empty_cell_stats() -> pd.DataFrame:
@@ -1133,29 +1171,42 @@ def build_report(
     """
     fmts = parse_formats(formats)
     results_dir = Path(results_dir)
-    exp_dirs = find_experiments(results_dir)
+    from kacs_cli.report_index import experiment_order, index_markdown, scan_experiments
+
+    exp_dirs, skipped = scan_experiments(results_dir)
     out = Path(out_dir) if out_dir is not None else results_dir / "report"
     exps = [analyse_experiment(d, paper=paper) for d in exp_dirs]
-    # the article's main comparison first, the other experiments after it
-    exps.sort(key=lambda e: e.name.lower() != "main")
+    # the article's main comparison first, the others in the article's order, then by name
+    exps.sort(key=experiment_order)
     if paper:
         _choose_paper_experiments(exps)
-    _dedupe_names(exps)
+    _dedupe_names(exps, results_dir)
 
     files: list[Path] = []
     if figures:
         from kacs_cli import figures as figs
 
         for exp in exps:
-            exp.figures = figs.experiment_figures(exp, out / "figures")
+            exp.figures, exp.figure_notes = figs.experiment_figures(exp, out / "figures")
             files += exp.figures
+    else:
+        for exp in exps:
+            own = exp.path / "report" / "report.md"
+            if own.is_file() and own.parent.resolve() != out.resolve():
+                rel = Path(os.path.relpath(own, out)).as_posix()
+                exp.figure_notes = [f"Not drawn in this report (--no-figures): see the experiment's own report, [{rel}]({rel})."]
+            else:
+                exp.figure_notes = [f"Not drawn (--no-figures); `kacs report {exp.path.as_posix()}` draws them."]
 
-    md_parts = [f"# Report: {results_dir}", ""]
+    md_parts = [f"# Report: {results_dir.as_posix()}", ""]
     tex_parts = [
         "% Tables of `kacs report`. Needs \\usepackage{booktabs}.",
-        f"% Source: {tex_escape(str(results_dir))}",
+        f"% Source: {tex_escape(results_dir.as_posix())}",
         "",
     ]
+    skipped_lines = [f"{p.as_posix()}: no runs.csv at any depth" for p in skipped]
+    if len(exps) > 1 or skipped_lines:
+        md_parts.append(index_markdown(exps, skipped_lines))
     console = []
     for exp in exps:
         md, tex, con = _experiment_documents(exp, out)
@@ -1184,15 +1235,22 @@ def build_report(
         files=files,
         missing=missing,
         console_markdown="\n\n".join(console),
+        skipped=skipped_lines,
     )
 
 
-def _dedupe_names(exps: list[ExperimentReport]) -> None:
+def _dedupe_names(exps: list[ExperimentReport], results_dir: Path) -> None:
     # Two directories may carry the same experiment name; file names must not collide.
+    # Found at any depth, they may also share the folder name (results/main and
+    # results/paper/main): the path below RESULTS_DIR tells them apart.
     seen: Counter = Counter(e.name for e in exps)
     for e in exps:
         if seen[e.name] > 1:
-            e.name = f"{e.name}-{e.path.name}"
+            try:
+                where = e.path.relative_to(results_dir).as_posix()
+            except ValueError:
+                where = e.path.as_posix()
+            e.name = f"{e.name}-{_slug(where.replace('/', '-'))}"
 
 
 def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
@@ -1213,13 +1271,22 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{slug}_paper.csv"
         _write_csv(path, exp.paper)
         written.append(path)
+    from kacs_cli import report_suprb
+
+    if exp.cells and report_suprb.applies(exp):
+        path = out / f"{slug}_suprb.csv"
+        _write_csv(path, report_suprb.suprb_frame(exp))
+        written.append(path)
     return written
 
 
 def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, str]:
     """(Markdown section, LaTeX section, console text) of one experiment."""
+    from kacs_cli import report_suprb
+
     runs_word = f"{exp.expected_runs} runs per cell planned" if exp.expected_runs else "runs per cell unknown"
-    head = f"## {exp.name}\n\nProtocol {exp.protocol} ({runs_word}); source `{exp.path}`.\n"
+    sources = "".join(f"; {s}" for s in exp.sources)
+    head = f"## {exp.name}\n\nProtocol {exp.protocol} ({runs_word}); source `{exp.path.as_posix()}`{sources}.\n"
     md = [head]
     tex = [rf"% ---- experiment {tex_escape(exp.name)} ----"]
     console = [f"## {exp.name} ({exp.protocol} protocol)"]
@@ -1228,9 +1295,15 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         md.append(f"**Incomplete campaign** — what is missing:\n\n{lines}\n")
     for note in exp.notes:
         md.append(f"Note: {note}\n")
+    if exp.paper_warning and exp.paper is not None:
+        md.append(f"**{exp.paper_warning}**\n")
+        tex.append(f"% {exp.paper_warning}")
+        console.append(exp.paper_warning)
     if exp.cells:
         tables = [summary_table(exp)]
         tables += [scaling_table(exp, g) for g in exp.scaling]
+        if report_suprb.applies(exp):
+            tables.append(report_suprb.suprb_table(exp))
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
         tables.append(detailed_table(exp))
@@ -1246,13 +1319,17 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             if i == 0:
                 exp.summary_markdown = rendered
                 console.append(rendered)
-            elif t.title.startswith(f"{exp.name}: scaling"):
+            elif t.title.startswith(f"{exp.name}: scaling") or t.label.endswith("-suprb"):
                 console.append(f"{t.title}\n\n{rendered}")
-    if exp.figures:
+    if exp.figures or exp.figure_notes:
         md.append("### Figures\n")
         for path in exp.figures:
             rel = os.path.relpath(path, out)
             md.append(f"![{path.stem}]({Path(rel).as_posix()})\n")
+        for note in exp.figure_notes:
+            md.append(f"- {_md_prose(note)}")
+        if exp.figure_notes:
+            md.append("")
     return "\n".join(md), "\n\n".join(tex) + "\n", "\n\n".join(console)
 
 
@@ -1260,25 +1337,11 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
 
 
 def load_curves(exp_dir: Path) -> dict[str, dict[str, list[pd.DataFrame]]]:
-    """curves/<cell>__<method>__<run>.csv grouped as {cell: {method: [one frame per run]}}."""
-    curves: dict[str, dict[str, list[pd.DataFrame]]] = {}
-    folder = Path(exp_dir) / "curves"
-    if not folder.is_dir():
-        return curves
-    for path in sorted(folder.glob("*.csv")):
-        parts = path.stem.rsplit("__", 2)
-        if len(parts) != 3:
-            continue
-        cell, method, run = parts
-        try:
-            frame = pd.read_csv(path)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
-            continue
-        if "iteration" not in frame.columns or frame.empty:
-            continue
-        frame = frame.assign(run=run)
-        curves.setdefault(cell, {}).setdefault(method.lower(), []).append(frame)
-    return curves
+    """Curves grouped as {cell: {method: [one frame per run]}}: the per-run files, or the
+    committed curves.csv.gz where they are absent (kacs_cli.curvestore owns both forms)."""
+    from kacs_cli import curvestore
+
+    return curvestore.load_curves(exp_dir)
 
 
 def curve_panels(exp: ExperimentReport, curve_cells: Iterable[str]) -> list[tuple[str, str]]:

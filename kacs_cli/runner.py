@@ -10,6 +10,7 @@ Output folder layout (`--out`)::
     runs.csv                             one row per finished run, RUN_COLUMNS, sorted
     runs/<cell>__<method>__<run>.json    the finished run's row: the mark of completion
     curves/<cell>__<method>__<run>.csv   its learning curve (engine CURVE_COLUMNS)
+    curves.csv.gz                        every finished run's curve, compact (kacs_cli.curvestore)
     populations/<cell>__<method>__<run>.csv   its final rules
 
 Every file is written to a temporary name and moved into place with os.replace, the
@@ -34,6 +35,7 @@ import pandas as pd
 import yaml
 
 from kacs_cli.config import Cell, ExperimentConfig
+from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
 from kacs_cli.errors import UserError
 from kacs_cli.protocols import Protocol, make_split
 
@@ -54,7 +56,7 @@ LOCK_FILE = ".lock"
 RECORD_DIR = "runs"
 CURVE_DIR = "curves"
 POPULATION_DIR = "populations"
-OWNED = (CONFIG_FILE, RUNS_FILE, RECORD_DIR, CURVE_DIR, POPULATION_DIR)
+OWNED = (CONFIG_FILE, RUNS_FILE, RECORD_DIR, CURVE_DIR, POPULATION_DIR, AGGREGATE_FILE)
 
 BACKENDS = ("local", "dask")
 # runs.csv is rebuilt from the finished records at most this often during a campaign
@@ -372,10 +374,19 @@ def write_runs_csv(out: Path, config: ExperimentConfig, records: dict[str, dict]
     return frame
 
 
+def write_curves_aggregate(out: Path, config: ExperimentConfig, records: dict[str, dict]) -> None:
+    """curves.csv.gz beside runs.csv: the finished runs' curves in runs.csv order, the compact
+    form that is committed with the results (see kacs_cli.curvestore)."""
+    from kacs_cli import curvestore
+
+    curvestore.update_aggregate(out, [t.key for t in expand_tasks(config) if t.key in records])
+
+
 def _config_differences(old: dict, new: dict) -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new), key=lambda k: list(new).index(k) if k in new else 99):
-        if key == "description" or old.get(key) == new.get(key):
+        # description and report settings change no run: results stay valid across them
+        if key in ("description", "report") or old.get(key) == new.get(key):
             continue
         if key == "cells" and isinstance(old.get(key), list) and isinstance(new.get(key), list):
             old_cells = {c.get("label"): c for c in old[key] if isinstance(c, dict)}
@@ -606,6 +617,7 @@ def run_campaign(
 
         if not todo:
             frame = write_runs_csv(out, config, records)
+            write_curves_aggregate(out, config, records)
             console.print(
                 f"Nothing to do: all {len(selected)} selected runs of experiment {config.experiment} "
                 f"are already finished in {out} (runs.csv is up to date; --force starts over)."
@@ -645,6 +657,7 @@ def run_campaign(
                         last_write = time.monotonic()
         finally:
             frame = write_runs_csv(out, config, records)
+            write_curves_aggregate(out, config, records)
         console.print(_summary_table(config, frame))
         console.print(f"{ran} run(s) finished; results in {out / RUNS_FILE}")
         return CampaignResult(out, len(selected), already, ran, frame, skipped)

@@ -80,6 +80,11 @@ def _error(raw: dict) -> str:
         (_base(benchmarks=[]), "benchmarks:", "non-empty"),
         ({"experiment": "t"}, "benchmarks:", "missing"),
         (_base(experiment="my results"), "experiment:", "filename-safe"),
+        (_base(report={"inclde": {}}), "report.inclde:", "allowed keys: include"),
+        (_base(report={"include": {"benchmarks": ["asn"]}}), "report.include[0].experiment:", "missing"),
+        (_base(report={"include": {"experiment": "../alt"}}), "report.include[0].experiment:", "experiment name"),
+        (_base(report={"include": {"experiment": "a", "benchmarks": []}}), "report.include[0].benchmarks:", "non-empty"),
+        (_base(report={"include": 3}), "report.include:", "mapping or a list"),
     ],
 )
 def test_bad_config_is_refused_with_its_key_path(raw, path, words):
@@ -279,3 +284,23 @@ def test_a_resolved_config_is_recognized_as_a_record(tmp_path):
     resolved.write_text(resolve_config(_base()).to_yaml())
     with pytest.raises(UserError, match=r"cells: this is the resolved config `kacs run` writes"):
         load_config(resolved)
+
+
+def test_suprb_config_trains_pppts_and_pt_and_takes_the_rest_from_alt_protocol():
+    config = load_config(CONFIG_DIR / "suprb.yaml")
+    alt = load_config(CONFIG_DIR / "alt_protocol.yaml")
+    assert [c.label for c in config.cells] == ["pppts", "pt"]
+    assert {m: config.cell("pt").params[m].N for m in ("xcsf", "kacs")} == {"xcsf": 15984, "kacs": 15984}
+    assert guideline_budget(18) == 15984
+    assert {m: config.cell("pppts").params[m].N for m in ("xcsf", "kacs")} == {"xcsf": 6400, "kacs": 6400}
+    assert config.report == {"include": [{"experiment": "alt_protocol", "benchmarks": ["asn", "ccpp", "cs", "eec"]}]}
+    # the included cells are the alternative-protocol runs: same protocol, iterations, seeds
+    assert config.protocol == alt.protocol and config.protocol.runs == 64
+    assert (config.iterations, config.eval_every, config.semantics) == (alt.iterations, alt.eval_every, alt.semantics)
+    assert config.plan() == alt.plan()
+    assert set(config.report["include"][0]["benchmarks"]) <= {c.label for c in alt.cells}
+    # P_hash 0.8 on every real-world set, as for ASN ... EEC in alt_protocol
+    assert {config.cell(c).params["kacs"].P_hash for c in ("pppts", "pt")} == {alt.cell("asn").params["kacs"].P_hash}
+    resolved = yaml.safe_load(config.to_yaml())
+    assert resolved["report"] == config.report
+    assert "report" not in yaml.safe_load(alt.to_yaml())  # configs without it resolve as before

@@ -11,7 +11,7 @@ from kacs_cli.cli import main
 
 from http_support import serve
 
-NAMES = ["asn", "ccpp", "cs", "eec", "f1", "f2", "f3", "f4"]
+NAMES = ["asn", "ccpp", "cs", "eec", "pppts", "pt", "f1", "f2", "f3", "f4"]
 
 
 @pytest.fixture(autouse=True)
@@ -46,19 +46,19 @@ def test_list_empty_dir(capsys, tmp_path):
     assert "1503 x 6" in out and "9568 x 5" in out and "1000 x 11" in out
     assert "published" in out and "real" in out
     assert f"data directory: {tmp_path} (from --data-dir)" in out
-    assert "kacs data fetch asn ccpp cs eec f1 f2 f3 f4" in out
+    assert "kacs data fetch asn ccpp cs eec pppts pt f1 f2 f3 f4" in out
 
 
 def test_import_verify_corrupt_cycle(capsys, shared_data_dir, tmp_path):
     data = tmp_path / "data"
     code, out, err = kacs(capsys, "data", "import", str(shared_data_dir), "--data-dir", str(data))
     assert code == 0, err
-    assert "imported 8 dataset(s): asn ccpp cs eec f1 f2 f3 f4" in out
-    assert sorted(p.name for p in data.iterdir()) == [f"{n}.csv" for n in NAMES]
+    assert "imported 10 dataset(s): asn ccpp cs eec pppts pt f1 f2 f3 f4" in out
+    assert sorted(p.name for p in data.iterdir()) == sorted(f"{n}.csv" for n in NAMES)
 
     code, out, err = kacs(capsys, "data", "verify", "--data-dir", str(data))
     assert code == 0 and err == ""
-    assert out.count("ok ") == 8 and "all 8 datasets verified" in out
+    assert out.count("ok ") == 10 and "all 10 datasets verified" in out
 
     # Corrupt one byte of the copied ccpp.csv: verify names it and exits 2.
     raw = bytearray((data / "ccpp.csv").read_bytes())
@@ -114,7 +114,7 @@ def test_unknown_dataset_names(capsys, tmp_path):
     code, _, err = kacs(capsys, "data", "verify", "airfoil", "--data-dir", str(tmp_path))
     assert code == 2
     assert_one_line_error(err)
-    assert "unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, f1, f2, f3, f4" in err
+    assert "unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, pppts, pt, f1, f2, f3, f4" in err
     code, _, err = kacs(capsys, "data", "fetch", "mine.csv", "--data-dir", str(tmp_path))
     assert code == 2
     assert "`kacs data fetch` downloads registered datasets only, not 'mine.csv'" in err
@@ -160,8 +160,8 @@ def test_subprocess_bad_input_prints_one_line_and_exits_2(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip() == (
-        f"error: 8 dataset(s) not usable in {tmp_path}: asn (missing), ccpp (missing), cs (missing), "
-        "eec (missing), f1 (missing), f2 (missing), f3 (missing), f4 (missing); get them with "
-        "`kacs data fetch asn ccpp cs eec f1 f2 f3 f4` or `kacs data import DIR`"
+        f"error: 10 dataset(s) not usable in {tmp_path}: asn (missing), ccpp (missing), cs (missing), "
+        "eec (missing), pppts (missing), pt (missing), f1 (missing), f2 (missing), f3 (missing), f4 (missing); get them with "
+        "`kacs data fetch asn ccpp cs eec pppts pt f1 f2 f3 f4` or `kacs data import DIR`"
     )
-    assert proc.stdout.count("missing") == 8
+    assert proc.stdout.count("missing") == 10

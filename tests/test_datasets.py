@@ -13,6 +13,7 @@ from kacs_cli import datasets
 from kacs_cli.datasets import (
     PUBLISHED,
     REAL_WORLD,
+    SUPRB_EXTRA,
     dataset_status,
     fetch_datasets,
     import_datasets,
@@ -35,6 +36,8 @@ EXPECTED = {
     "ccpp": (9568, 4, "33abb36fec8aea6b0d8fe48f460e8694e40816345c7aa746a4fff4e3185f50db"),
     "cs": (1030, 8, "12633c0d3dfac876a7dd783560367a6374ec5998e5386f627e182c5aa1a85b49"),
     "eec": (768, 8, "dedb09e1825c30a798d0f9cc70539e0b7726a3cdb3bc7a62e32322cdcf797cea"),
+    "pppts": (45730, 9, "0c7b3bcaa0bab1cd5c4f2fe66a69408296c2b00a768d961f7c42e4af9459d44b"),
+    "pt": (5875, 18, "85ed7cf006ebeb341b775f036d0845a4a5ddbeef38b2911ee22bd2e53e40f7a4"),
     "f1": (1000, 10, "21a184ecbd214373d3f4c105bbf1d185b40282b798b369882c32de8f6712e3a0"),
     "f2": (1000, 10, "e5739d2d7dfb73fed86e6c7253946f258ade81e29f11d375e88cee7b7592c804"),
     "f3": (1000, 10, "c7f8c03cefabb92dfa312d9c549043a154877133f1559fbefd471dfac5ce776d"),
@@ -62,15 +65,19 @@ def good_rows(count=12, columns=3):
 
 def test_registry_matches_the_shared_readme():
     registry = datasets.REGISTRY
-    assert list(registry) == ["asn", "ccpp", "cs", "eec", "f1", "f2", "f3", "f4"]
+    assert list(registry) == ["asn", "ccpp", "cs", "eec", "pppts", "pt", "f1", "f2", "f3", "f4"]
     assert REAL_WORLD == ("asn", "ccpp", "cs", "eec") and PUBLISHED == ("f1", "f2", "f3", "f4")
+    assert SUPRB_EXTRA == ("pppts", "pt")
     for name, (rows, n, sha) in EXPECTED.items():
         info = registry[name]
         assert (info.name, info.file, info.rows, info.n_inputs, info.sha256) == (name, f"{name}.csv", rows, n, sha)
         assert len(info.columns) == n + 1
-        assert info.kind == ("real" if name in REAL_WORLD else "published")
+        assert info.kind == ("published" if name in PUBLISHED else "real")
     assert registry["ccpp"].columns[-1] == "net_energy_output"
     assert registry["eec"].columns[-1] == "cooling_load"
+    assert registry["pppts"].columns[-1] == "RMSD" and registry["pt"].columns[-1] == "motor_UPDRS"
+    assert registry["pt"].columns[:3] == ["test_time", "total_UPDRS", "Jitter(%)"]
+    assert [registry[n].line_endings for n in SUPRB_EXTRA] == ["LF", "LF"]
     assert registry["asn"].source == "https://archive.ics.uci.edu/dataset/291/airfoil+self+noise"
     assert registry["f3"].download["url"].endswith("YNU-NakataLab/KACS/main/dataset/f3_cross_10dim_1000.csv")
 
@@ -96,7 +103,7 @@ def test_resolve_data_dir_precedence(monkeypatch, tmp_path):
 
 
 def test_kinds_and_inputs(tmp_path):
-    assert [is_real_world(n) for n in ("asn", "CCPP", "cs", "eec")] == [True] * 4
+    assert [is_real_world(n) for n in ("asn", "CCPP", "cs", "eec", "pppts", "PT")] == [True] * 6
     assert [is_real_world(n) for n in ("f1", "f2", "F3", "f4")] == [False] * 4
     assert is_real_world(tmp_path / "mine.csv") and is_real_world("data/mine.csv")
     assert n_inputs("ccpp") == 4 and n_inputs("f2") == 10
@@ -105,7 +112,7 @@ def test_kinds_and_inputs(tmp_path):
     with pytest.raises(UserError) as info:
         is_real_world("airfoil")
     assert str(info.value) == (
-        "unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, f1, f2, f3, f4 "
+        "unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, pppts, pt, f1, f2, f3, f4 "
         "or the path of a CSV file (ending in .csv)"
     )
 
@@ -291,7 +298,7 @@ def test_lenient_forms_still_load(tmp_path):
 
 def test_unknown_name_lists_known_ones():
     text = message(lambda: load_dataset("concrete"))
-    assert "unknown dataset 'concrete'; use one of asn, ccpp, cs, eec, f1, f2, f3, f4" in text
+    assert "unknown dataset 'concrete'; use one of asn, ccpp, cs, eec, pppts, pt, f1, f2, f3, f4" in text
 
 
 # ----------------------------------------------------------------------------- import
@@ -449,3 +456,65 @@ def test_fetch_rebuilds_asn_and_f1_byte_for_byte(shared_data_dir, tmp_path, monk
 
 def test_fetch_unknown_name():
     assert "unknown dataset 'xyz'" in message(lambda: fetch_datasets(["xyz"]))
+
+
+# ----------------------------------------------------------------------------- SupRB datasets
+
+# The UCI files' own column names (from the archives' header rows).
+CASP_HEADER = "RMSD,F1,F2,F3,F4,F5,F6,F7,F8,F9"
+UPDRS_HEADER = ("subject#,age,sex,test_time,motor_UPDRS,total_UPDRS,Jitter(%),Jitter(Abs),Jitter:RAP,"
+                "Jitter:PPQ5,Jitter:DDP,Shimmer,Shimmer(dB),Shimmer:APQ3,Shimmer:APQ5,Shimmer:APQ11,"
+                "Shimmer:DDA,NHR,HNR,RPDE,DFA,PPE")
+
+
+def _uci_text(values: list[float], salt: int) -> list[str]:
+    # The archive must not simply hold our own text: write every value in another exact form
+    # (17 significant digits, or Python's float repr with its trailing ".0"), so the test
+    # proves that conversion parses exactly and prints the shortest round-trip form.
+    return [f"{v:.17g}" if (i + salt) % 2 else repr(float(v)) for i, v in enumerate(values)]
+
+
+def _rows(path: Path) -> list[list[float]]:
+    return [[float(t) for t in line.split(",")] for line in path.read_text().splitlines()]
+
+
+def _suprb_site(shared: Path, site: Path) -> None:
+    """UCI-like archives rebuilt from the mirror: CASP.csv (RMSD first) and
+    parkinsons_updrs.data (subject#, age, sex, test_time, motor_UPDRS, total_UPDRS, ...)."""
+    casp = [CASP_HEADER]
+    for i, row in enumerate(_rows(shared / "pppts.csv")):
+        casp.append(",".join(_uci_text([row[-1]] + row[:-1], i)))
+    updrs = [UPDRS_HEADER]
+    for i, row in enumerate(_rows(shared / "pt.csv")):
+        uci = [i // 200 + 1, 60 + i % 20, i % 2, row[0], row[-1], row[1]] + row[2:-1]
+        updrs.append(",".join(_uci_text(uci, i)))
+    with zipfile.ZipFile(site / "physicochemical+properties+of+protein+tertiary+structure.zip", "w") as archive:
+        archive.writestr("CASP.csv", "\n".join(casp) + "\n")
+    with zipfile.ZipFile(site / "parkinsons+telemonitoring.zip", "w") as archive:
+        archive.writestr("parkinsons_updrs.names", "not data\n")
+        archive.writestr("parkinsons_updrs.data", "\r\n".join(updrs) + "\r\n")
+
+
+def test_fetch_rebuilds_pppts_and_pt_byte_for_byte(shared_data_dir, tmp_path, monkeypatch):
+    for name in SUPRB_EXTRA:
+        if not (shared_data_dir / f"{name}.csv").is_file():
+            pytest.skip(f"{name}.csv not in the datasets mirror {shared_data_dir}")
+    site = tmp_path / "site"
+    site.mkdir()
+    _suprb_site(shared_data_dir, site)
+    # the archive really differs from the mirror's text, so the conversion has work to do
+    member = zipfile.ZipFile(site / "parkinsons+telemonitoring.zip").read("parkinsons_updrs.data")
+    assert member.split(b"\r\n")[1].split(b",")[3:5] != (shared_data_dir / "pt.csv").read_bytes().split(b",")[:2]
+    dest = tmp_path / "data"
+    with serve(site) as url:
+        monkeypatch.setenv("KACS_FETCH_BASE_URL", url)
+        assert fetch_datasets(["pppts", "pt"], dest) == ["pppts", "pt"]
+    for name in SUPRB_EXTRA:
+        built = (dest / f"{name}.csv").read_bytes()
+        assert built == (shared_data_dir / f"{name}.csv").read_bytes()
+        assert hashlib.sha256(built).hexdigest() == EXPECTED[name][2]
+        assert b"\r" not in built
+    X, y = load_dataset("pt", dest)
+    assert X.shape == (5875, 18) and y[0] == 28.199 and X[0, 0] == 5.6431  # motor_UPDRS, test_time
+    X, y = load_dataset("pppts", dest)
+    assert X.shape == (45730, 9) and y[0] == 17.284 and X[0, 0] == 13558.3  # RMSD last, F1 first

@@ -186,7 +186,8 @@ def test_summary_tables_means_symbols_best_and_files(small_main: Path) -> None:
     assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 2  # summary + detailed
     # figures: valid PNGs, bounded count, linked from the Markdown
     pngs = sorted((out / "figures").glob("*.png"))
-    assert {p.name for p in pngs} == {"small_test_error.png", "small_params.png", "small_covering.png"}
+    assert {p.name for p in pngs} == {"small_train_error.png", "small_test_error.png", "small_params.png",
+                                      "small_covering.png"}
     for p in pngs:
         data = p.read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 2000
@@ -255,11 +256,14 @@ def test_scaling_experiment_table_keyed_by_n_and_figure(tmp_path: Path) -> None:
     assert "### dim_scaling: scaling of f3" in md
     scaling_md = md.split("### dim_scaling: scaling of f3")[1].split("###")[0]
     header = _row(scaling_md, "n")
-    assert header[:3] == ["n", "N", "method"] and "test MAE" in header
-    x6, k6 = _rows_after(scaling_md, ("6", "12672"), 2)
-    assert x6[:3] == ["6", "12672", "XCSF"] and k6[2] == "KACS"
-    assert x6[3] == "0.6100 ± 0.0100 ~"  # three runs cannot be significant
-    assert k6[3].startswith("**0.3100")
+    # one row per (n, N), both methods side by side per metric
+    assert header == ["n", "N", "test MAE XCSF", "KACS", "rules XCSF", "KACS", "params XCSF", "KACS", "runs"]
+    body = [r for r in (_rows_after(scaling_md, ("2",), 4)) if r]
+    assert [r[:2] for r in body] == [["2", "6400"], ["4", "6400"], ["6", "6400"], ["6", "12672"]]
+    g6 = body[3]  # the guideline row right below the N = 6400 row of n = 6
+    assert g6[2] == "0.6100 ± 0.0100 ~"  # three runs cannot be significant
+    assert g6[3].startswith("**0.3100")
+    assert g6[4] == "3127 ± 1 ~" and g6[5] == "**1327 ± 1**" and g6[8] == "3"  # 3000 + 126 + r
     csv = pd.read_csv(exp / "report" / "dim_scaling_scaling-f3.csv")
     assert list(csv["n"]) == [2, 4, 6, 6] and list(csv["N"]) == [6400, 6400, 6400, 12672]
     assert csv["rules_kacs_mean"].iloc[0] == pytest.approx(401)

@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         results_dir: Path = typer.Argument(
-            ..., help="An experiment directory (with runs.csv) or a directory of experiment directories."
+            ..., help="An experiment directory (with runs.csv) or any folder holding experiments, at any depth."
         ),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Where to write the report (default: RESULTS_DIR/report)."
@@ -31,6 +31,10 @@ def register(app: typer.Typer) -> None:
         formats = parse_formats(fmt)  # a bad --format fails before any reading
         summary = build_report(results_dir, out_dir=out, formats=formats, paper=paper, figures=figures)
         typer.echo(summary.console_markdown)
+        if summary.skipped:
+            typer.echo("\nskipped (no experiment inside):")
+            for line in summary.skipped:
+                typer.echo(f"  - {line}")
         if summary.missing:
             typer.echo("\nmissing (reported over what is there):")
             for line in summary.missing:

@@ -1,0 +1,279 @@
+"""`kacs report` over the article's experiments: discovery at any depth, the index, included
+cells and the SupRB table, figures that cannot be drawn, the published-setting warning, and
+re-rendering as a no-op (byte for byte, PNGs included)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from kacs_cli import figures as figs
+from kacs_cli.report import build_report
+
+from test_report import _row, paper_rows, run_row, write_curves, write_experiment
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _kacs(capsys, *args: str) -> tuple[int, str, str]:
+    from kacs_cli.cli import main
+
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _plain_rows(name: str, cells: list[str], runs: int, **metrics) -> list[dict]:
+    return [run_row(name, c, m, r, test_mae=0.2, train_mae=0.1, rules=1, params=1, aic=1, **metrics)
+            for c in cells for m in ("xcsf", "kacs") for r in range(runs)]
+
+
+# ----------------------------------------------------------------------------- discovery
+
+
+def test_report_finds_experiments_at_any_depth_and_names_what_it_skipped(tmp_path, capsys) -> None:
+    results = tmp_path / "results"
+    write_experiment(results / "paper" / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    write_experiment(results / "smoke", "smoke", _plain_rows("smoke", ["f2"], 2), [{"name": "f2"}], runs=2)
+    write_experiment(results / "main", "main", _plain_rows("main", ["f3"], 2), [{"name": "f3"}], runs=2)
+    (results / "old" / "notes" / "deeper").mkdir(parents=True)
+    (results / "paper" / "drafts").mkdir()
+    code, out, err = _kacs(capsys, "report", str(results), "--no-figures", "--format", "md")
+    assert code == 0, err
+    md = (results / "report" / "report.md").read_text()
+    # both experiments, each in its own section, with one index at the top (article order)
+    # two experiments named main, in folders named main: told apart by their path below results/
+    assert "## main-main\n" in md and "## main-paper-main\n" in md and "## smoke\n" in md
+    contents = md.split("## Contents")[1].split("\n## ")[0]
+    assert contents.index("[main-main](#main-main)") < contents.index("[smoke](#smoke)")
+    skipped = [f"{results / 'old'}: no runs.csv at any depth", f"{results / 'paper' / 'drafts'}: no runs.csv at any depth"]
+    for line in skipped:
+        assert f"- {line}" in contents
+        assert f"  - {line}" in out
+    assert "deeper" not in md  # a skipped folder is named once, at its top
+    assert "skipped (no experiment inside):" in out
+
+
+def test_a_single_experiment_has_no_index(tmp_path) -> None:
+    exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    build_report(exp, formats="md", figures=False)
+    assert "## Contents" not in (exp / "report" / "report.md").read_text()
+
+
+# ----------------------------------------------------------------------------- SupRB
+
+
+def _alt_rows(name: str, cell: str, runs: int, xcsf_mse: float, kacs_mse: float, n: int, N: int = 6400) -> list[dict]:
+    rows = []
+    for r in range(runs):
+        for method, mse, rules in (("xcsf", xcsf_mse, 900), ("kacs", kacs_mse, 1000)):
+            rows.append(run_row(name, cell, method, r, n=n, N=N, train_mse=mse, test_mse=mse + 0.01 * r,
+                                rules=rules + 10 * r, params=2 * rules, aic=1.0))
+    return rows
+
+
+def test_suprb_report_takes_the_shared_cells_from_alt_protocol(tmp_path) -> None:
+    paper = tmp_path / "paper"
+    alt_rows = _alt_rows("alt_protocol", "asn", 4, 0.30, 0.20, 5) + _alt_rows("alt_protocol", "f1", 4, 0.5, 0.4, 10)
+    write_experiment(paper / "alt_protocol", "alt_protocol", alt_rows, [{"name": "asn"}, {"name": "f1"}],
+                     runs=4, protocol="alternative")
+    suprb_rows = _alt_rows("suprb", "pppts", 4, 0.70, 0.72, 9) + _alt_rows("suprb", "pt", 4, 0.40, 0.50, 18, N=15984)
+    exp = write_experiment(paper / "suprb", "suprb", suprb_rows, [{"name": "pppts"}, {"name": "pt", "N": 15984}],
+                           runs=4, protocol="alternative")
+    config = yaml.safe_load((exp / "config.yaml").read_text())
+    config["report"] = {"include": [{"experiment": "alt_protocol", "benchmarks": ["asn", "ccpp"]}]}
+    (exp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+    summary = build_report(exp, formats=("md", "csv"), figures=False)
+    e = summary.experiments[0]
+    assert [c.label for c in e.cells] == ["asn", "pppts", "pt"]  # f1 of alt_protocol not included
+    assert e.missing == ["included experiment alt_protocol has no cell ccpp"]
+    md = (exp / "report" / "report.md").read_text()
+    assert f"asn from `{(exp.parent / 'alt_protocol').as_posix()}`" in md
+    table = md.split("### suprb: comparison with SupRB")[1].split("###")[0]
+    assert "descriptive only, no test, no ranks" in table
+    header = _row(table, "dataset")
+    assert header[:7] == ["dataset", "N", "XCSF (ours): test MSE", "rules", "KACS (ours): test MSE", "rules", "runs"]
+    # asn: test MSE 0.30 + 0.01 r over r = 0..3 -> mean 0.315, SD sqrt(0.0005/3) = 0.01291;
+    # rules 900 + 10 r -> 915 ± 12.91; literature verbatim from SPEC section 10
+    assert _row(table, "ASN") == ["ASN", "6400", "0.3150 ± 0.0129", "915 ± 12.91", "0.2150 ± 0.0129",
+                                  "1015 ± 12.91", "4", "0.12 ± 0.16", "1617.58 ± 413.12", "0.15 ± 0.02", "43.3 ± 2.8"]
+    assert _row(table, "PT")[:2] == ["PT", "15984"] and _row(table, "PT")[7:] == ["n/a", "n/a", "0.31 ± 0.03", "38.8 ± 3.3"]
+    assert "**" not in table and " ~" not in table and "+" not in table  # no bold, no symbols
+    csv = pd.read_csv(exp / "report" / "suprb_suprb.csv")
+    assert list(csv["benchmark"]) == ["asn", "pppts", "pt"]
+    assert csv.loc[0, "xcsf_test_mse_mean"] == pytest.approx(0.315)
+    assert math.isnan(csv.loc[2, "xcsf_compacted_mse_mean"]) and csv.loc[2, "suprb_rules_mean"] == 38.8
+    # the summary's across-cell statistics cover the included cell too
+    assert e.across.set_index("metric").loc["test_mse", "n_benchmarks"] == 3
+
+
+def test_missing_or_different_included_experiment_is_said(tmp_path) -> None:
+    paper = tmp_path / "paper"
+    exp = write_experiment(paper / "suprb", "suprb", _alt_rows("suprb", "pt", 2, 0.4, 0.5, 18),
+                           [{"name": "pt"}], runs=2, protocol="alternative")
+    config = yaml.safe_load((exp / "config.yaml").read_text())
+    config["report"] = {"include": {"experiment": "alt_protocol", "benchmarks": ["asn"]}}
+    (exp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    e = build_report(exp, formats="md", figures=False).experiments[0]
+    assert e.missing[0].startswith("included experiment alt_protocol (asn): no results folder of it beside")
+    # found under another folder name, but run with other iterations
+    other = write_experiment(paper / "alt_run2", "alt_protocol", _alt_rows("alt_protocol", "asn", 2, 0.3, 0.2, 5),
+                             [{"name": "asn"}], runs=2, protocol="alternative")
+    config_other = yaml.safe_load((other / "config.yaml").read_text())
+    config_other["iterations"] = 100000
+    (other / "config.yaml").write_text(yaml.safe_dump(config_other, sort_keys=False))
+    e = build_report(exp, formats="md", figures=False).experiments[0]
+    assert [c.label for c in e.cells] == ["asn", "pt"] and e.missing == []
+    assert e.notes == ["the cells included from alt_protocol were run with other settings than this experiment "
+                       "(differs in: iterations): they are not the same experiment"]
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def test_single_evaluation_point_gets_markers_and_distinct_ticks(tmp_path, monkeypatch) -> None:
+    """One evaluation per run (--iterations 2000): a line through one point is invisible and
+    an axis a few iterations wide repeats its '2k' labels."""
+    frames = [pd.DataFrame({"iteration": [2000], "test_mae": [0.3 + 0.01 * r], "run": [r]}) for r in range(3)]
+    curves = {"f1": {"xcsf": frames, "kacs": [f.assign(test_mae=f["test_mae"] - 0.1) for f in frames]}}
+    captured = {}
+
+    def keep(fig, path):
+        captured["fig"] = fig
+        return path
+
+    monkeypatch.setattr(figs, "_save", keep)
+    figs.curve_figure(curves, [("f1", "f1")], "test_mae", "test MAE", "t", tmp_path / "x.png")
+    fig = captured["fig"]
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    drawn = [line for line in ax.get_lines() if not line.get_label().startswith("_")]  # not the bars' caps
+    assert len(drawn) == 2 and all(line.get_marker() not in (None, "None", "", " ") for line in drawn)
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels == ["0", "2k"]
+    assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] > 2000
+
+
+def test_a_figure_that_cannot_be_drawn_says_why(tmp_path) -> None:
+    exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    stale = exp / "report" / "figures" / "main_test_error.png"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an old figure")
+    summary = build_report(exp, formats="md")
+    md = (exp / "report" / "report.md").read_text()
+    figures = md.split("### Figures")[1]
+    assert "Learning and covering-rate curves: not drawn" in figures and "no curve data" in figures
+    assert "![" not in figures
+    assert not stale.exists()  # no figure of an earlier render stays behind looking current
+    assert summary.experiments[0].figures == []
+
+
+def test_curve_figures_cover_train_and_test_error_params_and_covering(tmp_path) -> None:
+    exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    for method in ("xcsf", "kacs"):
+        write_curves(exp, "f1", method, runs=2, offset=0.1)
+    summary = build_report(exp, formats="md")
+    names = [p.name for p in summary.experiments[0].figures]
+    assert names == ["main_train_error.png", "main_test_error.png", "main_params.png", "main_covering.png"]
+
+
+# ----------------------------------------------------------------------------- --paper
+
+
+def test_paper_comparison_warns_when_the_campaign_is_not_the_published_setting(tmp_path, capsys) -> None:
+    benches = ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
+    exp = write_experiment(tmp_path / "main", "main", paper_rows(), [{"name": b} for b in benches], runs=4)
+    code, out, err = _kacs(capsys, "report", str(exp), "--paper", "--no-figures", "--format", "md")
+    assert code == 0, err
+    warning = ("Warning: this campaign differs from the published setting (6,000 iterations per run instead of "
+               "100,000; 4 runs per cell instead of 30): the comparison with the published table is not like for like.")
+    assert warning in out and warning in (exp / "report" / "report.md").read_text()
+    # the published setting itself: no warning
+    runs = pd.read_csv(exp / "runs.csv")
+    runs["iterations"] = 100000
+    runs.to_csv(exp / "runs.csv", index=False)
+    config = yaml.safe_load((exp / "config.yaml").read_text())
+    config["protocol"]["runs"], config["iterations"] = 30, 100000
+    (exp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    code, out, _ = _kacs(capsys, "report", str(exp), "--paper", "--no-figures", "--format", "md")
+    assert code == 0 and "Warning" not in out and "Warning" not in (exp / "report" / "report.md").read_text()
+    # without --paper there is nothing to warn about
+    code, out, _ = _kacs(capsys, "report", str(exp), "--no-figures", "--format", "md")
+    assert "Warning" not in out
+
+
+# ----------------------------------------------------------------------------- re-rendering
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
+    """A campaign with its per-run curves renders; the committed form (runs.csv, config.yaml,
+    curves.csv.gz and report/, as .gitignore keeps it) renders again to the same bytes."""
+    import io
+    import json
+
+    from rich.console import Console
+
+    from kacs_cli.config import resolve_config
+    from kacs_cli.runner import run_campaign
+
+    raw = {"experiment": "tiny", "hyperparameters": {"N": 200},
+           "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
+           "protocol": {"name": "main", "runs": 3}, "iterations": 600, "eval_every": 200}
+    monkeypatch.chdir(tmp_path)
+    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/tiny"), jobs=1, progress=False,
+                 console=Console(file=io.StringIO()))
+    build_report("results/tiny", paper=True)
+    first = _tree(tmp_path / "results" / "tiny" / "report")
+    assert any(name.endswith("_scaling.png") for name in first) and any(name.endswith("_covering.png") for name in first)
+    for sub in ("curves", "runs", "populations"):
+        shutil.rmtree(tmp_path / "results" / "tiny" / sub)
+    build_report("results/tiny", paper=True)
+    assert _tree(tmp_path / "results" / "tiny" / "report") == first
+
+
+def _committed_experiments() -> list[Path]:
+    return sorted(p.parent.parent for p in (REPO / "results" / "paper").glob("*/report/report.md"))
+
+
+@pytest.mark.parametrize("exp", _committed_experiments(), ids=lambda p: p.name)
+def test_committed_reports_rerender_to_the_same_bytes(exp: Path, tmp_path, monkeypatch) -> None:
+    """What `make paper-tables` does on a fresh clone must leave the committed tree clean."""
+    # the whole tree: a report may include cells from a sibling experiment (suprb)
+    shutil.copytree(exp.parent, tmp_path / "results" / "paper",
+                    ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
+    work = tmp_path / "results" / "paper" / exp.name
+    shutil.rmtree(work / "report")
+    monkeypatch.chdir(tmp_path)
+    build_report(f"results/paper/{exp.name}", paper=True)
+    committed, rendered = _tree(exp / "report"), _tree(work / "report")
+    assert sorted(rendered) == sorted(committed)
+    for name in committed:
+        assert rendered[name] == committed[name], f"{exp.name}/report/{name} differs when re-rendered"
+
+
+def test_committed_overall_report_rerenders_to_the_same_bytes(tmp_path, monkeypatch) -> None:
+    """`make paper-tables` ends with `kacs report results/paper --paper --no-figures`."""
+    committed = REPO / "results" / "paper" / "report"
+    if not (committed / "report.md").is_file():
+        pytest.skip("no overall report committed in results/paper/report")
+    work = tmp_path / "results" / "paper"
+    shutil.copytree(REPO / "results" / "paper", work,
+                    ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
+    shutil.rmtree(work / "report")
+    monkeypatch.chdir(tmp_path)
+    build_report("results/paper", paper=True, figures=False)
+    assert _tree(work / "report") == _tree(committed)
