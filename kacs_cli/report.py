@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import stats
+from kacs_cli import atomic, stats
 from kacs_cli.errors import UserError
 
 FORMATS = ("md", "tex", "csv")
@@ -1011,7 +1010,7 @@ def _slug(text: str) -> str:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file in the same directory and os.replace: never a half file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = atomic.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
