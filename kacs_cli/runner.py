@@ -24,6 +24,9 @@ import json
 import math
 import os
 import shutil
+import signal
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -448,6 +451,54 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
 # --------------------------------------------------------------------------- fan-out
 
 
+_PARENT_GUARD: int | None = None  # the campaign pid this worker process already watches
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker process as soon as the campaign process `parent_pid` dies, even by SIGKILL.
+
+    Nothing in loky tells a worker that its parent is gone: it holds both ends of its task
+    queue's pipe, so it never sees EOF, and it lived on (with the resource trackers, which wait
+    for every worker to close their pipe) long after a `kill -9`. On Linux the kernel sends
+    the worker PR_SET_PDEATHSIG's SIGKILL the instant the parent dies, whatever the worker is
+    doing; a thread polling os.getppid() could not, since a numba run holds the GIL between
+    evaluations. The signal follows the thread that forked the worker: loky forks them from
+    the campaign's main thread, or from its executor manager thread, which outlives them.
+    Other systems get the polling thread.
+    """
+    global _PARENT_GUARD
+    if _PARENT_GUARD == parent_pid:
+        return
+    _PARENT_GUARD = parent_pid
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    # The parent may have died before the signal was armed: then the worker is an orphan already.
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kacs-parent-watch", daemon=True).start()
+
+
+def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> TaskOutput:
+    _die_with_parent(parent_pid)
+    return execute_task(task, settings)
+
+
 def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[TaskOutput]:
     if jobs == 1:
         for task in todo:
@@ -457,7 +508,8 @@ def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[T
 
     # batch_size=1 keeps the longest-first order meaningful; loky processes sidestep the GIL.
     parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", batch_size=1)
-    yield from parallel(delayed(execute_task)(task, settings) for task in todo)
+    parent = os.getpid()
+    yield from parallel(delayed(_execute_in_worker)(task, settings, parent) for task in todo)
 
 
 def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, scheduler: str | None) -> Iterator[TaskOutput]:

@@ -201,3 +201,39 @@ def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
     assert "a local Dask cluster of 1 worker(s)" in text
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "runs.csv")[NUMBERS],
                                   pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
+
+
+def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
+    out = tmp_path / "out"
+    # Its own session only so that the test can clean up if the workers do outlive the kill;
+    # the kill itself goes to the parent process alone, as `kill -9 PID` would.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
+         "--out", str(out), "--jobs", "2"],
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 120
+        # After the first finished run every worker has had a task and is busy with another.
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "runs").is_dir() and any((out / "runs").glob("*.json")):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+        children = parent.children(recursive=True)
+        assert len(children) >= 2, children  # the two loky workers (and the resource tracker)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, f"still alive after the parent was killed: {[p.cmdline() for p in alive]}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
