@@ -20,11 +20,13 @@ on another machine needs the data but not the output folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shutil
 import signal
+import socket
 import sys
 import threading
 import time
@@ -512,22 +514,50 @@ def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[T
     yield from parallel(delayed(_execute_in_worker)(task, settings, parent) for task in todo)
 
 
-def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, scheduler: str | None) -> Iterator[TaskOutput]:
+_DASK_MISSING = "--backend dask needs the packages dask and distributed: pip install 'kacs[dask]'"
+
+
+def connect_scheduler(scheduler: str):
+    """A Client of the running Dask scheduler at `scheduler`, or a UserError.
+
+    Called before the output folder is touched, so that a wrong address leaves nothing behind.
+    """
+    try:
+        from dask.distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise UserError(_DASK_MISSING) from None
+    hint = "check the address (e.g. tcp://host:8786) and that the scheduler is running"
+    try:
+        scheme, location = parse_address(scheduler)
+        host_port = parse_host_port(location, 8786) if scheme in ("tcp", "tls") else None
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"--scheduler {scheduler!r} is not a scheduler address ({exc}); {hint}") from None
+    if host_port is not None:
+        # A refused connection or an unknown host fails here at once; Client would retry for 20 s.
+        try:
+            socket.create_connection(host_port, timeout=10).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
+    try:
+        return Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
+
+
+def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -> Iterator[TaskOutput]:
+    """Fan out on `client` (connected to a scheduler), or else on a local cluster of `jobs` workers."""
     try:
         import joblib
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise UserError("--backend dask needs the packages dask and distributed: pip install 'kacs[dask]'") from None
+        raise UserError(_DASK_MISSING) from None
     from joblib import Parallel, delayed
 
     cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc}); "
-                            f"check the address (e.g. tcp://host:8786) and that it is running") from None
-    else:
+    if client is None:
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
@@ -535,8 +565,8 @@ def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, scheduler: str
             parallel = Parallel(n_jobs=-1, return_as="generator_unordered", batch_size=1)
             yield from parallel(delayed(execute_task)(task, settings) for task in todo)
     finally:
-        client.close()
-        if cluster is not None:
+        if cluster is not None:  # a client of a remote scheduler is its caller's to close
+            client.close()
             cluster.close()
 
 
@@ -646,9 +676,13 @@ def run_campaign(
                            None if data_dir is None else str(data_dir))
     plan = config.plan()
     shapes = _preflight(cells, settings, plan)
-
-    # Held from the first write to the last, so two campaigns never share a folder.
-    with _exclusive(out):
+    with contextlib.ExitStack() as stack:
+        client = None
+        if backend == "dask" and scheduler:
+            client = connect_scheduler(scheduler)  # before the first write: a bad address leaves nothing
+            stack.callback(client.close)
+        # Held from the first write to the last, so two campaigns never share a folder.
+        stack.enter_context(_exclusive(out))
         kept = prepare_out_dir(out, config, force)
         all_tasks = expand_tasks(config)
         records = load_records(out, all_tasks) if kept else {}
@@ -682,7 +716,7 @@ def run_campaign(
             f"{config.iterations} iterations each, on {where} -> {out}"
         )
 
-        stream = _run_dask(todo, settings, jobs, scheduler) if backend == "dask" else _run_local(todo, settings, jobs)
+        stream = _run_dask(todo, settings, jobs, client) if backend == "dask" else _run_local(todo, settings, jobs)
         ran = 0
         last_write = time.monotonic()
         try:

@@ -237,3 +237,39 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         except ProcessLookupError:
             pass
         proc.wait(timeout=30)
+
+
+def test_unreachable_scheduler_is_one_line_and_leaves_no_output_folder(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    import socket
+
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    with socket.socket() as s:  # a port nobody listens on once it is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "out"
+    for address in (f"tcp://127.0.0.1:{port}", "no-such-host.invalid:8786"):
+        code, _, err = kacs(capsys, "run", cfg, "--out", out, "--scheduler", address)
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"--scheduler {address}: cannot reach the Dask scheduler" in err
+        assert not out.exists()
+
+
+def test_a_running_scheduler_gives_the_local_numbers(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    from dask.distributed import LocalCluster
+
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 2}\niterations: 300\n")
+    code, _, err = kacs(capsys, "run", cfg, "--out", tmp_path / "local", "--jobs", 1)
+    assert code == 0, err
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        code, text, err = kacs(capsys, "run", cfg, "--out", tmp_path / "remote", "--scheduler",
+                               cluster.scheduler_address)
+    assert code == 0, err
+    assert f"Dask at {cluster.scheduler_address}" in text
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "remote" / "runs.csv")[NUMBERS],
+                                  pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
