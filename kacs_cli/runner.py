@@ -21,6 +21,7 @@ on another machine needs the data but not the output folder.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -396,19 +397,41 @@ def _config_differences(old: dict, new: dict) -> list[str]:
             if removed:
                 detail.append("without " + ", ".join(map(str, removed)))
             diffs.append(f"benchmarks ({'; '.join(detail) or 'order'})")
+        elif key == "protocol" and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            diffs.extend(f"protocol.{k}" for k in new[key] if old[key].get(k) != new[key].get(k))
+            diffs.extend(f"protocol.{k}" for k in old[key] if k not in new[key])
         else:
             diffs.append(str(key))
     return diffs
 
 
-def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
-    """Make `out` hold this config's campaign. Returns True when earlier results are kept.
+def _protocol_runs(resolved: dict) -> int | None:
+    runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
+    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
+
+
+def _without_runs(resolved: dict) -> dict:
+    if _protocol_runs(resolved) is None:
+        return resolved
+    return {**resolved, "protocol": {k: v for k, v in resolved["protocol"].items() if k != "runs"}}
+
+
+def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
+    """`config` with another run count (run r keeps its seeds whatever the count)."""
+    return dataclasses.replace(config, protocol=dataclasses.replace(config.protocol, runs=runs))
+
+
+def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[bool, ExperimentConfig]:
+    """Make `out` hold this config's campaign. Returns (earlier results kept, the folder's config).
 
     A folder holding another config's results is refused unless force, which deletes the
-    runner's own files there (and nothing else) and starts over.
+    runner's own files there (and nothing else) and starts over. A run count alone may
+    differ: run r has the same seeds whatever the count, so the folder's config takes the
+    larger count, finished runs keep their numbers and only the requested ones are run now.
     """
     config_path = out / CONFIG_FILE
     new = yaml.safe_load(config.to_yaml())
+    folder, more_runs = config, False
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder; choose another --out")
     if force:
@@ -426,12 +449,16 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
         if not isinstance(old, dict):
             raise UserError(f"{config_path} is unreadable, so the results in {out} cannot be matched to "
                             f"this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(old, new)
+        diffs = _config_differences(_without_runs(old), _without_runs(new))
         if diffs:
             raise UserError(
                 f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
                 f"use --force to discard them and start over, or choose another --out"
             )
+        old_runs = _protocol_runs(old)
+        if old_runs is not None and old_runs > config.protocol.runs:
+            folder = with_runs(config, old_runs)
+        more_runs = old_runs is not None and old_runs < config.protocol.runs
     elif (out / RECORD_DIR).is_dir() and any((out / RECORD_DIR).iterdir()):
         raise UserError(f"{out} holds run records but no {CONFIG_FILE}, so they cannot be matched to this "
                         f"config; use --force to start over there or choose another --out")
@@ -445,9 +472,9 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
         for tmp in sub.glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
     kept = config_path.is_file()
-    if not kept:
-        write_text_atomic(config_path, config.to_yaml())
-    return kept
+    if not kept or more_runs:
+        write_text_atomic(config_path, folder.to_yaml())
+    return kept, folder
 
 
 # --------------------------------------------------------------------------- fan-out
@@ -683,15 +710,15 @@ def run_campaign(
             stack.callback(client.close)
         # Held from the first write to the last, so two campaigns never share a folder.
         stack.enter_context(_exclusive(out))
-        kept = prepare_out_dir(out, config, force)
-        all_tasks = expand_tasks(config)
+        kept, folder = prepare_out_dir(out, config, force)
+        all_tasks = expand_tasks(folder)
         records = load_records(out, all_tasks) if kept else {}
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]
         already = len(selected) - len(todo)
 
         if not todo:
-            frame = write_runs_csv(out, config, records)
+            frame = write_runs_csv(out, folder, records)
             console.print(
                 f"Nothing to do: all {len(selected)} selected runs of experiment {config.experiment} "
                 f"are already finished in {out} (runs.csv is up to date; --force starts over)."
@@ -727,10 +754,10 @@ def run_campaign(
                     ran += 1
                     advance(output.key)
                     if time.monotonic() - last_write > RUNS_CSV_EVERY_S:
-                        write_runs_csv(out, config, records)
+                        write_runs_csv(out, folder, records)
                         last_write = time.monotonic()
         finally:
-            frame = write_runs_csv(out, config, records)
+            frame = write_runs_csv(out, folder, records)
         console.print(_summary_table(config, frame))
         console.print(f"{ran} run(s) finished; results in {out / RUNS_FILE}")
         return CampaignResult(out, len(selected), already, ran, frame, skipped)

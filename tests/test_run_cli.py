@@ -237,6 +237,7 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         except ProcessLookupError:
             pass
         proc.wait(timeout=30)
+        proc.stderr.close()
 
 
 def test_unreachable_scheduler_is_one_line_and_leaves_no_output_folder(capsys, tmp_path):
@@ -273,3 +274,45 @@ def test_a_running_scheduler_gives_the_local_numbers(capsys, tmp_path):
     assert f"Dask at {cluster.scheduler_address}" in text
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "remote" / "runs.csv")[NUMBERS],
                                   pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
+
+
+def test_scale_has_its_own_default_folder_and_takes_more_runs_later(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    scale = ["scale", "--dim", "2..4", "--iterations", 100, "--methods", "kacs", "--jobs", 1]
+    code, _, err = kacs(capsys, *scale, "--runs", 1)
+    assert code == 0, err
+    assert (tmp_path / "results" / "scale_dim_2-4" / "runs.csv").is_file()
+    assert not (tmp_path / "results" / "dim_scaling").exists()  # configs/dim_scaling.yaml's folder
+    code, text, err = kacs(capsys, *scale, "--runs", 2)
+    assert code == 0, err
+    assert "2 run(s) to do of 4 selected, 2 already finished" in text
+    runs = pd.read_csv(tmp_path / "results" / "scale_dim_2-4" / "runs.csv")
+    assert list(zip(runs.benchmark, runs.run)) == [("f3-n2", 0), ("f3-n2", 1), ("f3-n4", 0), ("f3-n4", 1)]
+
+
+def test_more_or_fewer_runs_in_an_existing_folder_keep_the_finished_ones(capsys, tmp_path):
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 5}\niterations: 300\n")
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 2, "--jobs", 1)
+    assert code == 0, err
+    first = pd.read_csv(out / "runs.csv")
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 3, "--jobs", 1)
+    assert code == 0, err
+    assert "2 run(s) to do of 6 selected, 4 already finished" in text
+    grown = pd.read_csv(out / "runs.csv")
+    assert sorted(grown["run"]) == [0, 0, 1, 1, 2, 2]
+    pd.testing.assert_frame_equal(grown[grown["run"] < 2].reset_index(drop=True)[NUMBERS], first[NUMBERS])
+    assert "runs: 3" in (out / "config.yaml").read_text()
+    # Fewer runs now: nothing to do, and the third run stays in the folder.
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 2, "--jobs", 1)
+    assert code == 0 and "Nothing to do: all 4 selected runs" in text, err
+    assert len(pd.read_csv(out / "runs.csv")) == 6 and "runs: 3" in (out / "config.yaml").read_text()
+    # Any other difference is still refused, naming the key.
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 4, "--iterations", 200)
+    assert code == 2 and "differs in: iterations)" in err and "--force" in err
+    other = write_config(tmp_path / "other.yaml", cfg.read_text().replace("runs: 5", "runs: 5, train_fraction: 0.8"))
+    code, _, err = kacs(capsys, "run", other, "--out", out, "--runs", 3)
+    assert code == 2 and "differs in: protocol.train_fraction)" in err
+    assert len(pd.read_csv(out / "runs.csv")) == 6
