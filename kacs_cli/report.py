@@ -162,9 +162,11 @@ def _load_config(exp_dir: Path) -> dict:
 
 
 def _load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
+    from kacs_cli.runner import read_runs_csv
+
     path = exp_dir / "runs.csv"
     try:
-        runs = pd.read_csv(path)
+        runs = read_runs_csv(path)
     except pd.errors.EmptyDataError:  # created, no run finished yet
         runs = pd.DataFrame(columns=["benchmark", "method", "run"])
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -1217,7 +1219,8 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
 
 def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, str]:
     """(Markdown section, LaTeX section, console text) of one experiment."""
-    runs_word = f"{exp.expected_runs} runs per cell planned" if exp.expected_runs else "runs per cell unknown"
+    runs_word = (f"{exp.expected_runs} run{'s' if exp.expected_runs != 1 else ''} per cell planned"
+                 if exp.expected_runs else "runs per cell unknown")
     head = f"## {exp.name}\n\nProtocol {exp.protocol} ({runs_word}); source `{exp.path}`.\n"
     md = [head]
     tex = [rf"% ---- experiment {tex_escape(exp.name)} ----"]

@@ -21,6 +21,7 @@ on another machine needs the data but not the output folder.
 from __future__ import annotations
 
 import contextlib
+import csv
 import dataclasses
 import json
 import math
@@ -326,6 +327,48 @@ def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
     return found
 
 
+def read_runs_csv(path: Path) -> pd.DataFrame:
+    """A runs.csv as a frame, every row checked first; a damaged row is a UserError naming its line.
+
+    pandas pads a short row with NaN, so a hand-truncated last line (`main,f`) became a run of
+    a phantom cell (benchmark "f", method "nan") in the report, and a crash in the runner.
+    Columns a runs.csv lacks are the reader's business (the report shows them as n/a).
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is not None:
+                for row in reader:
+                    if row:
+                        _check_runs_row(path, reader.line_num, header, row)
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text, so not a runs.csv written by `kacs run`; "
+                        f"restore it or rerun the campaign") from None
+    except csv.Error as exc:
+        raise UserError(f"{path}: not a readable CSV ({exc}); restore it or rerun the campaign") from None
+    return pd.read_csv(path)
+
+
+def _check_runs_row(path: Path, line: int, header: list[str], row: list[str]) -> None:
+    """The fields that say which run a row is; the metrics are the reader's to judge."""
+    fix = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
+    if len(row) != len(header):
+        raise UserError(f"{path}:{line}: {len(row)} fields where the header has {len(header)} (a cut "
+                        f"or hand-edited row); {fix}")
+    values = dict(zip(header, (v.strip() for v in row)))
+    for name in ("benchmark", "method"):
+        if name in values and not values[name]:
+            raise UserError(f"{path}:{line}: the {name} is empty; {fix}")
+    if "run" in values:
+        try:
+            ok = float(values["run"]).is_integer() and float(values["run"]) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise UserError(f"{path}:{line}: run is {values['run']!r}, not a run number (0, 1, ...); {fix}")
+
+
 def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) -> dict[str, dict]:
     """Rows of an existing runs.csv whose run records are absent: finished runs all the same.
 
@@ -337,7 +380,9 @@ def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) 
     if not path.is_file():
         return {}
     try:
-        frame = pd.read_csv(path)
+        frame = read_runs_csv(path)
+    except UserError:
+        raise  # a damaged row: guessing which runs it held would redo or lose them
     except (OSError, ValueError):
         return {}
     if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:

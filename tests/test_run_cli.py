@@ -316,3 +316,42 @@ def test_more_or_fewer_runs_in_an_existing_folder_keep_the_finished_ones(capsys,
     code, _, err = kacs(capsys, "run", other, "--out", out, "--runs", 3)
     assert code == 2 and "differs in: protocol.train_fraction)" in err
     assert len(pd.read_csv(out / "runs.csv")) == 6
+
+
+def test_a_directory_as_config_says_so(capsys, tmp_path):
+    write_config(tmp_path / "exp.yaml", "benchmarks: [f3]\n")
+    code, _, err = kacs(capsys, "run", tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{tmp_path} is a directory" in err and "YAML config" in err and "exp.yaml" in err
+
+
+def _one_run_campaign(capsys, tmp_path) -> tuple[Path, Path]:
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 200\n")
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 1)
+    assert code == 0, err
+    return cfg, out
+
+
+def test_one_planned_run_is_singular_in_the_report(capsys, tmp_path):
+    _, out = _one_run_campaign(capsys, tmp_path)
+    code, _, err = kacs(capsys, "report", out, "--no-figures")
+    assert code == 0, err
+    text = (out / "report" / "report.md").read_text()
+    assert "1 run per cell planned" in text and "1 runs" not in text
+
+
+def test_a_damaged_runs_csv_row_is_refused_with_its_line(capsys, tmp_path):
+    cfg, out = _one_run_campaign(capsys, tmp_path)
+    runs = out / "runs.csv"
+    lines = runs.read_text().splitlines()
+    assert len(lines) == 3
+    for damaged, what in ((lines[2][:6], "fields where the header has"),
+                          (lines[2].replace(",kacs,0,", ",kacs,zero,", 1), "run is 'zero'")):
+        runs.write_text("\n".join(lines[:2] + [damaged]) + "\n")
+        for argv in (["report", out, "--no-figures"], ["run", cfg, "--out", out, "--jobs", 1]):
+            code, _, err = kacs(capsys, *argv)
+            assert code == 2 and err.count("\n") == 1, (argv, err)
+            assert f"{runs}:3: " in err and what in err and "delete that line" in err, (argv, err)
