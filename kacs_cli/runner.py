@@ -535,17 +535,19 @@ def _die_with_parent(parent_pid: int) -> None:
     queue's pipe, so it never sees EOF, and it lived on (with the resource trackers, which wait
     for every worker to close their pipe) long after a `kill -9`. On Linux the kernel sends
     the worker PR_SET_PDEATHSIG's SIGKILL the instant the parent dies, whatever the worker is
-    doing; a thread polling os.getppid() could not, since a numba run holds the GIL between
+    doing; a thread polling the parent could not, since a numba run holds the GIL between
     evaluations. The signal follows the thread that forked the worker: loky forks them from
     the campaign's main thread, or from its executor manager thread, which outlives them.
-    Other systems get the polling thread.
+    Elsewhere, or if loky ever starts workers through an intermediate process (PDEATHSIG
+    would then watch the wrong one), a daemon thread polls the campaign pid instead.
     """
     global _PARENT_GUARD
     if _PARENT_GUARD == parent_pid:
         return
     _PARENT_GUARD = parent_pid
+    direct = os.getppid() == parent_pid
     armed = False
-    if sys.platform.startswith("linux"):
+    if direct and sys.platform.startswith("linux"):
         try:
             import ctypes
 
@@ -554,14 +556,26 @@ def _die_with_parent(parent_pid: int) -> None:
             armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
         except (OSError, AttributeError):
             armed = False
-    # The parent may have died before the signal was armed: then the worker is an orphan already.
-    if os.getppid() != parent_pid:
+
+    def parent_alive() -> bool:
+        if direct:  # orphans are adopted by another process
+            return os.getppid() == parent_pid
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    # The parent may have died before the signal was armed: the worker is an orphan already.
+    if not parent_alive():
         os._exit(1)
     if armed:
         return
 
     def watch() -> None:
-        while os.getppid() == parent_pid:
+        while parent_alive():
             time.sleep(1.0)
         os._exit(1)
 
