@@ -763,10 +763,16 @@ def run_campaign(
     plan = config.plan()
     shapes = _preflight(cells, settings, plan)
     with contextlib.ExitStack() as stack:
+        # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None
         if backend == "dask" and scheduler:
-            client = connect_scheduler(scheduler)  # before the first write: a bad address leaves nothing
+            client = connect_scheduler(scheduler)
             stack.callback(client.close)
+        elif backend == "dask":
+            try:
+                import dask.distributed  # noqa: F401
+            except ImportError:
+                raise UserError(_DASK_MISSING) from None
         # Held from the first write to the last, so two campaigns never share a folder.
         stack.enter_context(_exclusive(out))
         kept, folder = prepare_out_dir(out, config, force)

@@ -355,3 +355,16 @@ def test_a_damaged_runs_csv_row_is_refused_with_its_line(capsys, tmp_path):
             code, _, err = kacs(capsys, *argv)
             assert code == 2 and err.count("\n") == 1, (argv, err)
             assert f"{runs}:3: " in err and what in err and "delete that line" in err, (argv, err)
+
+
+def test_dask_backend_without_dask_installed_leaves_no_output_folder(capsys, tmp_path, monkeypatch):
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    # A None entry makes `import distributed` fail as if the package were not installed.
+    for name in ("dask.distributed", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--backend", "dask", "--jobs", 1)
+    assert code == 2 and err.count("\n") == 1 and "pip install 'kacs[dask]'" in err, err
+    assert not out.exists()
