@@ -28,27 +28,22 @@ _register_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: bad input becomes one line on stderr and exit code 2."""
+    """Console entry point: bad input becomes one line on stderr and exit code 2.
+
+    typer runs in standalone mode, so the click it is built on handles its own usage errors
+    (unknown command or option, a value of the wrong type, a missing argument): usage block
+    on stderr, exit code 2. Catching click's exceptions here instead breaks with the typer
+    release: from 0.26 typer raises those of its vendored copy of click (typer._click), which
+    are not click.ClickException, and from 0.28 typer.Abort and typer.Exit are typer's own.
+    Standalone mode also turns Ctrl-C into exit code 130. Only the project's UserError, which
+    click never sees as its own, is handled here.
+    """
     try:
-        # Outside standalone mode click returns the exit code (e.g. 130 after Ctrl-C).
-        code = app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="kacs")
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click's usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
-    if isinstance(code, int) and code:
-        sys.exit(code)
+    except SystemExit as exc:
+        # Standalone mode always ends with SystemExit; a success returns to the caller.
+        if exc.code not in (0, None):
+            raise

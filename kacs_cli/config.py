@@ -202,6 +202,10 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 def load_yaml(path: str | Path) -> dict:
     """Parse a config file into a mapping; unreadable or malformed files are UserErrors."""
     path = Path(path)
+    if path.is_dir():
+        found = sorted(p.name for p in path.glob("*.yaml"))
+        hint = f" such as {path / found[0]}" if found else " (see configs/)"
+        raise UserError(f"{path} is a directory; `kacs run` expects a YAML config file{hint}")
     if not path.is_file():
         raise UserError(f"config file {path} not found; give the path of a YAML config (see configs/)")
     try:

@@ -12,7 +12,6 @@ import hashlib
 import io
 import os
 import re
-import tempfile
 import urllib.error
 import urllib.request
 import zipfile
@@ -22,6 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
+from kacs_cli import atomic
 from kacs_cli.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -450,7 +450,7 @@ def _write_atomic(dest: Path, chunks: Iterable[bytes]) -> None:
     """Write via a temp file in the destination directory and os.replace, so a reader (or a
     crash) never sees a half-written dataset."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    fd, tmp = atomic.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 
-from kacs_cli import stats
+from kacs_cli import atomic, stats
 
 if TYPE_CHECKING:
     from kacs_cli.report import ExperimentReport, ScalingGroup
@@ -39,7 +38,7 @@ def _pyplot():
 def _save(fig, path: Path) -> Path:
     """savefig to a temporary file beside the target, then os.replace (never a half PNG)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
+    fd, tmp = atomic.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
     os.close(fd)
     try:
         # No "Software" entry (matplotlib's version): the same data give the same bytes on any

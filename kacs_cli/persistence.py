@@ -53,12 +53,12 @@ import io
 import json
 import math
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from kacs_cli import atomic
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine.core import S_P, S_TOTAL
 from kacs_cli.errors import UserError
@@ -196,7 +196,7 @@ def save(obj, path) -> Path:
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise UserError(f"cannot write {path}: the folder {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    fd, tmp = atomic.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(METADATA_ENTRY, text)

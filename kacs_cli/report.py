@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import stats
+from kacs_cli import atomic, stats
 from kacs_cli.errors import UserError
 
 FORMATS = ("md", "tex", "csv")
@@ -158,9 +157,11 @@ def _load_config(exp_dir: Path) -> dict:
 
 
 def _load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
+    from kacs_cli.runner import read_runs_csv
+
     path = exp_dir / "runs.csv"
     try:
-        runs = pd.read_csv(path)
+        runs = read_runs_csv(path)
     except pd.errors.EmptyDataError:  # created, no run finished yet
         runs = pd.DataFrame(columns=["benchmark", "method", "run"])
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -1016,7 +1017,7 @@ def _slug(text: str) -> str:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file in the same directory and os.replace: never a half file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = atomic.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -1284,7 +1285,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
     """(Markdown section, LaTeX section, console text) of one experiment."""
     from kacs_cli import report_suprb
 
-    runs_word = f"{exp.expected_runs} runs per cell planned" if exp.expected_runs else "runs per cell unknown"
+    runs_word = (f"{exp.expected_runs} run{'s' if exp.expected_runs != 1 else ''} per cell planned"
+                 if exp.expected_runs else "runs per cell unknown")
     sources = "".join(f"; {s}" for s in exp.sources)
     head = f"## {exp.name}\n\nProtocol {exp.protocol} ({runs_word}); source `{exp.path.as_posix()}`{sources}.\n"
     md = [head]

@@ -21,10 +21,17 @@ on another machine needs the data but not the output folder.
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import dataclasses
 import json
 import math
 import os
 import shutil
+import signal
+import socket
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,6 +329,48 @@ def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
     return found
 
 
+def read_runs_csv(path: Path) -> pd.DataFrame:
+    """A runs.csv as a frame, every row checked first; a damaged row is a UserError naming its line.
+
+    pandas pads a short row with NaN, so a hand-truncated last line (`main,f`) became a run of
+    a phantom cell (benchmark "f", method "nan") in the report, and a crash in the runner.
+    Columns a runs.csv lacks are the reader's business (the report shows them as n/a).
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is not None:
+                for row in reader:
+                    if row:
+                        _check_runs_row(path, reader.line_num, header, row)
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text, so not a runs.csv written by `kacs run`; "
+                        f"restore it or rerun the campaign") from None
+    except csv.Error as exc:
+        raise UserError(f"{path}: not a readable CSV ({exc}); restore it or rerun the campaign") from None
+    return pd.read_csv(path)
+
+
+def _check_runs_row(path: Path, line: int, header: list[str], row: list[str]) -> None:
+    """The fields that say which run a row is; the metrics are the reader's to judge."""
+    fix = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
+    if len(row) != len(header):
+        raise UserError(f"{path}:{line}: {len(row)} fields where the header has {len(header)} (a cut "
+                        f"or hand-edited row); {fix}")
+    values = dict(zip(header, (v.strip() for v in row)))
+    for name in ("benchmark", "method"):
+        if name in values and not values[name]:
+            raise UserError(f"{path}:{line}: the {name} is empty; {fix}")
+    if "run" in values:
+        try:
+            ok = float(values["run"]).is_integer() and float(values["run"]) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise UserError(f"{path}:{line}: run is {values['run']!r}, not a run number (0, 1, ...); {fix}")
+
+
 def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) -> dict[str, dict]:
     """Rows of an existing runs.csv whose run records are absent: finished runs all the same.
 
@@ -333,7 +382,9 @@ def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) 
     if not path.is_file():
         return {}
     try:
-        frame = pd.read_csv(path)
+        frame = read_runs_csv(path)
+    except UserError:
+        raise  # a damaged row: guessing which runs it held would redo or lose them
     except (OSError, ValueError):
         return {}
     if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
@@ -402,19 +453,41 @@ def _config_differences(old: dict, new: dict) -> list[str]:
             if removed:
                 detail.append("without " + ", ".join(map(str, removed)))
             diffs.append(f"benchmarks ({'; '.join(detail) or 'order'})")
+        elif key == "protocol" and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            diffs.extend(f"protocol.{k}" for k in new[key] if old[key].get(k) != new[key].get(k))
+            diffs.extend(f"protocol.{k}" for k in old[key] if k not in new[key])
         else:
             diffs.append(str(key))
     return diffs
 
 
-def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
-    """Make `out` hold this config's campaign. Returns True when earlier results are kept.
+def _protocol_runs(resolved: dict) -> int | None:
+    runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
+    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
+
+
+def _without_runs(resolved: dict) -> dict:
+    if _protocol_runs(resolved) is None:
+        return resolved
+    return {**resolved, "protocol": {k: v for k, v in resolved["protocol"].items() if k != "runs"}}
+
+
+def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
+    """`config` with another run count (run r keeps its seeds whatever the count)."""
+    return dataclasses.replace(config, protocol=dataclasses.replace(config.protocol, runs=runs))
+
+
+def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[bool, ExperimentConfig]:
+    """Make `out` hold this config's campaign. Returns (earlier results kept, the folder's config).
 
     A folder holding another config's results is refused unless force, which deletes the
-    runner's own files there (and nothing else) and starts over.
+    runner's own files there (and nothing else) and starts over. A run count alone may
+    differ: run r has the same seeds whatever the count, so the folder's config takes the
+    larger count, finished runs keep their numbers and only the requested ones are run now.
     """
     config_path = out / CONFIG_FILE
     new = yaml.safe_load(config.to_yaml())
+    folder, more_runs = config, False
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder; choose another --out")
     if force:
@@ -432,12 +505,16 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
         if not isinstance(old, dict):
             raise UserError(f"{config_path} is unreadable, so the results in {out} cannot be matched to "
                             f"this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(old, new)
+        diffs = _config_differences(_without_runs(old), _without_runs(new))
         if diffs:
             raise UserError(
                 f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
                 f"use --force to discard them and start over, or choose another --out"
             )
+        old_runs = _protocol_runs(old)
+        if old_runs is not None and old_runs > config.protocol.runs:
+            folder = with_runs(config, old_runs)
+        more_runs = old_runs is not None and old_runs < config.protocol.runs
     elif (out / RECORD_DIR).is_dir() and any((out / RECORD_DIR).iterdir()):
         raise UserError(f"{out} holds run records but no {CONFIG_FILE}, so they cannot be matched to this "
                         f"config; use --force to start over there or choose another --out")
@@ -451,12 +528,74 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> bool:
         for tmp in sub.glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
     kept = config_path.is_file()
-    if not kept:
-        write_text_atomic(config_path, config.to_yaml())
-    return kept
+    if not kept or more_runs:
+        write_text_atomic(config_path, folder.to_yaml())
+    return kept, folder
 
 
 # --------------------------------------------------------------------------- fan-out
+
+
+_PARENT_GUARD: int | None = None  # the campaign pid this worker process already watches
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker process as soon as the campaign process `parent_pid` dies, even by SIGKILL.
+
+    Nothing in loky tells a worker that its parent is gone: it holds both ends of its task
+    queue's pipe, so it never sees EOF, and it lived on (with the resource trackers, which wait
+    for every worker to close their pipe) long after a `kill -9`. On Linux the kernel sends
+    the worker PR_SET_PDEATHSIG's SIGKILL the instant the parent dies, whatever the worker is
+    doing; a thread polling the parent could not, since a numba run holds the GIL between
+    evaluations. The signal follows the thread that forked the worker: loky forks them from
+    the campaign's main thread, or from its executor manager thread, which outlives them.
+    Elsewhere, or if loky ever starts workers through an intermediate process (PDEATHSIG
+    would then watch the wrong one), a daemon thread polls the campaign pid instead.
+    """
+    global _PARENT_GUARD
+    if _PARENT_GUARD == parent_pid:
+        return
+    _PARENT_GUARD = parent_pid
+    direct = os.getppid() == parent_pid
+    armed = False
+    if direct and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+
+    def parent_alive() -> bool:
+        if direct:  # orphans are adopted by another process
+            return os.getppid() == parent_pid
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    # The parent may have died before the signal was armed: the worker is an orphan already.
+    if not parent_alive():
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:
+        while parent_alive():
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kacs-parent-watch", daemon=True).start()
+
+
+def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> TaskOutput:
+    _die_with_parent(parent_pid)
+    return execute_task(task, settings)
 
 
 def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[TaskOutput]:
@@ -468,25 +607,54 @@ def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[T
 
     # batch_size=1 keeps the longest-first order meaningful; loky processes sidestep the GIL.
     parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", batch_size=1)
-    yield from parallel(delayed(execute_task)(task, settings) for task in todo)
+    parent = os.getpid()
+    yield from parallel(delayed(_execute_in_worker)(task, settings, parent) for task in todo)
 
 
-def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, scheduler: str | None) -> Iterator[TaskOutput]:
+_DASK_MISSING = "--backend dask needs the packages dask and distributed: pip install 'kacs[dask]'"
+
+
+def connect_scheduler(scheduler: str):
+    """A Client of the running Dask scheduler at `scheduler`, or a UserError.
+
+    Called before the output folder is touched, so that a wrong address leaves nothing behind.
+    """
+    try:
+        from dask.distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise UserError(_DASK_MISSING) from None
+    hint = "check the address (e.g. tcp://host:8786) and that the scheduler is running"
+    try:
+        scheme, location = parse_address(scheduler)
+        host_port = parse_host_port(location, 8786) if scheme in ("tcp", "tls") else None
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"--scheduler {scheduler!r} is not a scheduler address ({exc}); {hint}") from None
+    if host_port is not None:
+        # A refused connection or an unknown host fails here at once; Client would retry for 20 s.
+        try:
+            socket.create_connection(host_port, timeout=10).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
+    try:
+        return Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
+
+
+def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -> Iterator[TaskOutput]:
+    """Fan out on `client` (connected to a scheduler), or else on a local cluster of `jobs` workers."""
     try:
         import joblib
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise UserError("--backend dask needs the packages dask and distributed: pip install 'kacs[dask]'") from None
+        raise UserError(_DASK_MISSING) from None
     from joblib import Parallel, delayed
 
     cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc}); "
-                            f"check the address (e.g. tcp://host:8786) and that it is running") from None
-    else:
+    if client is None:
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
@@ -494,8 +662,8 @@ def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, scheduler: str
             parallel = Parallel(n_jobs=-1, return_as="generator_unordered", batch_size=1)
             yield from parallel(delayed(execute_task)(task, settings) for task in todo)
     finally:
-        client.close()
-        if cluster is not None:
+        if cluster is not None:  # a client of a remote scheduler is its caller's to close
+            client.close()
             cluster.close()
 
 
@@ -605,19 +773,29 @@ def run_campaign(
                            None if data_dir is None else str(data_dir))
     plan = config.plan()
     shapes = _preflight(cells, settings, plan)
-
-    # Held from the first write to the last, so two campaigns never share a folder.
-    with _exclusive(out):
-        kept = prepare_out_dir(out, config, force)
-        all_tasks = expand_tasks(config)
+    with contextlib.ExitStack() as stack:
+        # Before the first write, so that a bad address or a missing package leaves nothing behind.
+        client = None
+        if backend == "dask" and scheduler:
+            client = connect_scheduler(scheduler)
+            stack.callback(client.close)
+        elif backend == "dask":
+            try:
+                import dask.distributed  # noqa: F401
+            except ImportError:
+                raise UserError(_DASK_MISSING) from None
+        # Held from the first write to the last, so two campaigns never share a folder.
+        stack.enter_context(_exclusive(out))
+        kept, folder = prepare_out_dir(out, config, force)
+        all_tasks = expand_tasks(folder)
         records = load_records(out, all_tasks) if kept else {}
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]
         already = len(selected) - len(todo)
 
         if not todo:
-            frame = write_runs_csv(out, config, records)
-            write_curves_aggregate(out, config, records)
+            frame = write_runs_csv(out, folder, records)
+            write_curves_aggregate(out, folder, records)
             console.print(
                 f"Nothing to do: all {len(selected)} selected runs of experiment {config.experiment} "
                 f"are already finished in {out} (runs.csv is up to date; --force starts over)."
@@ -642,7 +820,7 @@ def run_campaign(
             f"{config.iterations} iterations each, on {where} -> {out}"
         )
 
-        stream = _run_dask(todo, settings, jobs, scheduler) if backend == "dask" else _run_local(todo, settings, jobs)
+        stream = _run_dask(todo, settings, jobs, client) if backend == "dask" else _run_local(todo, settings, jobs)
         ran = 0
         last_write = time.monotonic()
         try:
@@ -653,11 +831,11 @@ def run_campaign(
                     ran += 1
                     advance(output.key)
                     if time.monotonic() - last_write > RUNS_CSV_EVERY_S:
-                        write_runs_csv(out, config, records)
+                        write_runs_csv(out, folder, records)
                         last_write = time.monotonic()
         finally:
-            frame = write_runs_csv(out, config, records)
-            write_curves_aggregate(out, config, records)
+            frame = write_runs_csv(out, folder, records)
+            write_curves_aggregate(out, folder, records)
         console.print(_summary_table(config, frame))
         console.print(f"{ran} run(s) finished; results in {out / RUNS_FILE}")
         return CampaignResult(out, len(selected), already, ran, frame, skipped)

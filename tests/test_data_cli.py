@@ -165,3 +165,12 @@ def test_subprocess_bad_input_prints_one_line_and_exits_2(tmp_path):
         "`kacs data fetch asn ccpp cs eec pppts pt f1 f2 f3 f4` or `kacs data import DIR`"
     )
     assert proc.stdout.count("missing") == 10
+
+
+def test_fetch_of_an_unknown_name_lists_what_fetch_knows(capsys, tmp_path):
+    code, _, err = kacs(capsys, "data", "fetch", "nosuch", "--data-dir", str(tmp_path))
+    assert code == 2
+    assert_one_line_error(err)
+    assert "unknown dataset 'nosuch'" in err and ", ".join(NAMES) in err and "kacs data fetch" in err
+    assert ".csv" not in err  # fetch cannot use a CSV path, so it does not suggest one
+    assert list(tmp_path.iterdir()) == []

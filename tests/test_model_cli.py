@@ -110,3 +110,14 @@ def test_bad_input_is_one_line_and_exit_2(csv_data, tmp_path, capsys):
     assert "5 columns" in err and "2 inputs" in err
     err = run_error(["plot-model", model, "--out", tmp_path / "x.txt"], capsys)
     assert ".png" in err
+
+
+def test_fit_creates_a_missing_out_folder_like_run_does(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "new" / "sub" / "m.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 100], capsys)
+    assert model.is_file()
+    # Bad input still leaves no folder behind.
+    err = run_error(["fit", data, "--out", tmp_path / "other" / "m.kacs", "-n", 10, "--P-hash", 1.5], capsys)
+    assert "P_hash" in err or "P-hash" in err
+    assert not (tmp_path / "other").exists()

@@ -201,3 +201,170 @@ def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
     assert "a local Dask cluster of 1 worker(s)" in text
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "runs.csv")[NUMBERS],
                                   pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
+
+
+def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
+    out = tmp_path / "out"
+    # Its own session only so that the test can clean up if the workers do outlive the kill;
+    # the kill itself goes to the parent process alone, as `kill -9 PID` would.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
+         "--out", str(out), "--jobs", "2"],
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 120
+        # After the first finished run every worker has had a task and is busy with another.
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "runs").is_dir() and any((out / "runs").glob("*.json")):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+        children = parent.children(recursive=True)
+        assert len(children) >= 2, children  # the two loky workers (and the resource tracker)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, f"still alive after the parent was killed: {[p.cmdline() for p in alive]}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
+def test_unreachable_scheduler_is_one_line_and_leaves_no_output_folder(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    import socket
+
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    with socket.socket() as s:  # a port nobody listens on once it is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "out"
+    for address in (f"tcp://127.0.0.1:{port}", "no-such-host.invalid:8786"):
+        code, _, err = kacs(capsys, "run", cfg, "--out", out, "--scheduler", address)
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"--scheduler {address}: cannot reach the Dask scheduler" in err
+        assert not out.exists()
+
+
+def test_a_running_scheduler_gives_the_local_numbers(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    from dask.distributed import LocalCluster
+
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 2}\niterations: 300\n")
+    code, _, err = kacs(capsys, "run", cfg, "--out", tmp_path / "local", "--jobs", 1)
+    assert code == 0, err
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        code, text, err = kacs(capsys, "run", cfg, "--out", tmp_path / "remote", "--scheduler",
+                               cluster.scheduler_address)
+    assert code == 0, err
+    assert f"Dask at {cluster.scheduler_address}" in text
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "remote" / "runs.csv")[NUMBERS],
+                                  pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
+
+
+def test_scale_has_its_own_default_folder_and_takes_more_runs_later(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    scale = ["scale", "--dim", "2..4", "--iterations", 100, "--methods", "kacs", "--jobs", 1]
+    code, _, err = kacs(capsys, *scale, "--runs", 1)
+    assert code == 0, err
+    assert (tmp_path / "results" / "scale_dim_2-4" / "runs.csv").is_file()
+    assert not (tmp_path / "results" / "dim_scaling").exists()  # configs/dim_scaling.yaml's folder
+    code, text, err = kacs(capsys, *scale, "--runs", 2)
+    assert code == 0, err
+    assert "2 run(s) to do of 4 selected, 2 already finished" in text
+    runs = pd.read_csv(tmp_path / "results" / "scale_dim_2-4" / "runs.csv")
+    assert list(zip(runs.benchmark, runs.run)) == [("f3-n2", 0), ("f3-n2", 1), ("f3-n4", 0), ("f3-n4", 1)]
+
+
+def test_more_or_fewer_runs_in_an_existing_folder_keep_the_finished_ones(capsys, tmp_path):
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 5}\niterations: 300\n")
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 2, "--jobs", 1)
+    assert code == 0, err
+    first = pd.read_csv(out / "runs.csv")
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 3, "--jobs", 1)
+    assert code == 0, err
+    assert "2 run(s) to do of 6 selected, 4 already finished" in text
+    grown = pd.read_csv(out / "runs.csv")
+    assert sorted(grown["run"]) == [0, 0, 1, 1, 2, 2]
+    pd.testing.assert_frame_equal(grown[grown["run"] < 2].reset_index(drop=True)[NUMBERS], first[NUMBERS])
+    assert "runs: 3" in (out / "config.yaml").read_text()
+    # Fewer runs now: nothing to do, and the third run stays in the folder.
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 2, "--jobs", 1)
+    assert code == 0 and "Nothing to do: all 4 selected runs" in text, err
+    assert len(pd.read_csv(out / "runs.csv")) == 6 and "runs: 3" in (out / "config.yaml").read_text()
+    # Any other difference is still refused, naming the key.
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--runs", 4, "--iterations", 200)
+    assert code == 2 and "differs in: iterations)" in err and "--force" in err
+    other = write_config(tmp_path / "other.yaml", cfg.read_text().replace("runs: 5", "runs: 5, train_fraction: 0.8"))
+    code, _, err = kacs(capsys, "run", other, "--out", out, "--runs", 3)
+    assert code == 2 and "differs in: protocol.train_fraction)" in err
+    assert len(pd.read_csv(out / "runs.csv")) == 6
+
+
+def test_a_directory_as_config_says_so(capsys, tmp_path):
+    write_config(tmp_path / "exp.yaml", "benchmarks: [f3]\n")
+    code, _, err = kacs(capsys, "run", tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{tmp_path} is a directory" in err and "YAML config" in err and "exp.yaml" in err
+
+
+def _one_run_campaign(capsys, tmp_path) -> tuple[Path, Path]:
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 200\n")
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 1)
+    assert code == 0, err
+    return cfg, out
+
+
+def test_one_planned_run_is_singular_in_the_report(capsys, tmp_path):
+    _, out = _one_run_campaign(capsys, tmp_path)
+    code, _, err = kacs(capsys, "report", out, "--no-figures")
+    assert code == 0, err
+    text = (out / "report" / "report.md").read_text()
+    assert "1 run per cell planned" in text and "1 runs" not in text
+
+
+def test_a_damaged_runs_csv_row_is_refused_with_its_line(capsys, tmp_path):
+    cfg, out = _one_run_campaign(capsys, tmp_path)
+    runs = out / "runs.csv"
+    lines = runs.read_text().splitlines()
+    assert len(lines) == 3
+    for damaged, what in ((lines[2][:6], "fields where the header has"),
+                          (lines[2].replace(",kacs,0,", ",kacs,zero,", 1), "run is 'zero'")):
+        runs.write_text("\n".join(lines[:2] + [damaged]) + "\n")
+        for argv in (["report", out, "--no-figures"], ["run", cfg, "--out", out, "--jobs", 1]):
+            code, _, err = kacs(capsys, *argv)
+            assert code == 2 and err.count("\n") == 1, (argv, err)
+            assert f"{runs}:3: " in err and what in err and "delete that line" in err, (argv, err)
+
+
+def test_dask_backend_without_dask_installed_leaves_no_output_folder(capsys, tmp_path, monkeypatch):
+    cfg = write_config(tmp_path / "exp.yaml",
+                       "experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                       "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    # A None entry makes `import distributed` fail as if the package were not installed.
+    for name in ("dask.distributed", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    out = tmp_path / "out"
+    code, _, err = kacs(capsys, "run", cfg, "--out", out, "--backend", "dask", "--jobs", 1)
+    assert code == 2 and err.count("\n") == 1 and "pip install 'kacs[dask]'" in err, err
+    assert not out.exists()

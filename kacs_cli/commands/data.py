@@ -31,6 +31,21 @@ def _console():
     return Console(highlight=False, soft_wrap=True)
 
 
+def _registered(name: str, command: str, verb: str):
+    """The registry entry of `name`; anything else is refused listing the names this command knows
+    (not datasets.lookup's CSV-path hint: verify and fetch work on registered datasets only)."""
+    from kacs_cli import datasets
+
+    registry = datasets.get_registry()
+    info = registry.get(str(name).strip().lower())
+    if info is not None:
+        return info
+    known = ", ".join(registry)
+    if str(name).lower().endswith(".csv") or "/" in str(name):
+        raise UserError(f"`kacs data {command}` {verb} registered datasets only, not {name!r}; use one of {known}")
+    raise UserError(f"unknown dataset {name!r}; use one of {known} (the datasets `kacs data {command}` knows)")
+
+
 def _data_dir_line(data_dir: Optional[Path]) -> str:
     from kacs_cli import datasets
 
@@ -85,13 +100,7 @@ def verify_cmd(
     if names:
         wanted = set()
         for name in names:
-            info = datasets.lookup(name)
-            if info is None:
-                raise UserError(
-                    f"`kacs data verify` checks registered datasets only, not {name!r}; "
-                    f"use one of {', '.join(datasets.get_registry())}"
-                )
-            wanted.add(info.name)
+            wanted.add(_registered(name, "verify", "checks").name)
     console = _console()
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
@@ -139,12 +148,7 @@ def fetch_cmd(
 
     requested = []
     for name in names or list(datasets.get_registry()):
-        info = datasets.lookup(name)
-        if info is None:
-            raise UserError(
-                f"`kacs data fetch` downloads registered datasets only, not {name!r}; "
-                f"use one of {', '.join(datasets.get_registry())}"
-            )
+        info = _registered(name, "fetch", "downloads")
         if info not in requested:
             requested.append(info)
     fetched = datasets.fetch_datasets([info.name for info in requested], data_dir, force=force)

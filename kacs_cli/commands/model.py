@@ -36,14 +36,17 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     out = Path(out).expanduser()
     if out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name such as {out / 'model.kacs'}")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UserError(f"--out {out}: the folder {out.parent} does not exist")
     X, y = datasets.load_dataset(data, data_dir)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = KACSRegressor if method == "kacs" else XCSFRegressor
     est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash))
     est.fit(X, y)
+    # Like `kacs run --out`, a missing folder is created (only now: bad data leaves no folder).
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder {out.parent}: {exc.strerror or exc}") from None
     pred = est.predict(X)
     mae = float(np.mean(np.abs(pred - y)))
     mae_scaled = float(np.mean(np.abs(est.scale_target(pred) - est.scale_target(y))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -30,6 +31,20 @@ def _split_list(text: Optional[str]) -> Optional[list[str]]:
 def _check_positive(value: Optional[int], option: str) -> None:
     if value is not None and value < 1:
         raise UserError(f"{option} must be a whole number >= 1, got {value}")
+
+
+def _scale_out(option: str, spec: str, function: str, guideline: bool) -> Path:
+    """Default folder of `kacs scale`: named after the sweep as typed (--dim 2..4 ->
+    results/scale_dim_2-4), apart from configs/dim_scaling.yaml's results/dim_scaling, whose
+    cells differ, so that neither refuses the other's folder."""
+    sweep = re.sub(r"[^0-9A-Za-z_]+", "-", spec.replace("..", "-").replace(",", "_").replace("*", "x"))
+    sweep = re.sub(r"-*_-*", "_", sweep).strip("-_")
+    name = f"scale_{option}_{sweep}"
+    if function != "f3":
+        name += f"_{function}"
+    if guideline:
+        name += "_guideline"
+    return Path("results") / name
 
 
 def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, methods, backend, scheduler):
@@ -94,7 +109,7 @@ def register(app: typer.Typer) -> None:
             False, "--guideline", help="Budget guideline N = max(6400, 24 n (2n + 1)) instead of N = 6400."),
         function: str = typer.Option("f3", "--function", help="Synthetic function to sweep (f1, f2, f3, f4)."),
         out: Optional[Path] = typer.Option(
-            None, "--out", "-o", help="Output folder (default results/dim_scaling or results/sample_scaling); rerunning resumes."),
+            None, "--out", "-o", help="Output folder (default results/scale_dim_<sweep> or results/scale_samples_<sweep>, e.g. results/scale_dim_2-20); rerunning resumes."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
         runs: Optional[int] = typer.Option(None, "--runs", help="Runs per setting and method (default 30, the main protocol)."),
         iterations: Optional[int] = typer.Option(None, "--iterations", help="Training iterations per run (default 100,000)."),
@@ -133,5 +148,8 @@ def register(app: typer.Typer) -> None:
             if message.startswith("benchmarks["):
                 message = f"{option}: {message.split(': ', 1)[1]}"
             raise UserError(message) from None
+        if out is None:
+            out = _scale_out("dim" if dims is not None else "samples", dim if dims is not None else samples,
+                             function, guideline)
         _campaign(cfg, out=out, jobs=jobs, data_dir=None, force=force, skip_missing=False,
                   benchmarks=None, methods=methods, backend=backend, scheduler=scheduler)
