@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 def current_umask() -> int:
@@ -40,3 +42,30 @@ def mkstemp(*, dir: str | Path, prefix: str, suffix: str) -> tuple[int, str]:
         os.unlink(path)
         raise
     return fd, path
+
+
+@contextmanager
+def replacing(path: str | Path, *, suffix: str = ".tmp") -> Iterator[Path]:
+    """The one way the project writes a file: yield a temporary path beside `path` (same
+    filesystem, so os.replace is atomic) for the caller to fill; on success it replaces
+    `path`, on any exception it is removed. A reader, or a crash, never sees a half file."""
+    path = Path(path)
+    fd, tmp = mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """UTF-8 with LF line ends on every platform: committed results stay byte-identical."""
+    with replacing(path) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")

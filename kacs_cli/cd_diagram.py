@@ -13,13 +13,11 @@ bytes depend on the input only: no 'Software' entry in the PNG metadata, no date
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from kacs_cli import kstats
+from kacs_cli import atomic, kstats
 
 DPI = 110
 ROW = 0.22  # vertical distance between two label rows, in axis units (y grows downwards)
@@ -129,15 +127,9 @@ def _save_png(fig, path: Path) -> Path:
     metadata Software=None: matplotlib would write its version, so a library upgrade alone
     would change the bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic.replacing(path, suffix=".png.tmp") as tmp:
         fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight",
                     metadata={"Software": None})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

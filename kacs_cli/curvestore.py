@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+
+from kacs_cli import atomic
 
 AGGREGATE_FILE = "curves.csv.gz"
 CURVE_DIR = "curves"
@@ -150,11 +151,5 @@ def update_aggregate(exp_dir: Path, keys: Iterable[str]) -> Path | None:
     data = aggregate_bytes(chosen)
     if path.is_file() and path.read_bytes() == data:
         return path
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic.write_bytes(path, data)
     return path

@@ -450,20 +450,11 @@ def _write_atomic(dest: Path, chunks: Iterable[bytes]) -> None:
     """Write via a temp file in the destination directory and os.replace, so a reader (or a
     crash) never sees a half-written dataset."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = atomic.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic.replacing(dest, suffix=".part") as tmp, open(tmp, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _ensure_dir(directory: Path) -> None:

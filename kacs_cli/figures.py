@@ -7,7 +7,6 @@ however many cells an experiment has. Uses matplotlib's Agg backend (no display 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -38,16 +37,11 @@ def _pyplot():
 def _save(fig, path: Path) -> Path:
     """savefig to a temporary file beside the target, then os.replace (never a half PNG)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = atomic.mkstemp(prefix=f".{path.stem}.", suffix=".png.tmp", dir=path.parent)
-    os.close(fd)
     try:
-        # No "Software" entry (matplotlib's version): the same data give the same bytes on any
-        # install, so re-rendering a committed report leaves the tree clean.
-        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with atomic.replacing(path, suffix=".png.tmp") as tmp:
+            # No "Software" entry (matplotlib's version): the same data give the same bytes on
+            # any install, so re-rendering a committed report leaves the tree clean.
+            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
     finally:
         _pyplot().close(fig)
     return path

@@ -52,7 +52,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import zipfile
 from pathlib import Path
 
@@ -196,21 +195,12 @@ def save(obj, path) -> Path:
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise UserError(f"cannot write {path}: the folder {directory} does not exist")
-    fd, tmp = atomic.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(METADATA_ENTRY, text)
-            for name, arr in arrays.items():
-                buf = io.BytesIO()
-                np.lib.format.write_array(buf, arr, allow_pickle=False)
-                zf.writestr(f"{name}.npy", buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic.replacing(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(METADATA_ENTRY, text)
+        for name, arr in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, arr, allow_pickle=False)
+            zf.writestr(f"{name}.npy", buf.getvalue())
     return path
 
 

@@ -1017,14 +1017,7 @@ def _slug(text: str) -> str:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file in the same directory and os.replace: never a half file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = atomic.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(path, text)
 
 
 def _write_csv(path: Path, frame: pd.DataFrame) -> None:

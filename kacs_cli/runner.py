@@ -35,12 +35,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 import yaml
 
+from kacs_cli import atomic
 from kacs_cli.config import Cell, ExperimentConfig
 from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
 from kacs_cli.errors import UserError
@@ -279,22 +280,9 @@ def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
 # --------------------------------------------------------------------------- files
 
 
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    _atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
 def _write_csv_atomic(path: Path, frame: pd.DataFrame) -> None:
-    _atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
+    with atomic.replacing(path) as tmp:
+        frame.to_csv(tmp, index=False)
 
 
 def save_output(out: Path, output: TaskOutput) -> None:
@@ -302,7 +290,7 @@ def save_output(out: Path, output: TaskOutput) -> None:
     _write_csv_atomic(out / CURVE_DIR / f"{output.key}.csv", output.curve)
     _write_csv_atomic(out / POPULATION_DIR / f"{output.key}.csv", output.population)
     # json writes NaN as a bare token (cover_rate_inner/outer of XCSF); json.loads reads it back.
-    write_text_atomic(out / RECORD_DIR / f"{output.key}.json", json.dumps(output.record, indent=1) + "\n")
+    atomic.write_text(out / RECORD_DIR / f"{output.key}.json", json.dumps(output.record, indent=1) + "\n")
 
 
 def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
@@ -529,7 +517,7 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
             tmp.unlink(missing_ok=True)
     kept = config_path.is_file()
     if not kept or more_runs:
-        write_text_atomic(config_path, folder.to_yaml())
+        atomic.write_text(config_path, folder.to_yaml())
     return kept, folder
 
 
