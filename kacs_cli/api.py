@@ -123,7 +123,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         budget="fixed",
         N_max=25600,
         budget_window=1000,
-        budget_cover_rate=0.001,
+        budget_cover_rate=0.002,
         budget_growth=0.1,
         n_iter=100_000,
         random_state=0,

@@ -43,7 +43,7 @@ class Hyperparameters:
     budget: str = "fixed"
     N_max: int = 25600
     budget_window: int = 1000
-    budget_cover_rate: float = 0.001
+    budget_cover_rate: float = 0.002
     budget_growth: float = 0.1
 
     def __post_init__(self):
