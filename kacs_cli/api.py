@@ -120,6 +120,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         beta2=0.999,
         eps_adam=1e-8,
         semantics="reference",
+        budget="fixed",
+        N_max=25600,
+        budget_window=1000,
+        budget_cover_rate=0.002,
+        budget_growth=0.1,
         n_iter=100_000,
         random_state=0,
         input_range=None,
@@ -147,6 +152,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         self.beta2 = beta2
         self.eps_adam = eps_adam
         self.semantics = semantics
+        self.budget = budget
+        self.N_max = N_max
+        self.budget_window = budget_window
+        self.budget_cover_rate = budget_cover_rate
+        self.budget_growth = budget_growth
         self.n_iter = n_iter
         self.random_state = random_state
         self.input_range = input_range
@@ -157,8 +167,9 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     def hyperparameters(self) -> Hyperparameters:
         """The validated engine hyperparameters of the current constructor arguments."""
         values = {name: _plain(getattr(self, name)) for name in _HP_NAMES}
-        if isinstance(values["N"], float) and values["N"].is_integer():
-            values["N"] = int(values["N"])
+        for name in ("N", "N_max", "budget_window"):
+            if isinstance(values[name], float) and values[name].is_integer():
+                values[name] = int(values[name])
         return Hyperparameters(**values)
 
     def _check_n_iter(self) -> int:
@@ -353,7 +364,8 @@ class KACSRegressor(_RegressorBase):
     budget N (SPEC sections 2-4).
 
     Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
-    semantics; SPEC section 6 defaults), and
+    semantics; SPEC section 6 defaults; budget="adaptive" with N_max, budget_window,
+    budget_cover_rate, budget_growth: docs/adaptive_budget.md), and
 
     n_iter : int, default 100_000
         Training iterations (samples) of `fit`. `partial_fit` runs one pass over its batch.

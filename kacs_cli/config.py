@@ -5,11 +5,15 @@ A config file describes one experiment (SPEC section 10). Example::
     experiment: main
     semantics: reference          # reference (default) | article, SPEC "Two semantics"
     methods: [xcsf, kacs]         # or a mapping: {xcsf: {N: 3200}, kacs: null}
+    # method variants under their own labels (docs/adaptive_budget.md):
+    #   methods: {kacs: null, kacs-adaptive: {method: kacs, budget: adaptive},
+    #             kacs-guideline: {method: kacs, N: guideline}, xcsf: null}
     hyperparameters: {beta: 0.2}  # shared overrides of the SPEC section 6 defaults
     benchmarks:
       - {name: f1, source: published}   # the authors' 1000-point sample at n = 10
       - {name: f3, n: 12, samples: 1000, dataset_seed: 0, variant: rotated, N: 7200}
       - asn                               # real-world data set of the registry
+      - {name: cs, methods: [kacs, kacs-adaptive]}   # only these methods on this cell
       - data/my_problem.csv               # any headerless numeric CSV, target last
     protocol: {name: main, runs: 30, train_fraction: 0.9}
     iterations: 100000
@@ -27,6 +31,10 @@ Choices made here (documented in the README's config section too):
   default, top-level `hyperparameters`, the method's overrides, and finally the benchmark
   entry's own `N` / `P_hash` (the most specific setting wins).
 - Relative CSV paths are taken relative to the config file's folder and stored absolute.
+- A method is a learner (`xcsf`, `kacs`) or a labelled variant of one
+  (`kacs-adaptive: {method: kacs, budget: adaptive}`); the label names the method in the
+  results. `N: guideline` (a method override) is the article's budget guideline
+  24 n (2n + 1) at each cell's n. A benchmark entry's `methods` runs only those methods there.
 - `methods` defaults to both learners, `protocol` to main, `iterations` to 100,000 and
   `eval_every` to 2000; `experiment` to the config file's name.
 
@@ -46,7 +54,7 @@ from typing import Any, Iterable, NoReturn
 import yaml
 
 from kacs_cli.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
-from kacs_cli.engine.params import SEMANTICS, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import BUDGETS, SEMANTICS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.protocols import PROTOCOLS, Protocol, run_plan
 
@@ -65,7 +73,10 @@ REPORT_KEYS = ("include",)
 INCLUDE_KEYS = ("experiment", "benchmarks")
 BENCHMARK_KEYS = (
     "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "P_hash", "N",
+    "methods",
 )
+# A method override `N: guideline` is the article's budget guideline at each cell's n.
+GUIDELINE = "guideline"
 PROTOCOL_KEYS = ("name", "runs", "train_fraction")
 # Keys of the benchmark entry that only make sense for a generated synthetic function.
 GENERATION_KEYS = ("n", "samples", "dataset_seed", "variant")
@@ -98,6 +109,13 @@ class Cell:
     variant: str | None
     real_world: bool
     params: dict[str, Hyperparameters] = field(default_factory=dict)
+    # The methods run on this cell (labels, config order) and the learner of each label; a
+    # label missing from `engines` is the learner of that name.
+    methods: tuple[str, ...] = ()
+    engines: dict[str, str] = field(default_factory=dict)
+
+    def engine(self, method: str) -> str:
+        return self.engines.get(method, method)
 
     @property
     def dataset_id(self) -> tuple:
@@ -105,7 +123,8 @@ class Cell:
         return (self.kind, self.benchmark, self.path, self.n, self.samples, self.dataset_seed, self.variant)
 
     def to_dict(self, methods: Iterable[str]) -> dict:
-        return {
+        methods = tuple(methods)
+        out = {
             "label": self.label,
             "benchmark": self.benchmark,
             "kind": self.kind,
@@ -118,6 +137,12 @@ class Cell:
             "real_world": self.real_world,
             "hyperparameters": {m: self.params[m].as_dict() for m in methods},
         }
+        # Written only for a cell that runs a subset of the config's methods, so the records
+        # of configs without that option keep their form.
+        if self.methods and self.methods != methods:
+            out["methods"] = list(self.methods)
+            out["hyperparameters"] = {m: self.params[m].as_dict() for m in self.methods}
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,6 +159,11 @@ class ExperimentConfig:
     # Report-only settings ({"include": [{"experiment": ..., "benchmarks": [...]}]}); they do
     # not change a single run, so the runner ignores them when it matches an output folder.
     report: dict | None = None
+    # Learner of each method label that is a variant (e.g. kacs-adaptive -> kacs).
+    engines: dict[str, str] = field(default_factory=dict)
+
+    def engine(self, method: str) -> str:
+        return self.engines.get(method, method)
 
     def plan(self) -> list[tuple[int, int, int]]:
         """(run, split_seed, seed) of every run, shared by every cell and method."""
@@ -153,6 +183,7 @@ class ExperimentConfig:
             "description": self.description,
             "semantics": self.semantics,
             "methods": list(self.methods),
+            **({"method_engines": dict(self.engines)} if self.engines else {}),
             "protocol": {
                 "name": proto.name,
                 "runs": proto.runs,
@@ -315,8 +346,11 @@ def _mapping(value: Any, path: str, allowed: Iterable[str], what: str) -> dict:
     return value
 
 
-def _hyperparameter_overrides(value: Any, path: str) -> dict:
-    """Validate a mapping of hyperparameter overrides, naming the offending key."""
+def _hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = False) -> dict:
+    """Validate a mapping of hyperparameter overrides, naming the offending key.
+
+    `guideline_ok`: N may be the text `guideline` (method overrides), resolved per cell.
+    """
     names = tuple(n for n in Hyperparameters.names() if n != "semantics")
     if value is None:
         return {}
@@ -331,8 +365,13 @@ def _hyperparameter_overrides(value: Any, path: str) -> dict:
             close = [n for n in names if str(key).lower() == n.lower()]
             hint = f"did you mean {close[0]!r}? " if close else ""
             _fail(where, f"unknown hyperparameter; {hint}known: {', '.join(names)}")
-        if key == "N":
+        if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
+            out[key] = GUIDELINE
+            continue
+        if key in ("N", "N_max", "budget_window"):
             v = _whole(v, where, 1)
+        elif key == "budget":
+            v = _choice(v, where, BUDGETS)
         elif key == "do_subsumption":
             if not isinstance(v, bool):
                 _fail(where, f"must be true or false, got {v!r}")
@@ -392,6 +431,7 @@ class _Entry:
     label: str | None
     N: int | None
     P_hash: float | None
+    methods: tuple[str, ...] | None = None
 
     def identity(self) -> tuple:
         return (self.kind, self.benchmark, self.path, self.n, self.samples, self.dataset_seed,
@@ -532,9 +572,10 @@ def _assign_labels(entries: list[_Entry]) -> list[str]:
     return labels  # type: ignore[return-value]
 
 
-def _methods(value: Any) -> dict[str, dict]:
+def _methods(value: Any) -> dict[str, tuple[str, dict]]:
+    """label -> (learner, overrides); a plain learner's label is its name."""
     if value is None:
-        return {m: {} for m in METHODS}
+        return {m: (m, {}) for m in METHODS}
     if isinstance(value, str):
         value = [value]
     if isinstance(value, list):
@@ -545,20 +586,54 @@ def _methods(value: Any) -> dict[str, dict]:
             name = _choice(m, f"methods[{i}]", METHODS)
             if name in out:
                 _fail(f"methods[{i}]", f"{name} is listed twice")
-            out[name] = {}
+            out[name] = (name, {})
         return out
     if isinstance(value, dict):
         if not value:
             _fail("methods", f"must name at least one of {', '.join(METHODS)}")
         out = {}
         for key, overrides in value.items():
-            name = _choice(key, f"methods.{key}", METHODS)
-            if name in out:
-                _fail(f"methods.{key}", f"{name} is given twice")
-            out[name] = _hyperparameter_overrides(overrides, f"methods.{key}")
+            where = f"methods.{key}"
+            if isinstance(overrides, dict) and "method" in overrides:
+                # A variant: its own label, a learner, and that learner's overrides.
+                if not isinstance(key, str):
+                    _fail(where, "a method label must be text")
+                label = _text(key, where).lower()
+                if not _SAFE_LABEL.match(label):
+                    _fail(where, f"a method label must be filename-safe (letters, digits, . _ -), got {key!r}")
+                engine = _choice(overrides["method"], f"{where}.method", METHODS)
+                if label in METHODS and label != engine:
+                    _fail(where, f"the label {label} names a learner; give the {engine} variant another label")
+                overrides = {k: v for k, v in overrides.items() if k != "method"}
+            else:
+                if not (isinstance(key, str) and key.strip().lower() in METHODS):
+                    _fail(where, f"unknown method; use {', '.join(METHODS)}, or a labelled variant "
+                                 f"such as kacs-adaptive: {{method: kacs, budget: adaptive}}")
+                label = engine = key.strip().lower()
+            if label in out:
+                _fail(where, f"{label} is given twice")
+            out[label] = (engine, _hyperparameter_overrides(overrides, where, guideline_ok=True))
         return out
     _fail("methods", f"must be a list such as [xcsf, kacs] or a mapping of method to overrides, "
                      f"got {_type_name(value)}")
+
+
+def _cell_methods(raw_entry: Any, where: str, methods: tuple[str, ...]) -> tuple[str, ...]:
+    """The methods a benchmark entry runs: its `methods` list (config order), else all."""
+    if not isinstance(raw_entry, dict) or "methods" not in raw_entry:
+        return methods
+    value = raw_entry["methods"]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        _fail(f"{where}.methods", f"must be a non-empty list of the config's methods ({', '.join(methods)})")
+    chosen = set()
+    for k, m in enumerate(value):
+        name = _choice(m, f"{where}.methods[{k}]", methods)
+        if name in chosen:
+            _fail(f"{where}.methods[{k}]", f"{name} is listed twice")
+        chosen.add(name)
+    return tuple(m for m in methods if m in chosen)
 
 
 def _protocol(value: Any, runs_override: int | None) -> Protocol:
@@ -646,13 +721,21 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
     entries = [_benchmark_entry(v, f"benchmarks[{i}]", base_dir) for i, v in enumerate(bench)]
     labels = _assign_labels(entries)
 
+    all_methods = tuple(methods)
+    engines = {m: eng for m, (eng, _) in methods.items() if m != eng}
     cells = []
     for i, (e, label) in enumerate(zip(entries, labels)):
+        cell_methods = _cell_methods(bench[i], e.where, all_methods)
         params: dict[str, Hyperparameters] = {}
-        for method, overrides in methods.items():
+        for method, (engine, overrides) in methods.items():
             values: dict[str, Any] = {"P_hash": default_p_hash(e.real_world), "semantics": semantics}
             values.update(shared)
             values.update(overrides)
+            if values.get("N") == GUIDELINE:
+                if e.n is None:
+                    _fail(f"methods.{method}.N", f"guideline needs the number of inputs, unknown for "
+                                                 f"the CSV file of {e.where}; give that entry its own N")
+                values["N"] = guideline_budget(e.n)
             if e.N is not None:
                 values["N"] = e.N
             if e.P_hash is not None:
@@ -661,13 +744,18 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
                 params[method] = Hyperparameters().with_overrides(**values)
             except UserError as exc:
                 _fail(f"{e.where} ({method})", str(exc))
+            if engine != "kacs" and params[method].budget != "fixed" and method in cell_methods:
+                _fail(f"{e.where} ({method})", "budget: adaptive is defined for KACS only; set it in "
+                                               "the overrides of a KACS method, not for xcsf")
         cells.append(Cell(i, label, e.benchmark, e.kind, e.source, e.path, e.n, e.samples,
-                          e.dataset_seed, e.variant, e.real_world, params))
+                          e.dataset_seed, e.variant, e.real_world, params, cell_methods,
+                          {m: methods[m][0] for m in cell_methods if m in engines}))
 
     return ExperimentConfig(
+        engines=engines,
         experiment=experiment,
         semantics=semantics,
-        methods=tuple(methods),
+        methods=all_methods,
         protocol=protocol,
         iterations=its,
         eval_every=eval_every,

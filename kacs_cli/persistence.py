@@ -59,7 +59,7 @@ import numpy as np
 
 from kacs_cli import atomic
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine.core import S_P, S_TOTAL
+from kacs_cli.engine.core import H_N, S_P, S_TOTAL
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
@@ -73,6 +73,9 @@ _WEIGHTS = ("w", "m", "v")
 ROW_ARRAYS = _BOUNDS + _WEIGHTS + _FLOAT_ROWS + _INT_ROWS
 STATE_ARRAYS = ("scal", "fsum")
 REQUIRED_ARRAYS = ROW_ARRAYS + STATE_ARRAYS
+# Written only for budget: adaptive: the budget's state and the N it has reached, so that
+# partial_fit after load continues with that N (docs/adaptive_budget.md).
+BUDGET_ARRAYS = ("budget_state", "budget_N")
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load", "load_estimator", "load_model",
            "read_metadata", "save"]
@@ -174,6 +177,9 @@ def save(obj, path) -> Path:
         }
 
     arrays = _population_arrays(model)
+    if model.params.budget == "adaptive":
+        arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
+        arrays["budget_N"] = np.array([model.budget_N], np.int64)
     from kacs_cli import __version__
 
     meta = {
@@ -307,8 +313,19 @@ def _build_model(path, meta, arrays) -> Model:
                                  f"expected {shape} {fresh.dtype}")
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
             raise _corrupt(path, f"array {name!r} holds non-finite values")
+    budget_N = params.N
+    if params.budget == "adaptive":
+        state, reached = arrays.get("budget_state"), arrays.get("budget_N")
+        fresh = model.budget_state
+        if (state is None or reached is None or state.shape != fresh.shape or state.dtype != fresh.dtype
+                or reached.shape != (1,) or reached.dtype != np.int64
+                or not params.N <= int(reached[0]) <= params.N_max):
+            raise _corrupt(path, "the adaptive budget's state is missing or out of range")
+        budget_N = int(reached[0])
+        fresh[...] = state
+        model.hp[H_N] = budget_N
     num = arrays["num"]
-    if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > params.N:
+    if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
         raise _corrupt(path, "rule numerosities do not add up")
     n_sub = model.n_submodels if method == "kacs" else 1
     if P and (arrays["sub"].min() < 0 or arrays["sub"].max() >= n_sub):

@@ -50,13 +50,16 @@ from kacs_cli.protocols import Protocol, make_split
 RUN_COLUMNS = (
     "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
     "N", "iterations", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
-    "params", "aic", "cover_rate", "cover_rate_inner", "cover_rate_outer", "seconds",
+    "params", "aic", "cover_rate", "cover_rate_inner", "cover_rate_outer", "seconds", "final_N",
 )
+# final_N came after results were committed: a record or runs.csv without it still counts as
+# a finished run, with final_N = N (a fixed budget; see `_fill_later_columns`).
 FINAL_KEYS = (
     "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params", "aic",
     "cover_rate", "cover_rate_inner", "cover_rate_outer",
 )
-INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params")
+INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
+               "final_N")
 
 CONFIG_FILE = "config.yaml"
 RUNS_FILE = "runs.csv"
@@ -154,6 +157,7 @@ def expand_tasks(
         Task(cell, method, run, split_seed, seed)
         for cell in cells
         for method in methods
+        if not cell.methods or method in cell.methods
         for run, split_seed, seed in plan
     ]
 
@@ -166,7 +170,7 @@ def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: in
     rows add the rest (what makes CCPP's 9568 rows slow).
     """
     N = task.cell.params[task.method].N
-    if task.method == "kacs":
+    if task.cell.engine(task.method) == "kacs":
         per_iteration = (n + 1) * (2 * n + 1) * 1.3e-6
     else:
         per_iteration = N * (n + 1) * 1.5e-9
@@ -253,7 +257,7 @@ def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
     split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
     params = cell.params[task.method]
     result = train_run(
-        task.method, split.X_train, split.y_train, split.X_test, split.y_test,
+        cell.engine(task.method), split.X_train, split.y_train, split.X_test, split.y_test,
         params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
     )
     record = {
@@ -274,6 +278,8 @@ def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
     for key in ("rules", "micro", "params"):
         record[key] = int(record[key])
     record["seconds"] = float(result.seconds)
+    # The budget at the end of the run: N itself unless budget: adaptive grew it.
+    record["final_N"] = int(result.final["final_N"])
     return TaskOutput(task.key, record, result.curve, result.population)
 
 
@@ -304,7 +310,10 @@ def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # unreadable: the run is simply done again
-        if not isinstance(record, dict) or any(c not in record for c in RUN_COLUMNS):
+        if not isinstance(record, dict):
+            continue
+        _fill_later_columns(record)
+        if any(c not in record for c in RUN_COLUMNS):
             continue
         if (record["benchmark"], record["method"], record["run"], record["split_seed"], record["seed"]) != (
             task.cell.label, task.method, task.run, task.split_seed, task.seed
@@ -375,6 +384,8 @@ def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) 
         raise  # a damaged row: guessing which runs it held would redo or lose them
     except (OSError, ValueError):
         return {}
+    if "final_N" not in frame.columns and "N" in frame.columns:
+        frame["final_N"] = frame["N"]
     if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
         return {}
     frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
@@ -390,6 +401,12 @@ def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) 
         if row is not None:
             extra[task.key] = row
     return extra
+
+
+def _fill_later_columns(record: dict) -> None:
+    """A run finished before `final_N` was recorded had a fixed budget: final_N = N."""
+    if "final_N" not in record and "N" in record:
+        record["final_N"] = record["N"]
 
 
 def records_frame(config: ExperimentConfig, records: dict[str, dict]) -> pd.DataFrame:

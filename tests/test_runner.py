@@ -218,3 +218,49 @@ def test_a_folder_in_use_by_another_campaign_is_refused(reference, tmp_path):
             campaign(tiny_config(), out, jobs=1)
     result, _ = campaign(tiny_config(), out, jobs=1)  # released: usable again
     assert result.ran == 0
+
+
+def test_a_runs_csv_written_before_final_n_is_complete_and_gains_the_column(reference, tmp_path):
+    """results/paper/ was committed before the final_N column existed: its rows (fixed budget)
+    still count as finished runs, with final_N = N."""
+    out = tmp_path / "old"
+    shutil.copytree(reference, out)
+    for folder in ("runs", "curves", "populations"):
+        shutil.rmtree(out / folder)
+    old = pd.read_csv(out / "runs.csv").drop(columns=["final_N"])
+    old.to_csv(out / "runs.csv", index=False)
+    result, _ = campaign(tiny_config(), out, jobs=1)
+    assert (result.ran, result.already) == (0, 12)
+    runs = pd.read_csv(out / "runs.csv")
+    assert tuple(runs.columns) == RUN_COLUMNS and (runs["final_N"] == runs["N"]).all()
+    pd.testing.assert_frame_equal(runs.drop(columns=["final_N"]), old, check_exact=True)
+
+
+def test_method_variants_run_their_learner_under_their_label(reference, tmp_path):
+    """Two KACS variants in one config: the fixed one reproduces the plain KACS runs, the
+    adaptive one (starved at N = 30 for 28 submodels) ends with a larger final_N; a benchmark
+    entry's `methods` restricts what runs on that cell."""
+    config = tiny_config(
+        hyperparameters={},
+        methods={"kacs": {"N": 300}, "kacs-adaptive": {"method": "kacs", "N": 30, "budget": "adaptive",
+                                                       "budget_window": 100}},
+        benchmarks=[{"name": "f3", "n": 3, "samples": 200},
+                    {"name": "f1", "n": 2, "samples": 150, "methods": ["kacs"]}],
+    )
+    out = tmp_path / "variants"
+    result, _ = campaign(config, out, jobs=1)
+    assert result.ran == 3 * 2 + 3
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(dict.fromkeys(zip(runs.benchmark, runs.method))) == [
+        ("f3", "kacs"), ("f3", "kacs-adaptive"), ("f1", "kacs")]
+    mine = runs[runs.method == "kacs"].reset_index(drop=True)[NUMBERS]
+    theirs = numbers(reference)
+    theirs = theirs[theirs.method == "kacs"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine, theirs, check_exact=True)
+    adaptive = runs[runs.method == "kacs-adaptive"]
+    assert (adaptive["N"] == 30).all() and (adaptive["final_N"] > 30).all()
+    assert (adaptive["final_N"] <= 25600).all() and (adaptive["micro"] <= adaptive["final_N"]).all()
+    resolved = (out / "config.yaml").read_text()
+    assert "method_engines:" in resolved and "budget: adaptive" in resolved
+    result, _ = campaign(config, out, jobs=1)  # resumes: all done
+    assert result.ran == 0

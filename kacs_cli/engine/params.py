@@ -8,6 +8,12 @@ from dataclasses import asdict, dataclass, fields, replace
 from kacs_cli.errors import UserError
 
 SEMANTICS = ("reference", "article")
+# Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (SPEC, the
+# article); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
+BUDGETS = ("fixed", "adaptive")
+# The adaptive budget's own hyperparameters. They are left out of `as_dict()` under a fixed
+# budget, so the resolved configs (and model files) of fixed-budget runs read as before.
+BUDGET_FIELDS = ("N_max", "budget_window", "budget_cover_rate", "budget_growth")
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,11 @@ class Hyperparameters:
     beta2: float = 0.999
     eps_adam: float = 1e-8
     semantics: str = "reference"
+    budget: str = "fixed"
+    N_max: int = 25600
+    budget_window: int = 1000
+    budget_cover_rate: float = 0.002
+    budget_growth: float = 0.1
 
     def __post_init__(self):
         self.validate()
@@ -51,7 +62,13 @@ class Hyperparameters:
         return replace(self, **overrides)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """Every hyperparameter by name; under `budget: fixed` without the adaptive budget's
+        own (they do nothing there, and configs written before they existed stay equal)."""
+        values = asdict(self)
+        if self.budget == "fixed":
+            for name in ("budget", *BUDGET_FIELDS):
+                values.pop(name)
+        return values
 
     def validate(self) -> None:
         def bad(name, why):
@@ -62,6 +79,10 @@ class Hyperparameters:
             if f.name == "semantics":
                 if value not in SEMANTICS:
                     bad(f.name, f"must be one of {', '.join(SEMANTICS)}")
+                continue
+            if f.name == "budget":
+                if value not in BUDGETS:
+                    bad(f.name, f"must be one of {', '.join(BUDGETS)}")
                 continue
             if f.name == "do_subsumption":
                 if not isinstance(value, bool):
@@ -90,6 +111,17 @@ class Hyperparameters:
             bad("r0", "covering needs a spread r0 > 0")
         if self.F_I == 0.0:
             bad("F_I", "initial fitness must be > 0 (fitness-weighted predictions divide by it)")
+        for name in ("N_max", "budget_window"):
+            value = getattr(self, name)
+            if int(value) != value or value < 1:
+                bad(name, "must be a whole number >= 1")
+        if self.budget == "adaptive" and self.N_max < self.N:
+            bad("N_max", f"the ceiling of the adaptive budget must be >= the starting budget "
+                         f"N = {self.N}")
+        if not 0.0 < self.budget_cover_rate <= 1.0:
+            bad("budget_cover_rate", "a covering rate must lie in (0, 1]")
+        if not 0.0 < self.budget_growth <= 1.0:
+            bad("budget_growth", "the growth step is a fraction of N in (0, 1]")
 
 
 def default_p_hash(real_world: bool) -> float:

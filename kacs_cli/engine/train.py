@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from kacs_cli.engine import kacs, xcsf
+from kacs_cli.engine import budget, kacs, xcsf
 from kacs_cli.engine.core import (
-    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
+    H_N, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
     new_population, new_scratch, seed_rng,
 )
 from kacs_cli.engine.params import Hyperparameters
@@ -24,11 +24,12 @@ RESORT_EVERY = 100
 CURVE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params",
     "aic", "covers", "covers_inner", "covers_outer", "deletions", "cover_rate",
-    "cover_rate_inner", "cover_rate_outer",
+    "cover_rate_inner", "cover_rate_outer", "budget",
 )
-# Columns filled by the compiled loop; the rest are derived in Python.
+# Columns filled by the compiled loop; the rest are derived in Python. `budget` is the
+# population budget N in force at the evaluation (constant unless budget: adaptive).
 _RAW = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
-        "covers", "covers_inner", "covers_outer", "deletions")
+        "covers", "covers_inner", "covers_outer", "deletions", "budget")
 
 
 @dataclass
@@ -52,8 +53,8 @@ def _errors(y_hat, y):
 
 
 @njit(cache=True)
-def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, n, iterations,
-                eval_every, new_order_each_epoch, curve):
+def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, bp, bs, X, y, X_eval, y_eval, n,
+                iterations, eval_every, new_order_each_epoch, curve):
     """Train for `iterations` samples; evaluate every `eval_every` and at the end."""
     rows = X.shape[0]
     order = np.random.permutation(rows)
@@ -72,6 +73,9 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
             if it % RESORT_EVERY == 0:
                 kacs.sort_by_submodel(pop, wk)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
+            # Adaptive budget (budget.py): may raise hp[H_N] at the end of a window.
+            if bs[budget.BS_ON] != 0:
+                budget.after_iteration(pop.scal, hp, bp, bs, n)
         else:
             xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)
         done = it + 1
@@ -96,6 +100,7 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
             curve[row_eval, 8] = pop.scal[S_COVERS_IN] - last[1]
             curve[row_eval, 9] = pop.scal[S_COVERS_OUT] - last[2]
             curve[row_eval, 10] = pop.scal[S_DELETIONS] - last[3]
+            curve[row_eval, 11] = hp[H_N]
             last[0] = pop.scal[S_COVERS]
             last[1] = pop.scal[S_COVERS_IN]
             last[2] = pop.scal[S_COVERS_OUT]
@@ -140,9 +145,13 @@ class Model:
         else:
             self.n_submodels = 1
             D, K = self.n, self.n + 1
+        # Budget state (adaptive budget only; see budget.py). The population must hold the
+        # largest budget the run can reach, N_max under budget: adaptive.
+        self.budget_params, self.budget_state = budget.new_budget(self.params, self.n,
+                                                                  method == "kacs")
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
-        self.capacity = int(self.params.N) + 3 * self.n_submodels + 8
+        self.capacity = budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
         self.pop = new_population(self.capacity, D, K)
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         self.work = kacs.new_work(self.capacity, self.n if method == "kacs" else 1)
@@ -164,6 +173,11 @@ class Model:
     @property
     def n_micro(self) -> int:
         return int(self.pop.scal[S_TOTAL])
+
+    @property
+    def budget_N(self) -> int:
+        """The population budget N in force now (grows only under budget: adaptive)."""
+        return int(self.hp[H_N])
 
     @property
     def n_params(self) -> int:
@@ -201,7 +215,7 @@ class Model:
         seed_rng(int(seed) % (2**32))
         rows = _train_loop(
             self.is_kacs, self.pop, self.work, self.members, self.match_flags, self.scratch,
-            self.hp, X, y,
+            self.hp, self.budget_params, self.budget_state, X, y,
             X_eval, y_eval, self.n, iterations, eval_every,
             self.params.semantics == "article", curve,
         )
@@ -258,7 +272,8 @@ class Model:
 
     def curve_frame(self, raw: np.ndarray, n_train: int) -> pd.DataFrame:
         df = pd.DataFrame(raw, columns=list(_RAW))
-        for c in ("iteration", "rules", "micro", "covers", "covers_inner", "covers_outer", "deletions"):
+        for c in ("iteration", "rules", "micro", "covers", "covers_inner", "covers_outer", "deletions",
+                  "budget"):
             df[c] = df[c].astype(np.int64)
         d = 1 if self.is_kacs else self.n
         df["params"] = df["rules"] * (d + 1)
@@ -315,6 +330,7 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
                                             "rules", "micro", "params", "aic")}
     for k in ("rules", "micro", "params"):
         final[k] = int(final[k])
+    final["final_N"] = model.budget_N
     final["aic"] = float(final["aic"])
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
