@@ -30,14 +30,17 @@ which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from kacs_cli import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
 
@@ -46,7 +49,7 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _sk_validate_data = None
 
-__all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
+__all__ = ["Components", "KACSRegressor", "XCSFRegressor", "load", "load_estimator"]
 
 Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
 Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
@@ -67,6 +70,19 @@ def _plain(value):
 
 
 _NO_Y = object()
+
+
+def _json_param(value):
+    """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_json_param(v) for v in value]
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return None  # not portable; the drawn seed is stored as "seed"
+    return value
 
 
 def _validate(estimator, X, y=_NO_Y, reset=True):
@@ -339,16 +355,76 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
 
     def save(self, path):
         """Write the fitted estimator to one portable file (see kacs_cli.persistence)."""
-        from kacs_cli import persistence
-
         return persistence.save(self, path)
 
     @classmethod
     def load(cls, path):
         """Read an estimator written by `save`; its predictions equal the saved one's bit for bit."""
-        from kacs_cli import persistence
+        return load_estimator(path, expected=cls)
 
-        return persistence.load_estimator(path, expected=cls)
+    def _export_state(self) -> tuple[Model, dict]:
+        """The fitted state as (engine model, dict of JSON values), for kacs_cli.persistence.
+
+        The dict is {"scaling": {x_min, x_max, y_min, y_max}, "estimator": {class, params,
+        seed, n_train_calls, feature_names, zhat_range}}, stored as is in the model file's
+        metadata (the file format of kacs_cli.persistence); `_restore_state` reads it back.
+        """
+        if not hasattr(self, "model_"):
+            raise UserError(f"cannot save an unfitted {type(self).__name__}: call fit first")
+        names = getattr(self, "feature_names_in_", None)
+        zr = getattr(self, "zhat_range_", None)
+        scaling = {
+            "x_min": [float(v) for v in self.x_min_],
+            "x_max": [float(v) for v in self.x_max_],
+            "y_min": float(self.y_min_),
+            "y_max": float(self.y_max_),
+        }
+        estimator = {
+            "class": type(self).__name__,
+            "params": {k: _json_param(v) for k, v in self.get_params(deep=False).items()},
+            "seed": int(self.seed_),
+            "n_train_calls": int(self.n_train_calls_),
+            "feature_names": None if names is None else [str(v) for v in names],
+            "zhat_range": None if zr is None else [[float(a), float(b)] for a, b in zr],
+        }
+        return self.model_, {"scaling": scaling, "estimator": estimator}
+
+    def _restore_state(self, model: Model, state: dict) -> None:
+        """Become the fitted estimator that exported (model, state); the constructor arguments
+        are this instance's (build it with state["estimator"]["params"]).
+
+        Raises ValueError naming what does not fit together (the loader turns it into a
+        "corrupt model file" error naming the file).
+        """
+        if model.method != self._method:
+            raise ValueError(f"a {model.method.upper()} model cannot be a {type(self).__name__}")
+        scaling = state.get("scaling")
+        meta = state.get("estimator")
+        if not isinstance(meta, dict):
+            raise ValueError("estimator entry malformed")
+        if not isinstance(scaling, dict):
+            raise ValueError("scaling entry malformed")
+        try:
+            x_min = np.asarray(scaling["x_min"], dtype=np.float64)
+            x_max = np.asarray(scaling["x_max"], dtype=np.float64)
+            y_min, y_max = float(scaling["y_min"]), float(scaling["y_max"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError("scaling entry malformed") from None
+        if x_min.shape != (model.n,) or x_max.shape != (model.n,) or not (
+            np.all(np.isfinite(x_min)) and np.all(np.isfinite(x_max)) and math.isfinite(y_min)
+            and math.isfinite(y_max) and y_min < y_max
+        ):
+            raise ValueError("scaling entry malformed")
+        self.model_ = model
+        self.x_min_, self.x_max_ = x_min, x_max
+        self.y_min_, self.y_max_ = y_min, y_max
+        self.n_features_in_ = model.n
+        names = meta.get("feature_names")
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.seed_ = int(meta.get("seed", 0))
+        self.n_train_calls_ = int(meta.get("n_train_calls", 1))
+        self._refresh_counts()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -398,6 +474,11 @@ class KACSRegressor(_RegressorBase):
             ])
         self._refresh_counts()
 
+    def _restore_state(self, model: Model, state: dict) -> None:
+        super()._restore_state(model, state)
+        zr = state["estimator"].get("zhat_range")
+        self.zhat_range_ = None if zr is None else np.asarray(zr, dtype=np.float64).reshape(-1, 2)
+
     def predict_components(self, X) -> Components:
         """psihat (rows, 2n+1, n), zhat (rows, 2n+1), phihat (rows, 2n+1), y_hat (rows,).
 
@@ -433,6 +514,59 @@ class XCSFRegressor(_RegressorBase):
     """
 
     _method = "xcsf"
+
+
+_CLASSES = {cls.__name__: cls for cls in (KACSRegressor, XCSFRegressor)}
+
+
+def load_estimator(path, expected=None):
+    """A fitted estimator from a file written by its `save` (`expected`: the class it must be).
+
+    kacs_cli.persistence reads the file into an engine model plus the saved state dict; the
+    class named in the state builds itself from its saved constructor arguments and restores
+    the rest with `_restore_state`.
+    """
+    model, state = persistence.load_state(path)
+    path = Path(path).expanduser()
+    if state is None:
+        raise UserError(
+            f"{path} holds a bare engine model without data scaling, not an estimator; "
+            f"read it with kacs_cli.persistence.load_model"
+        )
+    return _from_state(path, model, state, expected)
+
+
+def _from_state(path, model, state, expected):
+    meta = state["estimator"]
+    name = meta.get("class") if isinstance(meta, dict) else None
+    cls = _CLASSES.get(name) if isinstance(name, str) else None
+    if cls is None or cls._method != model.method:
+        raise persistence.corrupt(path, f"unknown estimator class {name!r} for method {model.method}")
+    if expected is not None and expected is not cls and not issubclass(cls, expected):
+        raise UserError(
+            f"{path} holds a {cls.__name__} ({model.method.upper()}), not a {expected.__name__}; "
+            f"load it with {cls.__name__}.load or kacs_cli.api.load"
+        )
+    params = meta.get("params")
+    if not isinstance(params, dict):
+        raise persistence.corrupt(path, "estimator parameters missing")
+    try:
+        est = cls(**params)
+    except TypeError as exc:
+        raise persistence.corrupt(path, f"estimator parameters do not fit {cls.__name__}: {exc}") from None
+    try:
+        est._restore_state(model, state)
+    except ValueError as exc:
+        raise persistence.corrupt(path, str(exc)) from None
+    return est
+
+
+def load(path):
+    """What `save` wrote: a fitted estimator, or an engine `Model` for a bare-model file."""
+    model, state = persistence.load_state(path)
+    if state is None:
+        return model
+    return _from_state(Path(path).expanduser(), model, state, None)
 
 
 def submodel_table(model: Model) -> pd.DataFrame:

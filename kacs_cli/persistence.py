@@ -42,16 +42,19 @@ Floats are stored exactly (binary .npy; JSON floats are written with Python's ro
 repr), so a loaded model predicts bit for bit what the saved one predicted, and training it
 further continues exactly as the saved one would have.
 
-`load` refuses, with a `UserError` naming the file, anything that is not such a file: a
-missing, empty, truncated or corrupt file, a text file, a foreign ``.npz``/ZIP, another
-format name or version, or inconsistent arrays.
+Reading (`load_state`, `load_model`, `read_metadata`) refuses, with a `UserError` naming the
+file, anything that is not such a file: a missing, empty, truncated or corrupt file, a text
+file, a foreign ``.npz``/ZIP, another format name or version, or inconsistent arrays.
+
+This module knows the file and the engine model only. The estimators of `kacs_cli.api` export
+their state as the dict stored under ``scaling`` and ``estimator`` and restore themselves
+from it (``_export_state``/``_restore_state``); `kacs_cli.api.load` reads either kind of file.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 from pathlib import Path
 
@@ -77,27 +80,8 @@ REQUIRED_ARRAYS = ROW_ARRAYS + STATE_ARRAYS
 # partial_fit after load continues with that N (docs/adaptive_budget.md).
 BUDGET_ARRAYS = ("budget_state", "budget_N")
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load", "load_estimator", "load_model",
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "corrupt", "load_model", "load_state",
            "read_metadata", "save"]
-
-
-def _estimator_classes():
-    from kacs_cli.api import KACSRegressor, XCSFRegressor
-
-    return {"KACSRegressor": KACSRegressor, "XCSFRegressor": XCSFRegressor}
-
-
-def _json_param(value):
-    """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_json_param(v) for v in value]
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return None  # not portable; the drawn seed is stored as "seed"
-    return value
 
 
 # ----------------------------------------------------------------------------- engine layout
@@ -140,41 +124,29 @@ def _population_arrays(model: Model) -> dict[str, np.ndarray]:
 
 
 def save(obj, path) -> Path:
-    """Write a fitted KACSRegressor/XCSFRegressor or an engine `Model` to `path` (one file).
+    """Write an engine `Model`, or an estimator's exported state, to `path` (one file).
+
+    `obj` is either an engine `Model` (a bare-model file: ``scaling`` and ``estimator`` are
+    null) or an object with ``_export_state() -> (Model, state)`` such as a fitted
+    KACSRegressor/XCSFRegressor, where ``state`` is the dict ``{"scaling": {...},
+    "estimator": {...}}`` of JSON values that becomes those two metadata entries as is. This
+    module knows the engine model and the file; what the state means is the estimator's.
 
     The file is written to a temporary name beside `path` and renamed, so an interrupted save
     never leaves a half-written model under `path`. Returns the path.
     """
     path = Path(path).expanduser()
-    estimator_meta = None
-    scaling = None
     if isinstance(obj, Model):
-        model = obj
+        model, state = obj, {"scaling": None, "estimator": None}
+    elif callable(getattr(obj, "_export_state", None)):
+        model, state = obj._export_state()
+        if not isinstance(model, Model) or set(state) != {"scaling", "estimator"}:
+            raise RuntimeError(f"{type(obj).__name__}._export_state must return (Model, "
+                               f"{{'scaling': ..., 'estimator': ...}})")  # pragma: no cover
     else:
-        classes = _estimator_classes()
-        if type(obj).__name__ not in classes or not isinstance(obj, tuple(classes.values())):
-            raise UserError(
-                f"cannot save a {type(obj).__name__}: give a KACSRegressor, XCSFRegressor or engine Model"
-            )
-        if not hasattr(obj, "model_"):
-            raise UserError(f"cannot save an unfitted {type(obj).__name__} to {path}: call fit first")
-        model = obj.model_
-        scaling = {
-            "x_min": [float(v) for v in obj.x_min_],
-            "x_max": [float(v) for v in obj.x_max_],
-            "y_min": float(obj.y_min_),
-            "y_max": float(obj.y_max_),
-        }
-        names = getattr(obj, "feature_names_in_", None)
-        zr = getattr(obj, "zhat_range_", None)
-        estimator_meta = {
-            "class": type(obj).__name__,
-            "params": {k: _json_param(v) for k, v in obj.get_params(deep=False).items()},
-            "seed": int(obj.seed_),
-            "n_train_calls": int(obj.n_train_calls_),
-            "feature_names": None if names is None else [str(v) for v in names],
-            "zhat_range": None if zr is None else [[float(a), float(b)] for a, b in zr],
-        }
+        raise UserError(
+            f"cannot save a {type(obj).__name__}: give a KACSRegressor, XCSFRegressor or engine Model"
+        )
 
     arrays = _population_arrays(model)
     if model.params.budget == "adaptive":
@@ -193,8 +165,8 @@ def save(obj, path) -> Path:
         "n_rules": model.n_rules,
         "n_micro": model.n_micro,
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
-        "scaling": scaling,
-        "estimator": estimator_meta,
+        "scaling": state["scaling"],
+        "estimator": state["estimator"],
     }
     text = json.dumps(meta, indent=2, allow_nan=False)
 
@@ -270,49 +242,51 @@ def _open(path):
     return path, meta, arrays
 
 
-def _corrupt(path, why):
+def corrupt(path, why) -> UserError:
+    """The error for a model file that opens but whose content does not add up."""
     return UserError(f"{path}: corrupt kacs model file, {why}")
+
 
 
 def _build_model(path, meta, arrays) -> Model:
     method = meta.get("method")
     n = meta.get("n")
     if method not in ("kacs", "xcsf"):
-        raise _corrupt(path, f"unknown method {method!r}")
+        raise corrupt(path, f"unknown method {method!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise _corrupt(path, f"bad number of inputs n = {n!r}")
+        raise corrupt(path, f"bad number of inputs n = {n!r}")
     hp = meta.get("hyperparameters")
     if not isinstance(hp, dict):
-        raise _corrupt(path, "hyperparameters missing")
+        raise corrupt(path, "hyperparameters missing")
     unknown = sorted(set(hp) - set(Hyperparameters.names()))
     if unknown:
-        raise _corrupt(path, f"unknown hyperparameter {unknown[0]!r}")
+        raise corrupt(path, f"unknown hyperparameter {unknown[0]!r}")
     try:
         params = Hyperparameters(**hp)
     except (TypeError, ValueError) as exc:
-        raise _corrupt(path, str(exc)) from None
+        raise corrupt(path, str(exc)) from None
     model = Model(method, n, params)
     expected = _population_arrays(model)  # a fresh model: names, trailing shapes, dtypes
     scal = arrays.get("scal")
     n_scal = model.pop.scal.shape[0]
     if scal is None or scal.shape != (n_scal,) or scal.dtype != np.int64:
-        raise _corrupt(path, f"the engine state 'scal' must be {n_scal} int64 values")
+        raise corrupt(path, f"the engine state 'scal' must be {n_scal} int64 values")
     P = int(scal[S_P])
     if not 0 <= P <= model.capacity or P != meta.get("n_rules"):
-        raise _corrupt(path, f"{P} rules recorded, metadata says {meta.get('n_rules')!r}")
+        raise corrupt(path, f"{P} rules recorded, metadata says {meta.get('n_rules')!r}")
     rows = _row_names(model)
     for name, fresh in expected.items():
         if name not in arrays:
             if name in REQUIRED_ARRAYS:
-                raise _corrupt(path, f"array {name!r} is missing")
+                raise corrupt(path, f"array {name!r} is missing")
             continue  # an engine field newer than the file: keeps its fresh value
         arr = arrays[name]
         shape = (P,) + fresh.shape[1:] if name in rows else fresh.shape
         if arr.shape != shape or arr.dtype != fresh.dtype:
-            raise _corrupt(path, f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
+            raise corrupt(path, f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
                                  f"expected {shape} {fresh.dtype}")
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            raise _corrupt(path, f"array {name!r} holds non-finite values")
+            raise corrupt(path, f"array {name!r} holds non-finite values")
     budget_N = params.N
     if params.budget == "adaptive":
         state, reached = arrays.get("budget_state"), arrays.get("budget_N")
@@ -320,16 +294,16 @@ def _build_model(path, meta, arrays) -> Model:
         if (state is None or reached is None or state.shape != fresh.shape or state.dtype != fresh.dtype
                 or reached.shape != (1,) or reached.dtype != np.int64
                 or not params.N <= int(reached[0]) <= params.N_max):
-            raise _corrupt(path, "the adaptive budget's state is missing or out of range")
+            raise corrupt(path, "the adaptive budget's state is missing or out of range")
         budget_N = int(reached[0])
         fresh[...] = state
         model.hp[H_N] = budget_N
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
-        raise _corrupt(path, "rule numerosities do not add up")
+        raise corrupt(path, "rule numerosities do not add up")
     n_sub = model.n_submodels if method == "kacs" else 1
     if P and (arrays["sub"].min() < 0 or arrays["sub"].max() >= n_sub):
-        raise _corrupt(path, "submodel ids out of range")
+        raise corrupt(path, "submodel ids out of range")
     for name in expected:
         if name not in arrays:
             continue
@@ -353,68 +327,16 @@ def load_model(path) -> Model:
     return _build_model(path, meta, arrays)
 
 
-def _build_estimator(path, meta, model, expected=None):
-    est_meta = meta.get("estimator")
-    scaling = meta.get("scaling")
-    if not isinstance(est_meta, dict) or not isinstance(scaling, dict):
-        raise UserError(
-            f"{path} holds a bare engine model without data scaling, not an estimator; "
-            f"read it with kacs_cli.persistence.load_model"
-        )
-    classes = _estimator_classes()
-    cls = classes.get(est_meta.get("class"))
-    if cls is None or cls._method != model.method:
-        raise _corrupt(path, f"unknown estimator class {est_meta.get('class')!r} for method {model.method}")
-    if expected is not None and expected is not cls and not issubclass(cls, expected):
-        raise UserError(
-            f"{path} holds a {cls.__name__} ({model.method.upper()}), not a {expected.__name__}; "
-            f"load it with {cls.__name__}.load or kacs_cli.persistence.load"
-        )
-    params = est_meta.get("params")
-    if not isinstance(params, dict):
-        raise _corrupt(path, "estimator parameters missing")
-    try:
-        est = cls(**params)
-    except TypeError as exc:
-        raise _corrupt(path, f"estimator parameters do not fit {cls.__name__}: {exc}") from None
-    try:
-        x_min = np.asarray(scaling["x_min"], dtype=np.float64)
-        x_max = np.asarray(scaling["x_max"], dtype=np.float64)
-        y_min, y_max = float(scaling["y_min"]), float(scaling["y_max"])
-    except (KeyError, TypeError, ValueError):
-        raise _corrupt(path, "scaling entry malformed") from None
-    if x_min.shape != (model.n,) or x_max.shape != (model.n,) or not (
-        np.all(np.isfinite(x_min)) and np.all(np.isfinite(x_max)) and math.isfinite(y_min)
-        and math.isfinite(y_max) and y_min < y_max
-    ):
-        raise _corrupt(path, "scaling entry malformed")
-    est.model_ = model
-    est.x_min_, est.x_max_ = x_min, x_max
-    est.y_min_, est.y_max_ = y_min, y_max
-    est.n_features_in_ = model.n
-    names = est_meta.get("feature_names")
-    if names is not None:
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    est.seed_ = int(est_meta.get("seed", 0))
-    est.n_train_calls_ = int(est_meta.get("n_train_calls", 1))
-    if model.is_kacs:
-        zr = est_meta.get("zhat_range")
-        est.zhat_range_ = None if zr is None else np.asarray(zr, dtype=np.float64).reshape(-1, 2)
-    est._refresh_counts()
-    return est
+def load_state(path) -> tuple[Model, dict | None]:
+    """The engine `Model` of a model file and the estimator state saved with it.
 
-
-def load_estimator(path, expected=None):
-    """A fitted KACSRegressor/XCSFRegressor from a file written by `save(estimator, path)`."""
-    path, meta, arrays = _open(path)
-    model = _build_model(path, meta, arrays)
-    return _build_estimator(path, meta, model, expected)
-
-
-def load(path):
-    """What `save` wrote: a fitted estimator, or an engine `Model` for a bare-model file."""
+    The state is the dict ``{"scaling": ..., "estimator": ...}`` that the estimator's
+    ``_export_state`` gave to `save` (JSON values; the estimator checks them in
+    ``_restore_state``), or None for a bare engine model. `kacs_cli.api.load` turns the pair
+    back into a fitted estimator.
+    """
     path, meta, arrays = _open(path)
     model = _build_model(path, meta, arrays)
     if meta.get("estimator") is None:
-        return model
-    return _build_estimator(path, meta, model)
+        return model, None
+    return model, {"scaling": meta.get("scaling"), "estimator": meta.get("estimator")}

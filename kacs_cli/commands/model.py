@@ -14,9 +14,9 @@ METHODS = ("kacs", "xcsf")
 
 
 def _load_estimator(path: Path):
-    from kacs_cli import persistence
+    from kacs_cli.api import load_estimator
 
-    return persistence.load_estimator(path)
+    return load_estimator(path)
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir):
@@ -100,12 +100,11 @@ def _predict(model_path, data, out):
 
 
 def _plot(model_path, out, points):
-    from kacs_cli import persistence
-    from kacs_cli.api import plot_kacs_functions
+    from kacs_cli.api import load, plot_kacs_functions
 
     if points < 2:
         raise UserError(f"--points must be >= 2, got {points}")
-    obj = persistence.load(model_path)
+    obj = load(model_path)
     model = getattr(obj, "model_", obj)
     if not model.is_kacs:
         raise UserError(
