@@ -38,16 +38,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kacs_cli import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor", "load", "load_estimator"]
 
@@ -87,16 +82,10 @@ def _json_param(value):
 
 def _validate(estimator, X, y=_NO_Y, reset=True):
     """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
-    kwargs = dict(dtype=np.float64)
-    if _sk_validate_data is not None:
-        if y is _NO_Y:
-            return _sk_validate_data(estimator, X, reset=reset, ensure_all_finite=True, **kwargs)
-        return _sk_validate_data(estimator, X, y, reset=reset, y_numeric=True,
-                                 ensure_all_finite=True, **kwargs)
-    if y is _NO_Y:  # pragma: no cover - scikit-learn < 1.6
-        return estimator._validate_data(X, reset=reset, force_all_finite=True, **kwargs)
-    return estimator._validate_data(X, y, reset=reset, y_numeric=True,  # pragma: no cover
-                                    force_all_finite=True, **kwargs)
+    if y is _NO_Y:
+        return validate_data(estimator, X, reset=reset, ensure_all_finite=True, dtype=np.float64)
+    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
+                         dtype=np.float64)
 
 
 def _range_pair(value, name):
@@ -427,8 +416,15 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         self._refresh_counts()
 
     def __sklearn_tags__(self):
+        # scikit-learn >= 1.6 (the pinned minimum): tags are this dataclass, no _more_tags.
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = False  # fit/predict refuse NaN (ensure_all_finite)
+        # The score after `fit` is that of an evolutionary learner after n_iter samples: with
+        # too small a budget (n_iter, N) it does not reach the R^2 > 0.5 that
+        # check_regressors_train expects on make_regression(200 rows, 10 inputs). The defaults
+        # do reach it (R^2 0.83 KACS, 0.89 XCSF), small budgets do not (n_iter=20_000: KACS
+        # 0.44; N=200: KACS below 0): the score depends on the budget, so it is not promised.
+        tags.regressor_tags.poor_score = True
         return tags
 
 
