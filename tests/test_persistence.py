@@ -235,9 +235,31 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
     assert KACSRegressor.load(good).n_rules_ == fitted["kacs"].n_rules_
 
 
-def test_save_writes_atomically(fitted, tmp_path):
+def test_save_writes_atomically(fitted, tmp_path, monkeypatch):
     path = tmp_path / "m.kacs"
     fitted["xcsf"].save(path)
+    before = path.read_bytes()
+
+    # A crash halfway through writing the archive (disk full after the metadata and a few
+    # arrays): the previous file stays whole under `path`, and no temporary file is left.
+    writestr = zipfile.ZipFile.writestr
+    calls = []
+
+    def crash_halfway(self, name, data, *args, **kwargs):
+        calls.append(name)
+        if len(calls) == 6:
+            raise OSError(28, "No space left on device")
+        return writestr(self, name, data, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", crash_halfway)
+    with pytest.raises(OSError, match="No space left"):
+        fitted["kacs"].save(path)
+    monkeypatch.undo()
+    assert len(calls) == 6  # the crash came mid-archive, not before the writing started
+    assert path.read_bytes() == before
+    assert type(api.load(path)) is XCSFRegressor
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.kacs"]
+
     fitted["kacs"].save(path)  # overwrite in place
     assert isinstance(api.load(path), KACSRegressor)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.kacs"]

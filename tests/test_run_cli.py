@@ -267,7 +267,8 @@ def test_a_running_scheduler_gives_the_local_numbers(capsys, tmp_path):
                        "hyperparameters: {N: 200}\nprotocol: {runs: 2}\niterations: 300\n")
     code, _, err = kacs(capsys, "run", cfg, "--out", tmp_path / "local", "--jobs", 1)
     assert code == 0, err
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    # Two threads: both runs train at the same time in one worker and still give the same numbers.
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         code, text, err = kacs(capsys, "run", cfg, "--out", tmp_path / "remote", "--scheduler",
                                cluster.scheduler_address)
     assert code == 0, err

@@ -1,5 +1,5 @@
 """The campaign runner with the real engine on tiny problems: determinism, resume, refusal,
-selection, Dask."""
+selection. The Dask backend is tested through `kacs run` in test_run_cli.py."""
 
 import io
 import json
@@ -175,16 +175,6 @@ def test_missing_data_stops_before_anything_runs(tmp_path, shared_data_dir):
     assert result.skipped == ["f2", "cs"] and result.ran == 2
     assert set(pd.read_csv(out / "runs.csv")["benchmark"]) == {"asn"}
     assert "skipping f2, cs" in text
-
-
-def test_dask_backend_gives_the_local_numbers(reference, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        result, text = campaign(tiny_config(), tmp_path / "dask", backend="dask",
-                                scheduler=cluster.scheduler_address)
-    assert result.ran == 12 and "Dask at" in text
-    pd.testing.assert_frame_equal(numbers(tmp_path / "dask"), numbers(reference), check_exact=True)
 
 
 def test_bad_backend_and_jobs_are_refused(tmp_path):
