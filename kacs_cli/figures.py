@@ -90,9 +90,12 @@ def _band_plot(ax, frames: Sequence[pd.DataFrame], column: str, color: str, labe
     marker = "o" if len(it) <= MARKER_POINTS else None
     ax.plot(it, band.mean, style, color=color, lw=1.4, marker=marker, ms=3.5,
             label=f"{label} (n={int(band.count.max())})")
-    ax.fill_between(it, band.lower, band.upper, color=color, alpha=0.2, lw=0)
+    # Every curve drawn is of a non-negative quantity (errors, counts, rates): a t-interval
+    # reaching below zero says nothing, and on a log-like axis it would smear the band.
+    lower = np.maximum(band.lower, 0.0)
+    ax.fill_between(it, lower, band.upper, color=color, alpha=0.2, lw=0)
     if len(it) == 1:  # fill_between draws nothing for one point: show the interval as a bar
-        ax.errorbar(it, band.mean, yerr=[band.mean - band.lower, band.upper - band.mean], fmt="none",
+        ax.errorbar(it, band.mean, yerr=[band.mean - lower, band.upper - band.mean], fmt="none",
                     ecolor=color, alpha=0.5, capsize=3)
     return it
 
@@ -164,6 +167,9 @@ def curve_figure(
     return _save(fig, path)
 
 
+COVER_RATE_LINEAR_BELOW = 1e-6
+
+
 def covering_figure(
     curves: dict[str, dict[str, list[pd.DataFrame]]],
     panels: Sequence[tuple[str, str]],
@@ -190,9 +196,12 @@ def covering_figure(
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("covering rate", fontsize=8)
         # The first interval covers orders of magnitude more than the later ones: only a log
-        # axis shows the later dynamics (intervals without a cover, rate 0, are left out).
+        # axis shows the later dynamics. Intervals without a single cover (rate 0, common once
+        # a population is stable) must stay on the plot rather than break the line, hence a
+        # symmetric log axis, linear below 1e-6 (rare single covers in a few of the runs).
         if any(d is not None and len(d) > 1 for d in drawn):
-            ax.set_yscale("log", nonpositive="mask")
+            ax.set_yscale("symlog", linthresh=COVER_RATE_LINEAR_BELOW, linscale=0.5)
+            ax.set_ylim(bottom=0.0)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         _iteration_axis(ax, [d for d in drawn if d is not None])
