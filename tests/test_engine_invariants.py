@@ -67,7 +67,27 @@ def check_invariants(model, N, t):
     assert np.all(snap["ts"] <= t) and np.all(snap["ts"] >= 0)
     # The Adam step count is rule-local: beta1^t with t = number of updates = exp.
     np.testing.assert_allclose(snap["b1t"], 0.9 ** snap["exp"], rtol=1e-9)
+    check_antecedent_index(model)
     return snap
+
+
+def check_antecedent_index(model):
+    """While the antecedent index of find_identical is in use, every slot's key is the key of
+    the rule now in it (as a fresh rebuild computes it), and equal antecedents have equal keys."""
+    sc = model.scratch
+    if sc.key_state[0] == 0:
+        return
+    P = int(model.pop.scal[S_P])
+    fresh = sc._replace(key=sc.key.copy(), key_state=sc.key_state.copy())
+    core.rebuild_keys(model.pop, fresh)
+    np.testing.assert_array_equal(sc.key[:P], fresh.key[:P])
+    pop = model.pop
+    ante = {}
+    for i in range(P):
+        ident = (int(pop.sub[i]), tuple(pop.a[i] + 0.0), tuple(pop.b[i] + 0.0))
+        ante.setdefault(ident, set()).add(int(sc.key[i]))
+    assert all(len(keys) == 1 for keys in ante.values())
+    assert len({next(iter(k)) for k in ante.values()}) == len(ante)
 
 
 @pytest.mark.parametrize("method", ["kacs", "xcsf"])
@@ -106,6 +126,20 @@ def test_invariants_after_every_iteration(method, semantics):
     assert max_rules > 50
     if semantics == "reference":
         assert reversed_seen
+    assert model.scratch.key_state[0] == 1   # the index was in use throughout
+
+
+@pytest.mark.parametrize("method", ["kacs", "xcsf"])
+def test_antecedent_index_follows_the_population_through_the_driver(method):
+    """The driver's loop (with KACS's periodic re-sort) keeps the index consistent."""
+    X, y = data(3, rows=200, seed=2)
+    params = (Hyperparameters(N=300) if method == "kacs" else
+              Hyperparameters(N=150, theta_GA=5, theta_del=20, theta_sub=20, r0=0.3))
+    model = Model(method, 3, params)
+    for iterations in (2050, 777):
+        model.train(X, y, iterations, seed=iterations)
+        assert model.scratch.key_state[0] == 1
+        check_antecedent_index(model)
 
 
 # --------------------------------------------------------------------------------------------

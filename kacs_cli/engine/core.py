@@ -29,6 +29,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from kacs_cli.engine.lanes import float_bits
 from kacs_cli.engine.params import Hyperparameters
 
 # Compilation options of the per-iteration functions (see the module docstring).
@@ -51,12 +52,14 @@ Population = namedtuple(
 )
 
 # Scratch space for the two offspring of a GA event, for deletion votes, for the rules that
-# died in the current iteration (`dead`, S_DEATHS of them) and for the submodels whose
-# numerosities deletion changed during a GA phase (`stale`, one flag per submodel).
+# died in the current iteration (`dead`, S_DEATHS of them), for the submodels whose
+# numerosities deletion changed during a GA phase (`stale`, one flag per submodel), and the
+# antecedent index of `find_identical` (`key`, one hash per rule slot, valid while
+# key_state[0] == 1).
 Scratch = namedtuple(
     "Scratch",
-    ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad",
-     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale"],
+    ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad", "dx",
+     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state"],
 )
 # Deletion votes are summed in blocks so that the roulette pick scans blocks, then one block.
 VOTE_BLOCK = 32
@@ -110,12 +113,13 @@ def new_population(capacity: int, D: int, K: int) -> Population:
 def new_scratch(capacity: int, D: int, K: int, n_sets: int = 1) -> Scratch:
     return Scratch(
         ca=np.zeros((2, D)), cb=np.zeros((2, D)), cw=np.zeros((2, K)), cm=np.zeros((2, K)),
-        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), grad=np.zeros(K),
+        cv=np.zeros((2, K)), cf=np.zeros((2, 6)), grad=np.zeros(K), dx=np.zeros(D),
         # Votes are summed in whole blocks: room for the last block's padding.
         votes=np.zeros(capacity + VOTE_BLOCK), blocks=np.zeros(capacity // VOTE_BLOCK + 2),
         del_state=np.zeros(4, np.int64), del_ref=np.zeros(1), cand=np.zeros(capacity, np.int64),
         touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
         dead=np.zeros(capacity, np.int64), stale=np.zeros(n_sets, np.uint8),
+        key=np.zeros(capacity, np.uint64), key_state=np.zeros(1, np.int64),
     )
 
 
@@ -558,12 +562,15 @@ def copy_rule(src, i, dst, j):
 
 
 @njit(**HOT)
-def compact(pop, dead):
+def compact(pop, sc):
     """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).
 
-    The holes are the rules that died this iteration, `dead[:S_DEATHS]`, filled in ascending
-    order: the same moves as a scan of the whole population for num = 0.
+    The holes are the rules that died this iteration, `sc.dead[:S_DEATHS]`, filled in
+    ascending order: the same moves as a scan of the whole population for num = 0. A moved
+    rule takes its antecedent key along.
     """
+    dead = sc.dead
+    key = sc.key
     n_dead = pop.scal[S_DEATHS]
     if n_dead == 0:
         return
@@ -586,6 +593,7 @@ def compact(pop, dead):
             P -= 1
         if P > i:
             copy_rule(pop, P, pop, i)
+            key[i] = key[P]
             num[P] = 0
     pop.scal[S_P] = P
     pop.scal[S_DEATHS] = 0
@@ -702,35 +710,79 @@ def subsumes(pop, parent, sc, c, hp):
     return not identical
 
 
+# Odd 64-bit multiplier of the antecedent hash (Fibonacci hashing).
+KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(**HOT, inline="always")
+def antecedent_key(sub, a, b, row):
+    """A 64-bit hash of a rule's submodel and stored pairs (a[row, :], b[row, :]).
+
+    Equal antecedents (same submodel, pairs equal element-wise) have equal keys: the bounds
+    enter as bit patterns of v + 0.0, which maps -0.0 to 0.0 and changes nothing else, as
+    the identity test compares with ==. Unequal ones collide with negligible probability,
+    and a key match is always confirmed element by element.
+    """
+    h = np.uint64(sub) * KEY_MUL + np.uint64(1)
+    for d in range(a.shape[1]):
+        h = (h ^ float_bits(a[row, d] + 0.0)) * KEY_MUL
+        h = (h ^ float_bits(b[row, d] + 0.0)) * KEY_MUL
+    return h ^ (h >> np.uint64(29))
+
+
 @njit(**HOT)
-def find_identical(pop, sc, c):
-    """A live rule of the same submodel whose stored pairs equal the child's element-wise."""
+def rebuild_keys(pop, sc):
+    """Every rule slot's antecedent key; the index is valid from here on."""
+    key = sc.key
+    a = pop.a
+    b = pop.b
+    sub = pop.sub
+    for i in range(pop.scal[S_P]):
+        key[i] = antecedent_key(sub[i], a, b, i)
+    sc.key_state[0] = 1
+
+
+@njit(**HOT, inline="always")
+def set_key(pop, sc, i):
+    """Record rule i's key after its bounds were set (covering), if the index is in use."""
+    if sc.key_state[0] != 0:
+        sc.key[i] = antecedent_key(pop.sub[i], pop.a, pop.b, i)
+
+
+@njit(**HOT)
+def find_identical(pop, sc, c, child_key):
+    """The first live rule, in population order, of the child's submodel whose stored pairs
+    equal the child's element-wise; -1 if there is none.
+
+    Rules are found by their antecedent key (`sc.key`, kept in step with the population by
+    covering, insertion and compaction, and rebuilt after anything else that moves rules):
+    one branch-free pass over the keys settles the usual case, no identical rule. Filtering
+    on a bound instead does not work for XCSF, where half the population shares the lower
+    bound 0 of the first input, so that most offspring scanned that half rule by rule.
+    """
+    if sc.key_state[0] == 0:
+        rebuild_keys(pop, sc)
     P = pop.scal[S_P]
+    key = sc.key
+    hits = 0
+    for i in range(P):
+        hits += key[i] == child_key
+    if hits == 0:
+        return -1
     sub = int(sc.cf[c, C_SUB])
     ca = sc.ca
     cb = sc.cb
-    D = ca.shape[1]
     pa = pop.a
     pb = pop.b
     num = pop.num
     psub = pop.sub
-    # A child that is not a copy of a parent is almost always new: a branch-free count of
-    # rules with the child's first lower bound settles that case before the exact scan. The
-    # resolved bounds are stored dimension-major, so this reads one contiguous row.
-    lo0 = pop.lo[0]
-    first_lo = min(ca[c, 0], cb[c, 0])
-    hits = 0
     for i in range(P):
-        hits += lo0[i] == first_lo
-    if hits == 0:
-        return -1
-    for i in range(P):
-        if lo0[i] != first_lo:
+        if key[i] != child_key:
             continue
         if num[i] <= 0 or psub[i] != sub:
             continue
         same = True
-        for d in range(D):
+        for d in range(ca.shape[1]):
             if pa[i, d] != ca[c, d] or pb[i, d] != cb[c, d]:
                 same = False
                 break
@@ -756,12 +808,13 @@ def insert_child(pop, sc, c, p1, p2):
     # Most children are unchanged copies of a parent, so the parents are looked at first.
     # Live rules with one antecedent are unique (merging keeps them so), which makes the
     # order of the search immaterial.
+    child_key = antecedent_key(int(sc.cf[c, C_SUB]), sc.ca, sc.cb, c)
     if same_antecedent(pop, p1, sc, c):
         j = p1
     elif same_antecedent(pop, p2, sc, c):
         j = p2
     else:
-        j = find_identical(pop, sc, c)
+        j = find_identical(pop, sc, c, child_key)
     if j >= 0:
         pop.num[j] += 1
         pop.scal[S_TOTAL] += 1
@@ -787,6 +840,7 @@ def insert_child(pop, sc, c, p1, p2):
     pop.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.F[i]
+    sc.key[i] = child_key
     return i
 
 

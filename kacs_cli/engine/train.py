@@ -56,6 +56,9 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
                 eval_every, new_order_each_epoch, curve):
     """Train for `iterations` samples; evaluate every `eval_every` and at the end."""
     rows = X.shape[0]
+    # The population may have been edited since the last call (loaded, hand-built): the
+    # antecedent keys are rebuilt when first needed.
+    sc.key_state[0] = 0
     order = np.random.permutation(rows)
     row_eval = 0
     last = np.zeros(4, np.int64)
@@ -70,7 +73,7 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
         r = order[pos]
         if is_kacs:
             if it % RESORT_EVERY == 0:
-                kacs.sort_by_submodel(pop, wk)
+                kacs.sort_by_submodel(pop, wk, sc)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
         else:
             xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)
