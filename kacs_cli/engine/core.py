@@ -29,7 +29,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.lanes import float_bits
+from kacs_cli.engine.lanes import float_bits, trailing_zeros
 from kacs_cli.engine.params import Hyperparameters
 
 # Compilation options of the per-iteration functions (see the module docstring).
@@ -55,11 +55,13 @@ Population = namedtuple(
 # died in the current iteration (`dead`, S_DEATHS of them), for the submodels whose
 # numerosities deletion changed during a GA phase (`stale`, one flag per submodel), and the
 # antecedent index of `find_identical` (`key`, one hash per rule slot, valid while
-# key_state[0] == 1).
+# key_state[0] == 1), and XCSF's row index (`rx_*`, see `rx_build`; in use while
+# rx_state[0] == 1).
 Scratch = namedtuple(
     "Scratch",
     ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "prefix", "grad", "dx",
-     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state"],
+     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state",
+     "rx_state", "rx_vals", "rx_pre", "rx_rows", "rx_mask"],
 )
 # Deletion votes are summed in blocks so that the roulette pick finds a block, then scans it.
 # prefix[k] is the running total of blocks 0..k-1, added one block after the other from 0.0:
@@ -124,6 +126,9 @@ def new_scratch(capacity: int, D: int, K: int, n_sets: int = 1) -> Scratch:
         touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
         dead=np.zeros(capacity, np.int64), stale=np.zeros(n_sets, np.uint8),
         key=np.zeros(capacity, np.uint64), key_state=np.zeros(1, np.int64),
+        rx_state=np.zeros(1, np.int64), rx_vals=np.zeros((D, 0)),
+        rx_pre=np.zeros((D, 1, 0), np.uint64), rx_rows=np.zeros((0, 0), np.uint64),
+        rx_mask=np.zeros((0, 0), np.uint64),
     )
 
 
@@ -589,6 +594,158 @@ def copy_rule(src, i, dst, j):
     dst.sub[j] = src.sub[i]
 
 
+# ------------------------------------------------------------------------------------------
+# XCSF's row index: which rules match which sample, kept as bit sets.
+#
+# Every input XCSF is trained or evaluated on inside the driver is a row of one matrix (the
+# train rows, then the test rows), so matching can be looked up instead of tested: rx_rows[r]
+# has bit i set when rule slot i matches row r, and rx_mask[i] is rule i's set of rows. A rule
+# gets its row set when it is created, from sorted columns: on input d the rows it matches are
+# a run of that column's sorted order (two binary searches), given by the difference of two
+# prefix sets rx_pre[d, k] (the rows at sorted positions < k); the rule's set is the AND over
+# the inputs. Rules never change bounds, so the sets change only when rules are created,
+# die or move (compaction). Looking up a match set walks P / 64 words instead of testing up
+# to n * P bounds. The result is the same set in the same (population) order.
+# ------------------------------------------------------------------------------------------
+
+
+@njit(**HOT, inline="always")
+def _first_at_least(vals, value):
+    """Number of entries of the sorted row `vals` that are < value."""
+    lo = 0
+    hi = vals.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if vals[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**HOT, inline="always")
+def _first_above(vals, value):
+    """Number of entries of the sorted row `vals` that are <= value."""
+    lo = 0
+    hi = vals.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if vals[mid] <= value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**HOT)
+def rx_add(pop, sc, i):
+    """Give new rule i its row set and enter it in the rows' rule sets (if the index is on)."""
+    if sc.rx_state[0] == 0:
+        return
+    mask = sc.rx_mask[i]
+    pre = sc.rx_pre
+    vals = sc.rx_vals
+    W = mask.shape[0]
+    lo = pop.lo
+    hi = pop.hi
+    for w in range(W):
+        mask[w] = ~np.uint64(0)
+    for d in range(vals.shape[0]):
+        start = _first_at_least(vals[d], lo[d, i])
+        end = _first_above(vals[d], hi[d, i])
+        inside = pre[d, end]
+        below = pre[d, start]
+        for w in range(W):
+            mask[w] &= inside[w] & ~below[w]
+    rows = sc.rx_rows
+    word = i >> 6
+    bit = np.uint64(1) << np.uint64(i & 63)
+    for w in range(W):
+        m = mask[w]
+        while m != 0:
+            r = (w << 6) + int(trailing_zeros(m))
+            rows[r, word] |= bit
+            m &= m - np.uint64(1)
+
+
+@njit(**HOT, inline="always")
+def rx_remove(sc, i):
+    """Take rule slot i out of every row's rule set."""
+    mask = sc.rx_mask[i]
+    rows = sc.rx_rows
+    word = i >> 6
+    keep = ~(np.uint64(1) << np.uint64(i & 63))
+    for w in range(mask.shape[0]):
+        m = mask[w]
+        while m != 0:
+            r = (w << 6) + int(trailing_zeros(m))
+            rows[r, word] &= keep
+            m &= m - np.uint64(1)
+        mask[w] = 0
+
+
+@njit(**HOT, inline="always")
+def rx_move(sc, src, dst):
+    """Rule slot src moved to dst (compaction): its rows now list dst instead."""
+    mask_src = sc.rx_mask[src]
+    mask_dst = sc.rx_mask[dst]
+    rows = sc.rx_rows
+    w_src = src >> 6
+    w_dst = dst >> 6
+    clear = ~(np.uint64(1) << np.uint64(src & 63))
+    put = np.uint64(1) << np.uint64(dst & 63)
+    for w in range(mask_src.shape[0]):
+        m = mask_src[w]
+        mask_dst[w] = m
+        mask_src[w] = 0
+        while m != 0:
+            r = (w << 6) + int(trailing_zeros(m))
+            rows[r, w_src] &= clear
+            rows[r, w_dst] |= put
+            m &= m - np.uint64(1)
+
+
+@njit(**HOT)
+def rx_build(pop, sc):
+    """The whole index for the current population (start of a training call)."""
+    rows = sc.rx_rows
+    for r in range(rows.shape[0]):
+        for w in range(rows.shape[1]):
+            rows[r, w] = 0
+    for i in range(pop.scal[S_P]):
+        rx_add(pop, sc, i)
+
+
+@njit(**HOT, inline="always")
+def rx_members(sc, r, P, members):
+    """Rule slots (< P) matching row r, in population order, into members; their count."""
+    bits = sc.rx_rows[r]
+    count = 0
+    for w in range((P + 63) >> 6):
+        m = bits[w]
+        while m != 0:
+            members[count] = (w << 6) + int(trailing_zeros(m))
+            count += 1
+            m &= m - np.uint64(1)
+    return count
+
+
+@njit(cache=True)
+def rx_tables(X, vals, pre):
+    """The sorted columns of X and their prefix row sets (see the row index above)."""
+    R, D = X.shape
+    for d in range(D):
+        order = np.argsort(X[:, d], kind="mergesort")
+        for w in range(pre.shape[2]):
+            pre[d, 0, w] = 0
+        for k in range(R):
+            r = order[k]
+            vals[d, k] = X[r, d]
+            for w in range(pre.shape[2]):
+                pre[d, k + 1, w] = pre[d, k, w]
+            pre[d, k + 1, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+
+
 @njit(**HOT)
 def compact(pop, sc):
     """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).
@@ -599,6 +756,7 @@ def compact(pop, sc):
     """
     dead = sc.dead
     key = sc.key
+    indexed = sc.rx_state[0] != 0
     n_dead = pop.scal[S_DEATHS]
     if n_dead == 0:
         return
@@ -612,6 +770,9 @@ def compact(pop, sc):
         dead[j + 1] = d
     P = pop.scal[S_P]
     num = pop.num
+    if indexed:
+        for k in range(n_dead):
+            rx_remove(sc, dead[k])
     for k in range(n_dead):
         i = dead[k]
         if i >= P:
@@ -622,6 +783,8 @@ def compact(pop, sc):
         if P > i:
             copy_rule(pop, P, pop, i)
             key[i] = key[P]
+            if indexed:
+                rx_move(sc, P, i)
             num[P] = 0
     pop.scal[S_P] = P
     pop.scal[S_DEATHS] = 0
@@ -869,6 +1032,7 @@ def insert_child(pop, sc, c, p1, p2):
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.F[i]
     sc.key[i] = child_key
+    rx_add(pop, sc, i)
     return i
 
 

@@ -8,7 +8,8 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, index_at, run_ga, set_bounds, set_key, set_numerosity, update_fitness,
+    refresh_fitness_sum, index_at, run_ga, rx_add, rx_members, set_bounds, set_key,
+    set_numerosity, update_fitness,
 )
 
 
@@ -80,8 +81,12 @@ def _prediction_at(w, i, dx):
 
 
 @njit(**HOT)
-def train_step(pop, members, flags, x, y, hp, sc):
-    """One XCSF training iteration on sample (x, y). Returns the match-set size."""
+def train_step(pop, members, flags, x, y, hp, sc, row):
+    """One XCSF training iteration on sample (x, y). Returns the match-set size.
+
+    `row` is x's row in the row index (core.rx_build) when that index is in use, else -1:
+    the match set is then looked up rather than tested (the same rules, in the same order).
+    """
     P = pop.scal[S_P]
     n = x.shape[0]
     # The arrays, fetched from their tuples once for the whole iteration.
@@ -95,7 +100,10 @@ def train_step(pop, members, flags, x, y, hp, sc):
     exp = pop.exp
     num = pop.num
     ts = pop.ts
-    count = _match_set(lo, hi, P, x, flags, members)
+    if row >= 0 and sc.rx_state[0] != 0:
+        count = rx_members(sc, row, P, members)
+    else:
+        count = _match_set(lo, hi, P, x, flags, members)
     if count == 0:
         t = pop.scal[S_T]
         i = append_rule(pop, 0, t, hp)
@@ -109,6 +117,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
                 a, b = draw_interval(x[d], hp[H_R0], True, article)
             set_bounds(pop, i, d, a, b)
         set_key(pop, sc, i)
+        rx_add(pop, sc, i)
         pop.scal[S_COVERS] += 1
         deletion(pop, hp, sc)
         members[0] = i
@@ -145,6 +154,18 @@ def train_step(pop, members, flags, x, y, hp, sc):
 @njit(cache=True)
 def predict(pop, X):
     """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches."""
+    return _predict(pop, X, None)
+
+
+@njit(cache=True)
+def predict_rows(pop, X, sc):
+    """`predict` on the rows of the row index (X is the matrix it was built from), with the
+    match sets looked up."""
+    return _predict(pop, X, sc)
+
+
+@njit(cache=True)
+def _predict(pop, X, sc):
     P = pop.scal[S_P]
     lo = pop.lo
     hi = pop.hi
@@ -161,7 +182,10 @@ def predict(pop, X):
         x = X[r]
         sum_f = 0.0
         sum_fp = 0.0
-        count = _match_set(lo, hi, P, x, flags, members)
+        if sc is None:
+            count = _match_set(lo, hi, P, x, flags, members)
+        else:
+            count = rx_members(sc, r, P, members)
         for k in range(count):
             i = index_at(members, k)
             f = F[i]
