@@ -415,8 +415,12 @@ def _permute(values, order, P, buffer):
         values[k] = buffer[k]
 
 
-# Rows predicted together: bounds the (submodels x rows) accumulators at a few MiB.
-PREDICT_CHUNK = 1024
+# Rows predicted together. The (submodels x rows) accumulators are rewritten by every rule of
+# the chunk's pass, so they must stay in cache: at n = 20 (861 submodels) 128 rows keep them
+# at 1.8 MB, where 1024 rows (14 MB) made an evaluation of 1000 rows 7 times slower (16 ms
+# against 2.3 ms). The chunking does not change any sum: each (submodel, row) sum still adds
+# its rules in population order.
+PREDICT_CHUNK = 128
 
 
 @njit(cache=True)
