@@ -237,15 +237,15 @@ def test_training_order(method, semantics):
 
 def check_row_index(model, X):
     """Every row's rule set and every rule's row set equal the bound tests, rule by rule."""
-    sc = model.scratch
+    rx = model.row_index
     P = int(model.pop.scal[S_P])
     snap = snapshot(model.pop)
     lo, hi = snap["lo"], snap["hi"]
     match = np.all((lo[None, :, :] <= X[:, None, :]) & (X[:, None, :] <= hi[None, :, :]), axis=2)
-    rows = np.unpackbits(sc.rx_rows.view(np.uint8), axis=1, bitorder="little")
+    rows = np.unpackbits(rx.rows.view(np.uint8), axis=1, bitorder="little")
     np.testing.assert_array_equal(rows[:, :P].astype(bool), match)
     assert not rows[:, P:].any()
-    masks = np.unpackbits(sc.rx_mask.view(np.uint8), axis=1, bitorder="little")
+    masks = np.unpackbits(rx.mask.view(np.uint8), axis=1, bitorder="little")
     np.testing.assert_array_equal(masks[:P, :len(X)].astype(bool), match.T)
 
 
@@ -255,8 +255,8 @@ def test_row_index_follows_the_population_after_every_iteration():
     params = Hyperparameters(N=200, theta_GA=5, theta_del=20, theta_sub=20, r0=0.6)
     model = Model("xcsf", n, params)
     model._row_index(X)
-    assert model.scratch.rx_state[0] == 1
-    core.rx_build(model.pop, model.scratch)
+    assert model.row_index.state[0] == 1
+    core.rx_build(model.pop, model.row_index)
     core.seed_rng(3)
     order = np.random.default_rng(0).permutation(len(X))
     for it in range(1500):
@@ -271,7 +271,7 @@ def test_row_index_follows_the_population_after_every_iteration():
 def xcsf_train_step(model, x, y, row):
     from kacs_cli.engine import xcsf
     return xcsf.train_step(model.pop, model.members, model.match_flags, x, float(y), model.hp,
-                           model.scratch, row)
+                           model.scratch, model.row_index, row)
 
 
 def test_row_index_changes_no_result(monkeypatch):
@@ -285,7 +285,7 @@ def test_row_index_changes_no_result(monkeypatch):
         monkeypatch.setattr(train_module, "ROW_INDEX_MIN_INPUTS", threshold)
         model = Model("xcsf", 16, params)
         raw = model.train(X, y, 3000, 4, X_test=Xt, y_test=yt, eval_every=500)
-        assert model.scratch.rx_state[0] == (1 if threshold == 16 else 0)
+        assert model.row_index.state[0] == (1 if threshold == 16 else 0)
         runs.append((raw, model.population_frame()))
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     pd.testing.assert_frame_equal(runs[0][1], runs[1][1])

@@ -55,14 +55,17 @@ Population = namedtuple(
 # died in the current iteration (`dead`, S_DEATHS of them), for the submodels whose
 # numerosities deletion changed during a GA phase (`stale`, one flag per submodel), and the
 # antecedent index of `find_identical` (`key`, one hash per rule slot, valid while
-# key_state[0] == 1), and XCSF's row index (`rx_*`, see `rx_build`; in use while
-# rx_state[0] == 1).
+# key_state[0] == 1).
+# Every call between compiled functions passes each array of its tuple arguments field by
+# field, and the GA calls several functions per offspring: a field added here costs KACS time
+# on every one of those calls, so what only XCSF needs lives in its own tuple (RowIndex).
 Scratch = namedtuple(
     "Scratch",
     ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "prefix", "grad", "dx",
-     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state",
-     "rx_state", "rx_vals", "rx_pre", "rx_rows", "rx_mask"],
+     "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state"],
 )
+# XCSF's row index (see `rx_build`), in use while state[0] == 1.
+RowIndex = namedtuple("RowIndex", ["state", "vals", "pre", "rows", "mask"])
 # Deletion votes are summed in blocks so that the roulette pick finds a block, then scans it.
 # prefix[k] is the running total of blocks 0..k-1, added one block after the other from 0.0:
 # exactly the running sum the roulette's scan over blocks computes, so a binary search over
@@ -126,10 +129,14 @@ def new_scratch(capacity: int, D: int, K: int, n_sets: int = 1) -> Scratch:
         touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
         dead=np.zeros(capacity, np.int64), stale=np.zeros(n_sets, np.uint8),
         key=np.zeros(capacity, np.uint64), key_state=np.zeros(1, np.int64),
-        rx_state=np.zeros(1, np.int64), rx_vals=np.zeros((D, 0)),
-        rx_pre=np.zeros((D, 1, 0), np.uint64), rx_rows=np.zeros((0, 0), np.uint64),
-        rx_mask=np.zeros((0, 0), np.uint64),
     )
+
+
+def new_row_index(D: int) -> RowIndex:
+    """A row index that is off (state 0); see `rx_build`."""
+    return RowIndex(state=np.zeros(1, np.int64), vals=np.zeros((D, 0)),
+                    pre=np.zeros((D, 1, 0), np.uint64), rows=np.zeros((0, 0), np.uint64),
+                    mask=np.zeros((0, 0), np.uint64))
 
 
 # Columns of Scratch.cf: per child F, eps, kappa, ms, ts, sub.
@@ -638,13 +645,13 @@ def _first_above(vals, value):
 
 
 @njit(**HOT)
-def rx_add(pop, sc, i):
+def rx_add(pop, rx, i):
     """Give new rule i its row set and enter it in the rows' rule sets (if the index is on)."""
-    if sc.rx_state[0] == 0:
+    if rx.state[0] == 0:
         return
-    mask = sc.rx_mask[i]
-    pre = sc.rx_pre
-    vals = sc.rx_vals
+    mask = rx.mask[i]
+    pre = rx.pre
+    vals = rx.vals
     W = mask.shape[0]
     lo = pop.lo
     hi = pop.hi
@@ -657,7 +664,7 @@ def rx_add(pop, sc, i):
         below = pre[d, start]
         for w in range(W):
             mask[w] &= inside[w] & ~below[w]
-    rows = sc.rx_rows
+    rows = rx.rows
     word = i >> 6
     bit = np.uint64(1) << np.uint64(i & 63)
     for w in range(W):
@@ -669,10 +676,10 @@ def rx_add(pop, sc, i):
 
 
 @njit(**HOT, inline="always")
-def rx_remove(sc, i):
+def rx_remove(rx, i):
     """Take rule slot i out of every row's rule set."""
-    mask = sc.rx_mask[i]
-    rows = sc.rx_rows
+    mask = rx.mask[i]
+    rows = rx.rows
     word = i >> 6
     keep = ~(np.uint64(1) << np.uint64(i & 63))
     for w in range(mask.shape[0]):
@@ -685,11 +692,11 @@ def rx_remove(sc, i):
 
 
 @njit(**HOT, inline="always")
-def rx_move(sc, src, dst):
+def rx_move(rx, src, dst):
     """Rule slot src moved to dst (compaction): its rows now list dst instead."""
-    mask_src = sc.rx_mask[src]
-    mask_dst = sc.rx_mask[dst]
-    rows = sc.rx_rows
+    mask_src = rx.mask[src]
+    mask_dst = rx.mask[dst]
+    rows = rx.rows
     w_src = src >> 6
     w_dst = dst >> 6
     clear = ~(np.uint64(1) << np.uint64(src & 63))
@@ -706,20 +713,20 @@ def rx_move(sc, src, dst):
 
 
 @njit(**HOT)
-def rx_build(pop, sc):
+def rx_build(pop, rx):
     """The whole index for the current population (start of a training call)."""
-    rows = sc.rx_rows
+    rows = rx.rows
     for r in range(rows.shape[0]):
         for w in range(rows.shape[1]):
             rows[r, w] = 0
     for i in range(pop.scal[S_P]):
-        rx_add(pop, sc, i)
+        rx_add(pop, rx, i)
 
 
 @njit(**HOT, inline="always")
-def rx_members(sc, r, P, members):
+def rx_members(rx, r, P, members):
     """Rule slots (< P) matching row r, in population order, into members; their count."""
-    bits = sc.rx_rows[r]
+    bits = rx.rows[r]
     count = 0
     for w in range((P + 63) >> 6):
         m = bits[w]
@@ -728,6 +735,24 @@ def rx_members(sc, r, P, members):
             count += 1
             m &= m - np.uint64(1)
     return count
+
+
+@njit(**HOT)
+def rx_end_iteration(pop, rx, sc, first_new):
+    """Bring the index up to date for the end of an iteration, around `compact`: enter the
+    rules created since slot first_new, drop the rules that died, compact, follow the moves."""
+    P = pop.scal[S_P]
+    for i in range(first_new, P):
+        rx_add(pop, rx, i)
+    dead = sc.dead
+    n_dead = pop.scal[S_DEATHS]
+    for k in range(n_dead):
+        rx_remove(rx, dead[k])
+    compact(pop, sc)
+    moved = sc.cand
+    for k in range(n_dead):
+        if moved[k] >= 0:
+            rx_move(rx, moved[k], dead[k])
 
 
 @njit(cache=True)
@@ -752,11 +777,13 @@ def compact(pop, sc):
 
     The holes are the rules that died this iteration, `sc.dead[:S_DEATHS]`, filled in
     ascending order: the same moves as a scan of the whole population for num = 0. A moved
-    rule takes its antecedent key along.
+    rule takes its antecedent key along. On return dead[:n] holds the holes in ascending
+    order and cand[k] the slot whose rule moved into hole dead[k] (-1: none), for the row
+    index (the deletion candidates in cand are spent once the GA phase is over).
     """
     dead = sc.dead
     key = sc.key
-    indexed = sc.rx_state[0] != 0
+    moved = sc.cand
     n_dead = pop.scal[S_DEATHS]
     if n_dead == 0:
         return
@@ -770,9 +797,8 @@ def compact(pop, sc):
         dead[j + 1] = d
     P = pop.scal[S_P]
     num = pop.num
-    if indexed:
-        for k in range(n_dead):
-            rx_remove(sc, dead[k])
+    for k in range(n_dead):
+        moved[k] = -1
     for k in range(n_dead):
         i = dead[k]
         if i >= P:
@@ -783,8 +809,7 @@ def compact(pop, sc):
         if P > i:
             copy_rule(pop, P, pop, i)
             key[i] = key[P]
-            if indexed:
-                rx_move(sc, P, i)
+            moved[k] = P
             num[P] = 0
     pop.scal[S_P] = P
     pop.scal[S_DEATHS] = 0
@@ -1032,7 +1057,6 @@ def insert_child(pop, sc, c, p1, p2):
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.F[i]
     sc.key[i] = child_key
-    rx_add(pop, sc, i)
     return i
 
 

@@ -59,15 +59,15 @@ def _errors(y_hat, y):
 
 
 @njit(cache=True)
-def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, n, iterations,
+def _train_loop(is_kacs, pop, wk, members, flags, sc, rx, hp, X, y, X_eval, y_eval, n, iterations,
                 eval_every, new_order_each_epoch, curve):
     """Train for `iterations` samples; evaluate every `eval_every` and at the end."""
     rows = X.shape[0]
     # The population may have been edited since the last call (loaded, hand-built): the
     # antecedent keys are rebuilt when first needed.
     sc.key_state[0] = 0
-    if sc.rx_state[0] != 0:
-        core.rx_build(pop, sc)
+    if rx.state[0] != 0:
+        core.rx_build(pop, rx)
     order = np.random.permutation(rows)
     row_eval = 0
     last = np.zeros(4, np.int64)
@@ -85,13 +85,13 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, X, y, X_eval, y_eval, 
                 kacs.sort_by_submodel(pop, wk, sc)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
         else:
-            xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc, r)
+            xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)
         done = it + 1
         if done % eval_every == 0 or done == iterations:
             if is_kacs:
                 y_hat = kacs.predict(pop, X_eval, n)
-            elif sc.rx_state[0] != 0:
-                y_hat = xcsf.predict_rows(pop, X_eval, sc)
+            elif rx.state[0] != 0:
+                y_hat = xcsf.predict_rows(pop, X_eval, rx)
             else:
                 y_hat = xcsf.predict(pop, X_eval)
             n_train = rows
@@ -162,6 +162,7 @@ class Model:
         self.work = kacs.new_work(self.capacity, self.n if method == "kacs" else 1)
         self.members = np.zeros(self.capacity, np.int64)
         self.match_flags = np.zeros(self.capacity, np.uint8)
+        self.row_index = core.new_row_index(D)
 
     @property
     def is_kacs(self) -> bool:
@@ -216,6 +217,7 @@ class Model:
         seed_rng(int(seed) % (2**32))
         rows = _train_loop(
             self.is_kacs, self.pop, self.work, self.members, self.match_flags, self.scratch,
+            self.row_index,
             self.hp, X, y,
             X_eval, y_eval, self.n, iterations, eval_every,
             self.params.semantics == "article", curve,
@@ -224,22 +226,20 @@ class Model:
 
     def _row_index(self, X_eval: np.ndarray) -> None:
         """Turn XCSF's row index (core.rx_build) on for the rows of X_eval, or off."""
-        sc = self.scratch
         rows = X_eval.shape[0]
         row_words = (rows + 63) // 64
         size = 8 * (self.n * (rows + 1) * row_words + rows * ((self.capacity + 63) // 64)
                     + self.capacity * row_words)
         if self.is_kacs or self.n < ROW_INDEX_MIN_INPUTS or size > ROW_INDEX_MAX_BYTES:
-            sc.rx_state[0] = 0
+            self.row_index.state[0] = 0
             return
         vals = np.empty((self.n, rows))
         pre = np.empty((self.n, rows + 1, row_words), np.uint64)
         core.rx_tables(X_eval, vals, pre)
-        self.scratch = sc._replace(
-            rx_vals=vals, rx_pre=pre,
-            rx_rows=np.zeros((rows, (self.capacity + 63) // 64), np.uint64),
-            rx_mask=np.zeros((self.capacity, row_words), np.uint64))
-        self.scratch.rx_state[0] = 1
+        self.row_index = core.RowIndex(
+            state=np.ones(1, np.int64), vals=vals, pre=pre,
+            rows=np.zeros((rows, (self.capacity + 63) // 64), np.uint64),
+            mask=np.zeros((self.capacity, row_words), np.uint64))
 
     def predict(self, X) -> np.ndarray:
         X = self._check_inputs(X)

@@ -8,7 +8,7 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, index_at, run_ga, rx_add, rx_members, set_bounds, set_key,
+    refresh_fitness_sum, index_at, run_ga, rx_end_iteration, rx_members, set_bounds, set_key,
     set_numerosity, update_fitness,
 )
 
@@ -81,11 +81,12 @@ def _prediction_at(w, i, dx):
 
 
 @njit(**HOT)
-def train_step(pop, members, flags, x, y, hp, sc, row):
+def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     """One XCSF training iteration on sample (x, y). Returns the match-set size.
 
-    `row` is x's row in the row index (core.rx_build) when that index is in use, else -1:
-    the match set is then looked up rather than tested (the same rules, in the same order).
+    `row` is x's row in the row index `rx` (core.rx_build) when that index is in use, else
+    -1: the match set is then looked up rather than tested (the same rules, in the same
+    order).
     """
     P = pop.scal[S_P]
     n = x.shape[0]
@@ -100,8 +101,9 @@ def train_step(pop, members, flags, x, y, hp, sc, row):
     exp = pop.exp
     num = pop.num
     ts = pop.ts
-    if row >= 0 and sc.rx_state[0] != 0:
-        count = rx_members(sc, row, P, members)
+    indexed = rx.state[0] != 0
+    if row >= 0 and indexed:
+        count = rx_members(rx, row, P, members)
     else:
         count = _match_set(lo, hi, P, x, flags, members)
     if count == 0:
@@ -117,7 +119,6 @@ def train_step(pop, members, flags, x, y, hp, sc, row):
                 a, b = draw_interval(x[d], hp[H_R0], True, article)
             set_bounds(pop, i, d, a, b)
         set_key(pop, sc, i)
-        rx_add(pop, sc, i)
         pop.scal[S_COVERS] += 1
         deletion(pop, hp, sc)
         members[0] = i
@@ -146,7 +147,11 @@ def train_step(pop, members, flags, x, y, hp, sc, row):
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
         begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
-    compact(pop, sc)
+    if indexed:
+        # Rules created from slot P on (covering, offspring) join the index, the dead leave.
+        rx_end_iteration(pop, rx, sc, P)
+    else:
+        compact(pop, sc)
     pop.scal[S_T] += 1
     return count
 
@@ -158,14 +163,14 @@ def predict(pop, X):
 
 
 @njit(cache=True)
-def predict_rows(pop, X, sc):
+def predict_rows(pop, X, rx):
     """`predict` on the rows of the row index (X is the matrix it was built from), with the
     match sets looked up."""
-    return _predict(pop, X, sc)
+    return _predict(pop, X, rx)
 
 
 @njit(cache=True)
-def _predict(pop, X, sc):
+def _predict(pop, X, rx):
     P = pop.scal[S_P]
     lo = pop.lo
     hi = pop.hi
@@ -182,10 +187,10 @@ def _predict(pop, X, sc):
         x = X[r]
         sum_f = 0.0
         sum_fp = 0.0
-        if sc is None:
+        if rx is None:
             count = _match_set(lo, hi, P, x, flags, members)
         else:
-            count = rx_members(sc, r, P, members)
+            count = rx_members(rx, r, P, members)
         for k in range(count):
             i = index_at(members, k)
             f = F[i]
