@@ -4,7 +4,6 @@ and the GA event as a whole."""
 
 import numpy as np
 import pytest
-from numba import njit
 
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine import core
@@ -842,79 +841,3 @@ def test_deletion_inside_a_ga_event_uses_the_current_fbar(scenario):
         assert binom_ok(counts[i], draws, shares[i]), (i, counts / draws, shares)
     assert binom_ok(counts[L].sum(), draws, shares[L].sum())
 
-
-@njit
-def _draw_and_pick(seed, votes, n_rules):
-    """One uniform draw (as roulette_pick makes it) and the engine's pick for that draw."""
-    np.random.seed(seed)
-    u = np.random.random()
-    np.random.seed(seed)
-    blocks = np.zeros(votes.shape[0] // core.VOTE_BLOCK + 2)
-    prefix = np.zeros(votes.shape[0] // core.VOTE_BLOCK + 3)
-    n_blocks = (n_rules + core.VOTE_BLOCK - 1) // core.VOTE_BLOCK
-    for blk in range(n_blocks):
-        blocks[blk] = core.block_sum(votes, blk)
-    total = core.running_totals(blocks, prefix, 0, n_blocks)
-    return u, total, core.roulette_pick(votes, prefix, n_blocks, n_rules, total)
-
-
-def scan_pick(votes, n_rules, u):
-    """The roulette as first written: a scan over the block sums, then over one block, with
-    the same floating-point additions in the same order."""
-    B = core.VOTE_BLOCK
-    n_blocks = (n_rules + B - 1) // B
-    blocks = []
-    for blk in range(n_blocks):
-        v = votes[blk * B:(blk + 1) * B]
-        s = [0.0, 0.0, 0.0, 0.0]
-        for k in range(0, B, 4):
-            for lane in range(4):
-                s[lane] += v[k + lane]
-        blocks.append((s[0] + s[1]) + (s[2] + s[3]))
-    total = 0.0
-    for b in blocks:
-        total += b
-    choice = u * total
-    acc = 0.0
-    picked = -1
-    for blk in range(n_blocks):
-        if acc + blocks[blk] > choice:
-            for i in range(blk * B, min(blk * B + B, n_rules)):
-                if votes[i] > 0.0:
-                    acc += votes[i]
-                    picked = i
-                    if acc > choice:
-                        break
-            break
-        acc += blocks[blk]
-    if picked < 0:
-        picked = max(i for i in range(n_rules) if votes[i] > 0.0)
-    return total, picked
-
-
-def test_roulette_binary_search_picks_what_the_scan_picked():
-    """Over many vote vectors and draws (zeros, huge ranges, sizes off the block grid), the
-    running-total binary search picks exactly the rule of the original scan."""
-    rng = np.random.default_rng(11)
-    draws = 0
-    for case in range(300):
-        n_rules = int(rng.integers(1, 400))
-        votes = np.zeros(n_rules + 2 * core.VOTE_BLOCK)
-        kind = case % 3
-        if kind == 0:
-            votes[:n_rules] = rng.random(n_rules)
-        elif kind == 1:
-            votes[:n_rules] = np.exp(rng.normal(0.0, 12.0, n_rules))   # sums that round
-        else:
-            votes[:n_rules] = rng.integers(0, 3, n_rules).astype(float)  # zeros, ties
-        votes[:n_rules][rng.random(n_rules) < 0.2] = 0.0
-        if not np.any(votes[:n_rules] > 0.0):
-            votes[n_rules - 1] = 1.0
-        for _ in range(40):
-            seed = int(rng.integers(0, 2**31))
-            u, total, picked = _draw_and_pick(seed, votes, n_rules)
-            ref_total, ref_picked = scan_pick(votes, n_rules, u)
-            assert total == ref_total
-            assert picked == ref_picked, (case, seed)
-            draws += 1
-    assert draws == 12000

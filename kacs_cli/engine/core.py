@@ -61,15 +61,12 @@ Population = namedtuple(
 # on every one of those calls, so what only XCSF needs lives in its own tuple (RowIndex).
 Scratch = namedtuple(
     "Scratch",
-    ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "prefix", "grad", "dx",
+    ["ca", "cb", "cw", "cm", "cv", "cf", "votes", "blocks", "grad", "dx",
      "del_state", "del_ref", "cand", "touched", "dirty", "dead", "stale", "key", "key_state"],
 )
 # XCSF's row index (see `rx_build`), in use while state[0] == 1.
 RowIndex = namedtuple("RowIndex", ["state", "vals", "pre", "rows", "mask"])
-# Deletion votes are summed in blocks so that the roulette pick finds a block, then scans it.
-# prefix[k] is the running total of blocks 0..k-1, added one block after the other from 0.0:
-# exactly the running sum the roulette's scan over blocks computes, so a binary search over
-# it picks the block that scan would pick.
+# Deletion votes are summed in blocks so that the roulette pick scans blocks, then one block.
 VOTE_BLOCK = 32
 # Within one GA phase the votes are kept up to date incrementally (see `deletion_ga`); rules
 # whose F/num lies within this relative margin above the low-fitness threshold are watched.
@@ -124,7 +121,6 @@ def new_scratch(capacity: int, D: int, K: int, n_sets: int = 1) -> Scratch:
         cv=np.zeros((2, K)), cf=np.zeros((2, 6)), grad=np.zeros(K), dx=np.zeros(D),
         # Votes are summed in whole blocks: room for the last block's padding.
         votes=np.zeros(capacity + VOTE_BLOCK), blocks=np.zeros(capacity // VOTE_BLOCK + 2),
-        prefix=np.zeros(capacity // VOTE_BLOCK + 3),
         del_state=np.zeros(4, np.int64), del_ref=np.zeros(1), cand=np.zeros(capacity, np.int64),
         touched=np.zeros(16, np.int64), dirty=np.zeros(capacity // VOTE_BLOCK + 2, np.uint8),
         dead=np.zeros(capacity, np.int64), stale=np.zeros(n_sets, np.uint8),
@@ -370,33 +366,22 @@ def block_sum(votes, blk):
 
 
 @njit(**HOT, inline="always")
-def roulette_pick(votes, prefix, n_blocks, P, vote_sum):
-    """Index of the rule whose cumulative vote first exceeds a uniform draw of the total.
-
-    The cumulative sum runs block by block (prefix), then rule by rule within the block. The
-    block is the first whose running total prefix[blk + 1] exceeds the draw: the running
-    totals never decrease (votes are >= 0), so a binary search finds it in log2(blocks)
-    steps where a scan took one dependent addition per block.
-    """
+def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
+    """Index of the rule whose cumulative vote first exceeds a uniform draw of the total."""
     choice = np.random.random() * vote_sum
     picked = -1
-    lo = 0
-    hi = n_blocks
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if prefix[mid + 1] > choice:
-            hi = mid
-        else:
-            lo = mid + 1
-    if lo < n_blocks:
-        acc = prefix[lo]
-        base = lo * VOTE_BLOCK
-        for i in range(base, min(base + VOTE_BLOCK, P)):
-            if votes[i] > 0.0:
-                acc += votes[i]
-                picked = i
-                if acc > choice:
-                    break
+    acc = 0.0
+    for blk in range(n_blocks):
+        if acc + blocks[blk] > choice:
+            base = blk * VOTE_BLOCK
+            for i in range(base, min(base + VOTE_BLOCK, P)):
+                if votes[i] > 0.0:
+                    acc += votes[i]
+                    picked = i
+                    if acc > choice:
+                        break
+            break
+        acc += blocks[blk]
     if picked < 0:
         # Rounding left choice at the very top: take the last rule with a vote.
         for i in range(P - 1, -1, -1):
@@ -404,16 +389,6 @@ def roulette_pick(votes, prefix, n_blocks, P, vote_sum):
                 picked = i
                 break
     return picked
-
-
-@njit(**HOT, inline="always")
-def running_totals(blocks, prefix, first, n_blocks):
-    """prefix[k + 1] = prefix[k] + blocks[k] for k >= first (prefix[0] = 0); the total."""
-    acc = prefix[first]
-    for blk in range(first, n_blocks):
-        acc += blocks[blk]
-        prefix[blk + 1] = acc
-    return acc
 
 
 @njit(**HOT, inline="always")
@@ -428,9 +403,8 @@ def remove_micro(num, scal, fsum, F, picked, dead):
 
 
 @njit(**HOT)
-def all_votes(pop, hp, votes, blocks, prefix, f_bar):
-    """Every rule's deletion vote, the block sums and their running totals; returns (number
-    of blocks, total)."""
+def all_votes(pop, hp, votes, blocks, f_bar):
+    """Every rule's deletion vote and the block sums; returns (number of blocks, total)."""
     theta_del = hp[H_THETA_DEL]
     f_low = hp[H_DELTA] * f_bar
     num = pop.num
@@ -443,10 +417,11 @@ def all_votes(pop, hp, votes, blocks, prefix, f_bar):
     n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
     for i in range(P, n_blocks * VOTE_BLOCK):
         votes[i] = 0.0
+    vote_sum = 0.0
     for blk in range(n_blocks):
         blocks[blk] = block_sum(votes, blk)
-    prefix[0] = 0.0
-    return n_blocks, running_totals(blocks, prefix, 0, n_blocks)
+        vote_sum += blocks[blk]
+    return n_blocks, vote_sum
 
 
 @njit(**HOT)
@@ -461,8 +436,8 @@ def deletion(pop, hp, sc):
     F = pop.F
     while scal[S_TOTAL] > N:
         f_bar = fsum[0] / scal[S_TOTAL]
-        n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, sc.prefix, f_bar)
-        picked = roulette_pick(votes, sc.prefix, n_blocks, scal[S_P], vote_sum)
+        n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
+        picked = roulette_pick(votes, blocks, n_blocks, scal[S_P], vote_sum)
         if picked < 0:
             return
         remove_micro(num, scal, fsum, F, picked, sc.dead)
@@ -508,7 +483,6 @@ def deletion_ga(pop, hp, sc):
     fsum = pop.fsum
     votes = sc.votes
     blocks = sc.blocks
-    prefix = sc.prefix
     state = sc.del_state
     cand = sc.cand
     dirty = sc.dirty
@@ -520,7 +494,7 @@ def deletion_ga(pop, hp, sc):
         f_low = delta * f_bar
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
         if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
-            n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, prefix, f_bar)
+            n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
             watch = f_low * (1.0 + LOW_MARGIN)
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
@@ -560,16 +534,14 @@ def deletion_ga(pop, hp, sc):
                 if vote != votes[i]:
                     votes[i] = vote
                     dirty[i // VOTE_BLOCK] = 1
-            # Running totals change only from the first changed block on.
-            first = n_blocks
+            vote_sum = 0.0
             for blk in range(n_blocks):
                 if dirty[blk]:
                     blocks[blk] = block_sum(votes, blk)
                     dirty[blk] = 0
-                    first = min(first, blk)
-            vote_sum = running_totals(blocks, prefix, first, n_blocks)
+                vote_sum += blocks[blk]
         state[D_N_TOUCHED] = 0
-        picked = roulette_pick(votes, prefix, n_blocks, P, vote_sum)
+        picked = roulette_pick(votes, blocks, n_blocks, P, vote_sum)
         if picked < 0:
             return
         remove_micro(num, scal, fsum, F, picked, sc.dead)
