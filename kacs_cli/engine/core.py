@@ -15,6 +15,9 @@ The per-iteration functions are compiled with the options `HOT`:
 - `error_model="numpy"`: a division is one instruction rather than a test for a Python
   ZeroDivisionError first, and a loop with divisions can be vectorized; no division on these
   paths can have a zero divisor.
+The GA's functions (run_ga and what it calls per offspring) are inlined: a call between
+compiled functions passes every array of the Population and Scratch tuples field by field,
+and KACS makes about 25 GA events and 50 offspring per iteration at n = 20 (6 % of its time).
 
 Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
 end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires
@@ -461,7 +464,7 @@ def near_low_fitness(exp_i, f_i, n_i, theta_del, watch):
     return (exp_i > theta_del) & (f_i < watch * n_i)
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def deletion_ga(pop, hp, sc):
     """`deletion` with the votes kept up to date between the deletions of one GA phase.
 
@@ -838,7 +841,7 @@ def order_pair(sc, c, d):
         sc.cb[c, d] = tmp
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def crossover(sc, article):
     """Per dimension, swap first stored bounds w.p. 0.5 and, independently, second ones."""
     changed = False
@@ -860,7 +863,7 @@ def crossover(sc, article):
     return changed
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def mutate(sc, c, mu, m0, clip, article):
     D = sc.ca.shape[1]
     for d in range(D):
@@ -937,7 +940,7 @@ def set_key(pop, sc, i):
         sc.key[i] = antecedent_key(pop.sub[i], pop.a, pop.b, i)
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def find_identical(pop, sc, c, child_key):
     """The first live rule, in population order, of the child's submodel whose stored pairs
     equal the child's element-wise; -1 if there is none.
@@ -990,7 +993,7 @@ def same_antecedent(pop, i, sc, c):
     return True
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def insert_child(pop, sc, c, p1, p2):
     """Merge the child into its identical rule (num += 1) or add it as a new macro-rule."""
     # Most children are unchanged copies of a parent, so the parents are looked at first.
@@ -1032,7 +1035,7 @@ def insert_child(pop, sc, c, p1, p2):
     return i
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def begin_ga_phase(sc):
     """F, ms and exp have just changed (update phase): deletion votes must be recomputed."""
     sc.del_state[D_VALID] = 0
@@ -1042,7 +1045,7 @@ def begin_ga_phase(sc):
         stale[s] = 0
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def run_ga(pop, members, start, stop, clip, hp, sc):
     """GA of SPEC section 3 on one match set (training only), when `ga_due` says so.
 
