@@ -1,9 +1,13 @@
-"""`kacs bench`: the speed of both engines on the reference workload (and, optionally, the
-`xcsf` library from PyPI on the same data and settings).
+"""`kacs bench`: the speed of both engines on a named workload (and, optionally, the `xcsf`
+library from PyPI on the same data and settings).
 
-Workload: generated f3 at n = 10 with 1000 samples (dataset seed 0), main-protocol split 0,
-N = 6400, 100,000 iterations, evaluation every 2000 iterations. Each learner is warmed up
-first (inside train_run), so the timings exclude numba's compilation or cache loading.
+Every workload is generated f3 with 1000 samples (dataset seed 0), main-protocol split 0,
+learner seed 0, 100,000 iterations, evaluation every 2000 iterations; they differ in n and
+the budget N (`WORKLOADS`). `reference` (n = 10, N = 6400) is the default; the others are
+the costly cells of the dimensional-scaling experiment. Each learner is warmed up first
+(inside train_run), so the timings exclude numba's compilation or cache loading. With
+`repeat` > 1 each learner runs that many times and the median time is reported; the runs
+must agree on every fingerprint (test MAE, rules), since the engines are deterministic.
 """
 
 from __future__ import annotations
@@ -21,6 +25,30 @@ from kacs_cli.protocols import make_split
 
 ITERATIONS = 100_000
 EVAL_EVERY = 2000
+METHODS = ("kacs", "xcsf")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    n: int
+    N: int
+
+    @property
+    def title(self) -> str:
+        return f"f3, n = {self.n}, N = {self.N}"
+
+
+# The reference workload, then the cells of configs/dim_scaling.yaml that dominate its cost.
+WORKLOADS = {
+    w.name: w
+    for w in (
+        Workload("reference", 10, 6400),
+        Workload("n18-N15984", 18, 15984),
+        Workload("n20-N6400", 20, 6400),
+        Workload("n20-N19680", 20, 19680),
+    )
+}
 
 
 @dataclass
@@ -36,13 +64,23 @@ class Timing:
         return self.iterations / self.seconds
 
 
-def workload(seed: int = 0):
-    X, y = generate("f3", 10, 1000, seed=0)
+def get_workload(name: str) -> Workload:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise UserError(
+            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (or all)"
+        ) from None
+
+
+def workload(seed: int = 0, n: int = 10):
+    X, y = generate("f3", n, 1000, seed=0)
     return make_split(X, y, "main", split_seed=seed)
 
 
-def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0) -> Timing:
-    params = Hyperparameters()
+def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0,
+                N: int = 6400) -> Timing:
+    params = Hyperparameters(N=N)
     # train_run compiles (or loads numba's cache) before it starts its clock.
     result = train_run(method, split.X_train, split.y_train, split.X_test, split.y_test,
                        params=params, iterations=iterations, eval_every=EVAL_EVERY, seed=seed)
@@ -50,7 +88,7 @@ def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0)
                   int(result.final["rules"]))
 
 
-def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0) -> Timing:
+def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0, N: int = 6400) -> Timing:
     """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows."""
     try:
         import xcsf
@@ -58,7 +96,7 @@ def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0) -> Tim
         raise UserError(
             "--vs-xcsf-lib needs the optional xcsf package: pip install 'kacs[xcsf-lib]'"
         ) from exc
-    p = Hyperparameters()
+    p = Hyperparameters(N=N)
     model = xcsf.XCS(
         x_dim=split.X_train.shape[1], y_dim=1, n_actions=1, omp_num_threads=1,
         random_state=seed, pop_size=p.N, max_trials=iterations, perf_trials=EVAL_EVERY,
@@ -88,10 +126,36 @@ def peak_memory_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False) -> dict:
-    split = workload()
-    timings = {m: time_engine(m, split, iterations) for m in ("kacs", "xcsf")}
+def median_timing(method: str, split, iterations: int, N: int, repeat: int) -> tuple[Timing, list]:
+    """`repeat` timed runs of one learner: the median time and every run's seconds."""
+    runs = [time_engine(method, split, iterations, N=N) for _ in range(repeat)]
+    for other in runs[1:]:
+        if (other.test_mae, other.rules) != (runs[0].test_mae, runs[0].rules):
+            raise RuntimeError(
+                f"{method}: repeated runs disagree ({runs[0].test_mae!r}, {runs[0].rules}) vs "
+                f"({other.test_mae!r}, {other.rules}): the engine is not deterministic")
+    seconds = sorted(t.seconds for t in runs)
+    mid = len(seconds) // 2
+    median = seconds[mid] if len(seconds) % 2 else (seconds[mid - 1] + seconds[mid]) / 2.0
+    first = runs[0]
+    return Timing(method, median, iterations, first.test_mae, first.rules), [t.seconds for t in runs]
+
+
+def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_name: str = "reference",
+              repeat: int = 1) -> dict:
+    wl = get_workload(workload_name)
+    if repeat < 1:
+        raise UserError(f"--repeat must be >= 1, got {repeat}")
+    split = workload(n=wl.n)
+    timings = {}
+    all_seconds = {}
+    for m in METHODS:
+        timings[m], all_seconds[m] = median_timing(m, split, iterations, wl.N, repeat)
     out = {
+        "workload": wl.name,
+        "n": wl.n,
+        "N": wl.N,
+        "repeat": repeat,
         "iterations": iterations,
         "kacs_seconds": timings["kacs"].seconds,
         "xcsf_seconds": timings["xcsf"].seconds,
@@ -101,9 +165,11 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False) -> dict:
         "xcsf_its_per_s": timings["xcsf"].its_per_s,
         "kacs_rules": timings["kacs"].rules,
         "xcsf_rules": timings["xcsf"].rules,
+        "kacs_runs_seconds": all_seconds["kacs"],
+        "xcsf_runs_seconds": all_seconds["xcsf"],
     }
     if vs_xcsf_lib:
-        lib = time_xcsf_library(split, iterations)
+        lib = time_xcsf_library(split, iterations, N=wl.N)
         out.update({
             "xcsf_lib_seconds": lib.seconds,
             "xcsf_lib_its_per_s": lib.its_per_s,

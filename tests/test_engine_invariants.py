@@ -67,7 +67,27 @@ def check_invariants(model, N, t):
     assert np.all(snap["ts"] <= t) and np.all(snap["ts"] >= 0)
     # The Adam step count is rule-local: beta1^t with t = number of updates = exp.
     np.testing.assert_allclose(snap["b1t"], 0.9 ** snap["exp"], rtol=1e-9)
+    check_antecedent_index(model)
     return snap
+
+
+def check_antecedent_index(model):
+    """While the antecedent index of find_identical is in use, every slot's key is the key of
+    the rule now in it (as a fresh rebuild computes it), and equal antecedents have equal keys."""
+    sc = model.scratch
+    if sc.key_state[0] == 0:
+        return
+    P = int(model.pop.scal[S_P])
+    fresh = sc._replace(key=sc.key.copy(), key_state=sc.key_state.copy())
+    core.rebuild_keys(model.pop, fresh)
+    np.testing.assert_array_equal(sc.key[:P], fresh.key[:P])
+    pop = model.pop
+    ante = {}
+    for i in range(P):
+        ident = (int(pop.sub[i]), tuple(pop.a[i] + 0.0), tuple(pop.b[i] + 0.0))
+        ante.setdefault(ident, set()).add(int(sc.key[i]))
+    assert all(len(keys) == 1 for keys in ante.values())
+    assert len({next(iter(k)) for k in ante.values()}) == len(ante)
 
 
 @pytest.mark.parametrize("method", ["kacs", "xcsf"])
@@ -106,6 +126,20 @@ def test_invariants_after_every_iteration(method, semantics):
     assert max_rules > 50
     if semantics == "reference":
         assert reversed_seen
+    assert model.scratch.key_state[0] == 1   # the index was in use throughout
+
+
+@pytest.mark.parametrize("method", ["kacs", "xcsf"])
+def test_antecedent_index_follows_the_population_through_the_driver(method):
+    """The driver's loop (with KACS's periodic re-sort) keeps the index consistent."""
+    X, y = data(3, rows=200, seed=2)
+    params = (Hyperparameters(N=300) if method == "kacs" else
+              Hyperparameters(N=150, theta_GA=5, theta_del=20, theta_sub=20, r0=0.3))
+    model = Model(method, 3, params)
+    for iterations in (2050, 777):
+        model.train(X, y, iterations, seed=iterations)
+        assert model.scratch.key_state[0] == 1
+        check_antecedent_index(model)
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,3 +229,64 @@ def test_training_order(method, semantics):
         np.testing.assert_allclose(got[f], good[f], rtol=1e-9, atol=1e-12, err_msg=f)
     assert int(trained.pop.scal[S_COVERS]) > 20
     assert not same(got, replay(not article))
+
+
+# --------------------------------------------------------------------------------------------
+# XCSF's row index (core.rx_*): match sets looked up instead of tested
+# --------------------------------------------------------------------------------------------
+
+def check_row_index(model, X):
+    """Every row's rule set and every rule's row set equal the bound tests, rule by rule."""
+    rx = model.row_index
+    P = int(model.pop.scal[S_P])
+    snap = snapshot(model.pop)
+    lo, hi = snap["lo"], snap["hi"]
+    match = np.all((lo[None, :, :] <= X[:, None, :]) & (X[:, None, :] <= hi[None, :, :]), axis=2)
+    rows = np.unpackbits(rx.rows.view(np.uint8), axis=1, bitorder="little")
+    np.testing.assert_array_equal(rows[:, :P].astype(bool), match)
+    assert not rows[:, P:].any()
+    masks = np.unpackbits(rx.mask.view(np.uint8), axis=1, bitorder="little")
+    np.testing.assert_array_equal(masks[:P, :len(X)].astype(bool), match.T)
+
+
+def test_row_index_follows_the_population_after_every_iteration():
+    n = 16
+    X, y = data(n, rows=120, seed=5)
+    params = Hyperparameters(N=200, theta_GA=5, theta_del=20, theta_sub=20, r0=0.6)
+    model = Model("xcsf", n, params)
+    model._row_index(X)
+    assert model.row_index.state[0] == 1
+    core.rx_build(model.pop, model.row_index)
+    core.seed_rng(3)
+    order = np.random.default_rng(0).permutation(len(X))
+    for it in range(1500):
+        r = int(order[it % len(X)])
+        x = np.ascontiguousarray(X[r])
+        xcsf_train_step(model, x, y[r], r)
+        if it % 10 == 0 or it > 1450:
+            check_row_index(model, X)
+    assert int(model.pop.scal[S_DELETIONS]) > 500
+
+
+def xcsf_train_step(model, x, y, row):
+    from kacs_cli.engine import xcsf
+    return xcsf.train_step(model.pop, model.members, model.match_flags, x, float(y), model.hp,
+                           model.scratch, model.row_index, row)
+
+
+def test_row_index_changes_no_result(monkeypatch):
+    """A run with the index equals, bit for bit, the run that tests bounds."""
+    from kacs_cli.engine import train as train_module
+    X, y = data(16, rows=150, seed=6)
+    Xt, yt = data(16, rows=50, seed=7)
+    params = Hyperparameters(N=400, theta_GA=5, theta_del=20, theta_sub=20, r0=0.6)
+    runs = []
+    for threshold in (16, 10**6):
+        monkeypatch.setattr(train_module, "ROW_INDEX_MIN_INPUTS", threshold)
+        model = Model("xcsf", 16, params)
+        raw = model.train(X, y, 3000, 4, X_test=Xt, y_test=yt, eval_every=500)
+        assert model.row_index.state[0] == (1 if threshold == 16 else 0)
+        runs.append((raw, model.population_frame()))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    pd.testing.assert_frame_equal(runs[0][1], runs[1][1])
+    assert len(runs[0][1]) > 50

@@ -439,7 +439,7 @@ def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
         view = rule_view(pop, name)
         view[:P] = view[:P][scramble]
     before = snapshot(pop)
-    kacs.sort_by_submodel(pop, model.work)
+    kacs.sort_by_submodel(pop, model.work, model.scratch)
     after = snapshot(pop)
     expected = np.argsort(before["sub"], kind="stable")
     assert np.all(np.diff(after["sub"]) >= 0)

@@ -356,6 +356,31 @@ def test_insertion_merges_only_identical_stored_pairs(a, b, target, hint):
         assert pop.fsum[0] == pytest.approx(fsum + 0.05, rel=1e-15)
 
 
+def test_insertion_finds_the_first_identical_rule_and_treats_signed_zeros_as_equal():
+    """Covering can create two live rules with one antecedent; a child identical to them
+    merges into the first in population order, whatever the parent hints. Bounds compare with
+    ==, so -0.0 equals 0.0 (the antecedent index must not tell them apart)."""
+    for hint in [(0, 0), (3, 3)]:
+        model = Model("xcsf", 2, Hyperparameters(N=100))
+        pop = model.pop
+        put_rule(pop, 0, [0.7, 0.7], [0.9, 0.9], [4, 4, 4], 0.1)
+        put_rule(pop, 1, [0.0, 0.2], [0.5, 0.6], [1, 1, 1], 0.3)
+        put_rule(pop, 2, [0.0, 0.2], [0.5, 0.6], [2, 2, 2], 0.2)   # a duplicate of rule 1
+        put_rule(pop, 3, [0.3, 0.3], [0.4, 0.4], [3, 3, 3], 0.4)
+        finish(pop, 4)
+        set_child(model.scratch, 0, [-0.0, 0.2], [0.5, 0.6])
+        insert_child(pop, model.scratch, 0, hint)
+        np.testing.assert_array_equal(pop.num[:4], [1, 2, 1, 1])
+        assert int(pop.scal[S_P]) == 4
+        # The index follows the population: a second, new child is found once inserted.
+        set_child(model.scratch, 0, [0.25, 0.2], [0.5, 0.6])
+        insert_child(pop, model.scratch, 0, hint)
+        assert int(pop.scal[S_P]) == 5
+        set_child(model.scratch, 0, [0.25, 0.2], [0.5, 0.6])
+        insert_child(pop, model.scratch, 0, hint)
+        assert int(pop.scal[S_P]) == 5 and pop.num[4] == 2
+
+
 def test_kacs_insertion_merges_within_the_same_submodel_only():
     model = Model("kacs", 1, Hyperparameters(N=100))
     pop = model.pop
@@ -475,7 +500,7 @@ def test_compact_drops_dead_rules_and_moves_whole_rules():
     # As deletion records them: in the order they died.
     model.scratch.dead[:3] = [6, 0, 3]
     pop.scal[S_DEATHS] = len(dead)
-    core.compact(pop, model.scratch.dead)
+    core.compact(pop, model.scratch)
     P_new = int(pop.scal[S_P])
     assert P_new == 4 and int(pop.scal[S_DEATHS]) == 0
     after = snapshot(pop)
@@ -692,7 +717,7 @@ def test_ga_children_join_one_at_a_time_and_the_budget_holds():
         assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
         assert int(pop.scal[S_DELETIONS]) == 2
         assert np.all(pop.num[:P] >= 0)
-        core.compact(pop, model.scratch.dead)
+        core.compact(pop, model.scratch)
         P = int(pop.scal[S_P])
         assert np.all(pop.num[:P] >= 1) and int(pop.num[:P].sum()) == 10
 
@@ -815,3 +840,4 @@ def test_deletion_inside_a_ga_event_uses_the_current_fbar(scenario):
     for i in range(len(num0)):
         assert binom_ok(counts[i], draws, shares[i]), (i, counts / draws, shares)
     assert binom_ok(counts[L].sum(), draws, shares[L].sum())
+

@@ -52,7 +52,7 @@ def _call(fn, values):
 def model_values(model, x=None, y=None):
     return {"pop": model.pop, "wk": model.work, "members": model.members,
             "flags": getattr(model, "match_flags", None), "x": x, "y": y, "n": model.n,
-            "hp": model.hp, "sc": model.scratch}
+            "hp": model.hp, "sc": model.scratch, "rx": model.row_index, "row": -1}
 
 
 def kacs_step(model, x, y):

@@ -1,4 +1,4 @@
-"""`kacs bench`: engine speed on the reference workload."""
+"""`kacs bench`: engine speed on the reference workload or the costly scaling cells."""
 
 from __future__ import annotations
 
@@ -12,33 +12,51 @@ from rich.table import Table
 def register(app: typer.Typer) -> None:
     @app.command("bench")
     def bench(
-        json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+        json_output: bool = typer.Option(
+            False, "--json", help="Print one JSON object per workload (one per line) instead of a table."),
         vs_xcsf_lib: bool = typer.Option(
             False, "--vs-xcsf-lib",
             help="Also run the xcsf package from PyPI (optional extra) on the same data and settings."),
         iterations: int = typer.Option(100_000, "--iterations", min=100, help="Iterations per timed run."),
+        workload: str = typer.Option(
+            "reference", "--workload",
+            help="reference (f3 n=10 N=6400), n18-N15984, n20-N6400, n20-N19680; several "
+                 "separated by commas, or all."),
+        repeat: int = typer.Option(1, "--repeat", min=1, help="Timed runs per learner; the median is reported."),
     ) -> None:
-        """Time a 100,000-iteration run of KACS and XCSF on f3 (n = 10, 1000 samples, N = 6400).
+        """Time a 100,000-iteration run of KACS and XCSF on generated f3 (1000 samples).
 
-        JIT compilation is warmed up first; evaluation every 2000 iterations is included.
+        The default workload is n = 10, N = 6400; --workload picks the costly cells of the
+        dimensional-scaling experiment. JIT compilation is warmed up first; evaluation every
+        2000 iterations is included.
         """
-        from kacs_cli.bench import run_bench
+        from kacs_cli.bench import WORKLOADS, get_workload, run_bench
 
-        result = run_bench(iterations=iterations, vs_xcsf_lib=vs_xcsf_lib)
-        if json_output:
-            print(json.dumps(result))
-            return
-        table = Table(title=f"f3, n = 10, N = 6400, {iterations:,} iterations (one core)")
-        for col in ("learner", "seconds", "iterations/s", "test MAE", "rules"):
-            table.add_column(col, justify="right")
-        for m in ("kacs", "xcsf"):
-            table.add_row(m.upper(), f"{result[f'{m}_seconds']:.2f}", f"{result[f'{m}_its_per_s']:,.0f}",
-                          f"{result[f'{m}_test_mae']:.4f}", f"{result[f'{m}_rules']:,}")
-        if vs_xcsf_lib:
-            table.add_row("xcsf (PyPI)", f"{result['xcsf_lib_seconds']:.2f}",
-                          f"{result['xcsf_lib_its_per_s']:,.0f}", f"{result['xcsf_lib_test_mae']:.4f}", "")
+        names = list(WORKLOADS) if workload.strip() == "all" else [w.strip() for w in workload.split(",")]
+        for name in names:
+            get_workload(name)  # refuse a bad name before anything runs
         console = Console()
-        console.print(table)
-        console.print(f"peak memory: {result['peak_memory_mib']:.0f} MiB")
-        if vs_xcsf_lib:
-            console.print(f"our XCSF is {result['xcsf_speedup_vs_lib']:.1f}x the rate of the xcsf library")
+        for name in names:
+            result = run_bench(iterations=iterations, vs_xcsf_lib=vs_xcsf_lib, workload_name=name,
+                               repeat=repeat)
+            if json_output:
+                print(json.dumps(result), flush=True)
+                continue
+            wl = WORKLOADS[name]
+            runs = f"median of {repeat} runs, " if repeat > 1 else ""
+            table = Table(title=f"{wl.name}: {wl.title}, {iterations:,} iterations ({runs}one core)")
+            for col in ("learner", "seconds", "iterations/s", "test MAE", "rules"):
+                table.add_column(col, justify="right")
+            for m in ("kacs", "xcsf"):
+                table.add_row(m.upper(), f"{result[f'{m}_seconds']:.2f}", f"{result[f'{m}_its_per_s']:,.0f}",
+                              f"{result[f'{m}_test_mae']:.4f}", f"{result[f'{m}_rules']:,}")
+            if vs_xcsf_lib:
+                table.add_row("xcsf (PyPI)", f"{result['xcsf_lib_seconds']:.2f}",
+                              f"{result['xcsf_lib_its_per_s']:,.0f}", f"{result['xcsf_lib_test_mae']:.4f}", "")
+            console.print(table)
+            if repeat > 1:
+                for m in ("kacs", "xcsf"):
+                    console.print(f"{m.upper()} runs: " + ", ".join(f"{s:.2f}" for s in result[f"{m}_runs_seconds"]) + " s")
+            console.print(f"peak memory: {result['peak_memory_mib']:.0f} MiB")
+            if vs_xcsf_lib:
+                console.print(f"our XCSF is {result['xcsf_speedup_vs_lib']:.1f}x the rate of the xcsf library")

@@ -18,7 +18,7 @@ from kacs_cli.engine.core import (
     H_THETA_GA, HOT, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T,
     accuracy_given, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, ga_due_sums, index_at, refresh_fitness_sum, run_ga,
-    set_bounds, set_numerosity,
+    set_bounds, set_key, set_numerosity,
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 
@@ -146,6 +146,7 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     else:
         a, b = draw_interval(z, hp[H_R0], inner, article)
     set_bounds(pop, i, 0, a, b)
+    set_key(pop, sc, i)
     pop.scal[S_COVERS] += 1
     if inner:
         pop.scal[S_COVERS_IN] += 1
@@ -359,13 +360,13 @@ def train_step(pop, wk, x, y, n, hp, sc):
         if due:
             run_ga(pop, members, st, stop, s < s_in, hp, sc)
 
-    compact(pop, sc.dead)
+    compact(pop, sc)
     scal[S_T] += 1
     return y_hat
 
 
 @njit(**HOT)
-def sort_by_submodel(pop, wk):
+def sort_by_submodel(pop, wk, sc):
     """Reorder the live rules by submodel (stable), between iterations.
 
     A match set's members then sit close together in every array, and the per-rule updates
@@ -401,6 +402,8 @@ def sort_by_submodel(pop, wk):
         _permute(arr, order, P, wk.sort_f)
     for arr in (pop.exp, pop.num, pop.ts, pop.sub):
         _permute(arr, order, P, wk.sort_i)
+    # The antecedent keys are rebuilt when next needed.
+    sc.key_state[0] = 0
 
 
 @njit(**HOT, inline="always")
@@ -412,8 +415,12 @@ def _permute(values, order, P, buffer):
         values[k] = buffer[k]
 
 
-# Rows predicted together: bounds the (submodels x rows) accumulators at a few MiB.
-PREDICT_CHUNK = 1024
+# Rows predicted together. The (submodels x rows) accumulators are rewritten by every rule of
+# the chunk's pass, so they must stay in cache: at n = 20 (861 submodels) 128 rows keep them
+# at 1.8 MB, where 1024 rows (14 MB) made an evaluation of 1000 rows 7 times slower (16 ms
+# against 2.3 ms). The chunking does not change any sum: each (submodel, row) sum still adds
+# its rules in population order.
+PREDICT_CHUNK = 128
 
 
 @njit(cache=True)

@@ -1,5 +1,6 @@
 """Two-lane floating-point operations for numba code: two IEEE divisions or square roots as
-one SSE instruction.
+one SSE instruction; the bit pattern of a float (for hashing) and the trailing zeros of a
+word (for walking bit sets).
 
 Each lane is the same correctly rounded operation as its scalar form, so results are
 bit-identical; the divider (and square-root unit) serves both lanes in the time of one.
@@ -50,5 +51,30 @@ def sqrt_pair(typingctx, a, b):
             builder.module, ir.FunctionType(_DOUBLE2, [_DOUBLE2]), "llvm.sqrt.v2f64"
         )
         return _unpack(context, builder, builder.call(sqrt, [_pack(builder, args[0], args[1])]))
+
+    return sig, codegen
+
+
+@intrinsic
+def float_bits(typingctx, x):
+    """The IEEE bit pattern of a float64, as a uint64 (a reinterpretation, no conversion)."""
+    sig = types.uint64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """The number of trailing zero bits of a nonzero uint64 (one tzcnt instruction)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        cttz = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]),
+            "llvm.cttz.i64")
+        return builder.call(cttz, [args[0], ir.Constant(ir.IntType(1), 1)])
 
     return sig, codegen

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from kacs_cli.engine import budget, kacs, xcsf
+from kacs_cli.engine import budget, core, kacs, xcsf
 from kacs_cli.engine.core import (
     H_N, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
     new_population, new_scratch, seed_rng,
@@ -18,6 +18,13 @@ from kacs_cli.engine.core import (
 from kacs_cli.engine.params import Hyperparameters
 
 METHODS = ("kacs", "xcsf")
+# XCSF looks its match sets up in a row index (core.rx_build) from this many inputs on, where
+# testing n bounds per rule dominates its iteration; with few inputs rules are general, match
+# many rows, and keeping the index would cost more than the tests it saves.
+ROW_INDEX_MIN_INPUTS = 16
+# ... and while the index's tables stay this small (bytes): the prefix row sets grow with
+# inputs x rows^2 / 64.
+ROW_INDEX_MAX_BYTES = 64 * 2**20
 # KACS's population is re-sorted by submodel this often (for memory locality only).
 RESORT_EVERY = 100
 
@@ -53,10 +60,15 @@ def _errors(y_hat, y):
 
 
 @njit(cache=True)
-def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, bp, bs, X, y, X_eval, y_eval, n,
+def _train_loop(is_kacs, pop, wk, members, flags, sc, rx, hp, bp, bs, X, y, X_eval, y_eval, n,
                 iterations, eval_every, new_order_each_epoch, curve):
     """Train for `iterations` samples; evaluate every `eval_every` and at the end."""
     rows = X.shape[0]
+    # The population may have been edited since the last call (loaded, hand-built): the
+    # antecedent keys are rebuilt when first needed.
+    sc.key_state[0] = 0
+    if rx.state[0] != 0:
+        core.rx_build(pop, rx)
     order = np.random.permutation(rows)
     row_eval = 0
     last = np.zeros(4, np.int64)
@@ -71,17 +83,19 @@ def _train_loop(is_kacs, pop, wk, members, flags, sc, hp, bp, bs, X, y, X_eval, 
         r = order[pos]
         if is_kacs:
             if it % RESORT_EVERY == 0:
-                kacs.sort_by_submodel(pop, wk)
+                kacs.sort_by_submodel(pop, wk, sc)
             kacs.train_step(pop, wk, X[r], y[r], n, hp, sc)
             # Adaptive budget (budget.py): may raise hp[H_N] at the end of a window.
             if bs[budget.BS_ON] != 0:
                 budget.after_iteration(pop.scal, hp, bp, bs, n)
         else:
-            xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc)
+            xcsf.train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)
         done = it + 1
         if done % eval_every == 0 or done == iterations:
             if is_kacs:
                 y_hat = kacs.predict(pop, X_eval, n)
+            elif rx.state[0] != 0:
+                y_hat = xcsf.predict_rows(pop, X_eval, rx)
             else:
                 y_hat = xcsf.predict(pop, X_eval)
             n_train = rows
@@ -157,6 +171,7 @@ class Model:
         self.work = kacs.new_work(self.capacity, self.n if method == "kacs" else 1)
         self.members = np.zeros(self.capacity, np.int64)
         self.match_flags = np.zeros(self.capacity, np.uint8)
+        self.row_index = core.new_row_index(D)
 
     @property
     def is_kacs(self) -> bool:
@@ -210,16 +225,35 @@ class Model:
             y_test = _as_vector(y_test, X_test.shape[0], "y_test")
             X_eval = np.ascontiguousarray(np.vstack([X, X_test]))
             y_eval = np.concatenate([y, y_test])
+        self._row_index(X_eval)
         n_evals = iterations // eval_every + (1 if iterations % eval_every else 0)
         curve = np.full((n_evals, len(_RAW)), np.nan)
         seed_rng(int(seed) % (2**32))
         rows = _train_loop(
             self.is_kacs, self.pop, self.work, self.members, self.match_flags, self.scratch,
+            self.row_index,
             self.hp, self.budget_params, self.budget_state, X, y,
             X_eval, y_eval, self.n, iterations, eval_every,
             self.params.semantics == "article", curve,
         )
         return curve[:rows]
+
+    def _row_index(self, X_eval: np.ndarray) -> None:
+        """Turn XCSF's row index (core.rx_build) on for the rows of X_eval, or off."""
+        rows = X_eval.shape[0]
+        row_words = (rows + 63) // 64
+        size = 8 * (self.n * (rows + 1) * row_words + rows * ((self.capacity + 63) // 64)
+                    + self.capacity * row_words)
+        if self.is_kacs or self.n < ROW_INDEX_MIN_INPUTS or size > ROW_INDEX_MAX_BYTES:
+            self.row_index.state[0] = 0
+            return
+        vals = np.empty((self.n, rows))
+        pre = np.empty((self.n, rows + 1, row_words), np.uint64)
+        core.rx_tables(X_eval, vals, pre)
+        self.row_index = core.RowIndex(
+            state=np.ones(1, np.int64), vals=vals, pre=pre,
+            rows=np.zeros((rows, (self.capacity + 63) // 64), np.uint64),
+            mask=np.zeros((self.capacity, row_words), np.uint64))
 
     def predict(self, X) -> np.ndarray:
         X = self._check_inputs(X)

@@ -8,20 +8,34 @@ from numba import njit
 from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, index_at, run_ga, set_bounds, set_numerosity, update_fitness,
+    refresh_fitness_sum, index_at, run_ga, rx_end_iteration, rx_members, set_bounds, set_key,
+    set_numerosity, update_fitness,
 )
+
+
+# Dimensions tested over the whole population before the survivors are listed (see _match_set).
+DENSE_DIMS = 2
 
 
 @njit(**HOT, inline="always")
 def _match_set(lo, hi, P, x, flags, members):
     """Indices of the rules whose hyperrectangle contains x, in population order.
 
-    One dimension at a time over all rules: contiguous, branch-free and vectorized, where a
-    per-rule early exit mispredicts on almost every rule of a large population.
+    The first DENSE_DIMS dimensions are tested over all rules, one dimension at a time:
+    contiguous, branch-free and vectorized. Then the surviving rules are listed, and each
+    further dimension filters that list in place (stable, branch-free). At n = 20 a rule
+    matches one input in about two cases of three, so the list shrinks geometrically and the
+    later dimensions cost a small fraction of the population instead of all of it: about
+    3 P bound tests instead of 20 P. The result (which rules, in which order) is the same.
     """
+    n = x.shape[0]
+    dense = min(n, DENSE_DIMS)
+    x0 = x[0]
+    lo_0 = lo[0]
+    hi_0 = hi[0]
     for i in range(P):
-        flags[i] = 1
-    for d in range(x.shape[0]):
+        flags[i] = (lo_0[i] <= x0) & (x0 <= hi_0[i])
+    for d in range(1, dense):
         xd = x[d]
         lo_d = lo[d]
         hi_d = hi[d]
@@ -31,21 +45,49 @@ def _match_set(lo, hi, P, x, flags, members):
     for i in range(P):
         members[count] = i
         count += flags[i]
+    for d in range(dense, n):
+        if count == 0:
+            break
+        xd = x[d]
+        lo_d = lo[d]
+        hi_d = hi[d]
+        kept = 0
+        for k in range(count):
+            i = index_at(members, k)
+            members[kept] = i
+            kept += (lo_d[i] <= xd) & (xd <= hi_d[i])
+        count = kept
     return count
 
 
 @njit(**HOT, inline="always")
-def _rule_prediction(w, lo, i, x):
-    """P(x) = w . (1, x_1 - l_1, ..., x_n - l_n): inputs offset by the rule's lower corner."""
-    out = w[i, 0]
+def _offsets(a, b, i, x, dx):
+    """dx[d] = x_d - l_d for rule i, with l_d = min(a, b) read from the rule's own row.
+
+    The same value as x_d - lo[d, i] (lo is stored as min(a, b)), but from two contiguous
+    rows instead of n cache lines of the dimension-major bounds; computed once per rule for
+    the prediction, the gradient and the error."""
     for d in range(x.shape[0]):
-        out += w[i, d + 1] * (x[d] - lo[d, i])
+        dx[d] = x[d] - min(a[i, d], b[i, d])
+
+
+@njit(**HOT, inline="always")
+def _prediction_at(w, i, dx):
+    """P(x) = w . (1, x_1 - l_1, ..., x_n - l_n), summed in that order."""
+    out = w[i, 0]
+    for d in range(dx.shape[0]):
+        out += w[i, d + 1] * dx[d]
     return out
 
 
 @njit(**HOT)
-def train_step(pop, members, flags, x, y, hp, sc):
-    """One XCSF training iteration on sample (x, y). Returns the match-set size."""
+def train_step(pop, members, flags, x, y, hp, sc, rx, row):
+    """One XCSF training iteration on sample (x, y). Returns the match-set size.
+
+    `row` is x's row in the row index `rx` (core.rx_build) when that index is in use, else
+    -1: the match set is then looked up rather than tested (the same rules, in the same
+    order).
+    """
     P = pop.scal[S_P]
     n = x.shape[0]
     # The arrays, fetched from their tuples once for the whole iteration.
@@ -59,7 +101,11 @@ def train_step(pop, members, flags, x, y, hp, sc):
     exp = pop.exp
     num = pop.num
     ts = pop.ts
-    count = _match_set(lo, hi, P, x, flags, members)
+    indexed = rx.state[0] != 0
+    if row >= 0 and indexed:
+        count = rx_members(rx, row, P, members)
+    else:
+        count = _match_set(lo, hi, P, x, flags, members)
     if count == 0:
         t = pop.scal[S_T]
         i = append_rule(pop, 0, t, hp)
@@ -72,6 +118,7 @@ def train_step(pop, members, flags, x, y, hp, sc):
             else:
                 a, b = draw_interval(x[d], hp[H_R0], True, article)
             set_bounds(pop, i, d, a, b)
+        set_key(pop, sc, i)
         pop.scal[S_COVERS] += 1
         deletion(pop, hp, sc)
         members[0] = i
@@ -79,24 +126,32 @@ def train_step(pop, members, flags, x, y, hp, sc):
 
     beta = hp[H_BETA]
     grad = sc.grad
+    dx = sc.dx
+    a = pop.a
+    b = pop.b
     set_num = set_numerosity(num, members, 0, count)
     for k in range(count):
         i = index_at(members, k)
         exp[i] += 1
-        err = y - _rule_prediction(w, lo, i, x)
+        _offsets(a, b, i, x, dx)
+        err = y - _prediction_at(w, i, dx)
         grad[0] = -err
         for d in range(n):
-            grad[d + 1] = -err * (x[d] - lo[d, i])
+            grad[d + 1] = -err * dx[d]
         adam_step(w, pop.m, pop.v, pop.b1t, pop.b2t, i, grad, hp)
         # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
-        eps[i] += beta * (abs(y - _rule_prediction(w, lo, i, x)) - eps[i])
+        eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
     refresh_fitness_sum(pop)
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
         begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
-    compact(pop, sc.dead)
+    if indexed:
+        # Rules created from slot P on (covering, offspring) join the index, the dead leave.
+        rx_end_iteration(pop, rx, sc, P)
+    else:
+        compact(pop, sc)
     pop.scal[S_T] += 1
     return count
 
@@ -104,6 +159,18 @@ def train_step(pop, members, flags, x, y, hp, sc):
 @njit(cache=True)
 def predict(pop, X):
     """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches."""
+    return _predict(pop, X, None)
+
+
+@njit(cache=True)
+def predict_rows(pop, X, rx):
+    """`predict` on the rows of the row index (X is the matrix it was built from), with the
+    match sets looked up."""
+    return _predict(pop, X, rx)
+
+
+@njit(cache=True)
+def _predict(pop, X, rx):
     P = pop.scal[S_P]
     lo = pop.lo
     hi = pop.hi
@@ -111,18 +178,25 @@ def predict(pop, X):
     F = pop.F
     rows = X.shape[0]
     y_hat = np.zeros(rows)
+    a = pop.a
+    b = pop.b
     flags = np.empty(P, np.uint8)
     members = np.empty(P, np.int64)
+    dx = np.empty(X.shape[1])
     for r in range(rows):
         x = X[r]
         sum_f = 0.0
         sum_fp = 0.0
-        count = _match_set(lo, hi, P, x, flags, members)
+        if rx is None:
+            count = _match_set(lo, hi, P, x, flags, members)
+        else:
+            count = rx_members(rx, r, P, members)
         for k in range(count):
             i = index_at(members, k)
             f = F[i]
             sum_f += f
-            sum_fp += f * _rule_prediction(w, lo, i, x)
+            _offsets(a, b, i, x, dx)
+            sum_fp += f * _prediction_at(w, i, dx)
         if sum_f > 0.0:
             y_hat[r] = sum_fp / sum_f
     return y_hat

@@ -1,0 +1,63 @@
+"""`kacs bench`: workloads, the --repeat median and the fingerprint check (no timing asserts)."""
+
+import json
+
+import pytest
+
+from kacs_cli import bench
+from kacs_cli.bench import Timing, WORKLOADS, get_workload, median_timing, run_bench
+from kacs_cli.cli import main
+from kacs_cli.errors import UserError
+
+
+def kacs(capsys, *argv):
+    code = 0
+    try:
+        main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code or 0
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_workloads_are_the_scaling_cells_and_the_reference():
+    assert {name: (w.n, w.N) for name, w in WORKLOADS.items()} == {
+        "reference": (10, 6400), "n18-N15984": (18, 15984), "n20-N6400": (20, 6400),
+        "n20-N19680": (20, 19680)}
+    with pytest.raises(UserError, match="unknown workload 'n30'.*reference"):
+        get_workload("n30")
+
+
+def test_unknown_workload_is_one_line_and_exit_2(capsys):
+    code, out, err = kacs(capsys, "bench", "--workload", "reference,n30")
+    assert code == 2
+    assert "unknown workload 'n30'" in err and "Traceback" not in err
+    assert out == ""   # refused before anything ran
+
+
+def test_repeat_reports_the_median_and_refuses_disagreeing_runs(monkeypatch):
+    seconds = iter([3.0, 1.0, 2.0])
+    monkeypatch.setattr(bench, "time_engine",
+                        lambda m, split, its, N: Timing(m, next(seconds), its, 0.25, 100))
+    timing, runs = median_timing("kacs", None, 1000, 6400, 3)
+    assert (timing.seconds, runs, timing.test_mae, timing.rules) == (2.0, [3.0, 1.0, 2.0], 0.25, 100)
+    fingerprints = iter([(0.25, 100), (0.25, 101)])
+
+    def flaky(m, split, its, N):
+        mae, rules = next(fingerprints)
+        return Timing(m, 1.0, its, mae, rules)
+
+    monkeypatch.setattr(bench, "time_engine", flaky)
+    with pytest.raises(RuntimeError, match="not deterministic"):
+        median_timing("xcsf", None, 1000, 6400, 2)
+
+
+def test_a_short_scaling_bench_runs_both_learners_on_its_cell(capsys):
+    code, out, err = kacs(capsys, "bench", "--workload", "n20-N6400", "--iterations", "300",
+                          "--repeat", "2", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["workload"], result["n"], result["N"], result["repeat"]) == ("n20-N6400", 20, 6400, 2)
+    for m in ("kacs", "xcsf"):
+        assert len(result[f"{m}_runs_seconds"]) == 2
+        assert result[f"{m}_rules"] > 0 and result[f"{m}_test_mae"] > 0.0
