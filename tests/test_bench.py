@@ -1,6 +1,8 @@
 """`kacs bench`: workloads, the --repeat median and the fingerprint check (no timing asserts)."""
 
 import json
+import math
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,43 @@ def test_a_short_scaling_bench_runs_both_learners_on_its_cell(capsys):
     for m in ("kacs", "xcsf"):
         assert len(result[f"{m}_runs_seconds"]) == 2
         assert result[f"{m}_rules"] > 0 and result[f"{m}_test_mae"] > 0.0
+
+
+def test_bench_runs_both_learners_and_prints_what_it_measured(capsys):
+    code, out, err = kacs(capsys, "bench", "--iterations", 100, "--json")
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines
+    result = json.loads(lines[0])
+    assert result["iterations"] == 100
+    for m in ("kacs", "xcsf"):
+        assert result[f"{m}_seconds"] > 0 and math.isfinite(result[f"{m}_seconds"])
+        assert math.isclose(result[f"{m}_its_per_s"], 100 / result[f"{m}_seconds"])
+        assert math.isfinite(result[f"{m}_test_mae"]) and result[f"{m}_test_mae"] >= 0
+        assert result[f"{m}_rules"] >= 1
+    assert result["peak_memory_mib"] > 0
+
+    # The table shows the same run: the learners are seeded, so test MAE and rules repeat.
+    code, out, err = kacs(capsys, "bench", "--iterations", 100)
+    assert code == 0, err
+    assert "100 iterations" in out and "peak memory" in out
+    for m in ("kacs", "xcsf"):
+        row = next(line for line in out.splitlines() if f" {m.upper()} " in line)
+        assert f"{result[f'{m}_test_mae']:.4f}" in row and f"{result[f'{m}_rules']:,}" in row, row
+
+
+def test_the_readme_performance_table_shows_what_kacs_bench_prints(capsys):
+    """The README's fingerprints (test MAE, rules of the reference workload) are the numbers a
+    user gets from `kacs bench`: a full 100,000-iteration run of each learner (about 5 s)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| workload | learner |"):].splitlines()
+    assert table[2].startswith("| reference") and "| KACS |" in table[2] and "| XCSF |" in table[3]
+    rows = {}
+    for name, row in (("kacs", table[2]), ("xcsf", table[3])):
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        rows[name] = (cells[-2], cells[-1])  # the table's last columns: test MAE, rules
+    code, out, err = kacs(capsys, "bench", "--json")
+    assert code == 0, err
+    result = json.loads(out.splitlines()[0])
+    for name in ("kacs", "xcsf"):
+        assert rows[name] == (f"{result[f'{name}_test_mae']:.4f}", f"{result[f'{name}_rules']:,}"), name
