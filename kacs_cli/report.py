@@ -112,6 +112,9 @@ class ExperimentReport:
     figure_notes: list[str] = field(default_factory=list)  # why a figure is not drawn
     sources: list[str] = field(default_factory=list)  # cells included from other experiments
     paper_warning: str | None = None  # the campaign is not the published setting
+    # Methods beyond the pair (other learners, labelled variants): per (cell, method) the
+    # mean and SD of every metric and the run count; described, not tested.
+    others: pd.DataFrame | None = None
 
 
 @dataclass
@@ -470,6 +473,24 @@ def _cell_stats(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -
             else:
                 rec["best"] = ""
             records.append(rec)
+    return pd.DataFrame.from_records(records)
+
+
+def _other_methods(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -> pd.DataFrame:
+    names = [m for m in dict.fromkeys(runs["method"]) if m not in METHODS]
+    records = []
+    for cell in cells:
+        for method in names:
+            rec: dict[str, Any] = {"cell": cell.label, "method": method}
+            count = 0
+            for metric in metrics:
+                v = _method_values(runs, cell, method, metric)
+                rec[f"{metric}_mean"] = float(v.mean()) if len(v) else math.nan
+                rec[f"{metric}_sd"] = float(v.std(ddof=1)) if len(v) > 1 else math.nan
+                count = max(count, len(v))
+            rec["runs"] = count
+            if count:
+                records.append(rec)
     return pd.DataFrame.from_records(records)
 
 
@@ -842,7 +863,7 @@ def summary_table(exp: ExperimentReport) -> Table:
             + [_c("")]
         )
     rows.append(
-        [_c("+/-/~"), _c("XCSF")]
+        [_c("+/-/~"), _c(_mlabel(BASELINE))]
         + [_c(stats.format_counts({"+": across.loc[m, "plus"], "-": across.loc[m, "minus"], "~": across.loc[m, "tie"]})) for m in metrics]
         + [_c("")]
     )
@@ -877,7 +898,7 @@ def _fmt_rank(r: float) -> str:
 
 
 def detailed_table(exp: ExperimentReport) -> Table:
-    headers = ["cell", "metric", "XCSF mean ± SD", "KACS mean ± SD", "p", "effect r", "sym", "pairs"]
+    headers = ["cell", "metric"] + [f"{_mlabel(m)} mean ± SD" for m in METHODS] + ["p", "effect r", "sym", "pairs"]
     rows: list[list[TCell]] = []
     rules: set[int] = set()
     for cell in exp.cells:
@@ -910,6 +931,28 @@ def detailed_table(exp: ExperimentReport) -> Table:
 
 
 
+def other_methods_table(exp: ExperimentReport) -> Table:
+    """Every method beyond the pair, per cell: mean ± SD of each metric, no test."""
+    headers = ["cell", "method"] + [METRIC_LABELS[m] for m in exp.metrics] + ["runs"]
+    rows: list[list[TCell]] = []
+    rules: set[int] = set()
+    last = None
+    for s in exp.others.to_dict("records"):
+        if s["cell"] != last and rows:
+            rules.add(len(rows))
+        row = [_c(s["cell"] if s["cell"] != last else ""), _c(_mlabel(s["method"]))]
+        for metric in exp.metrics:
+            mean, sd = s[f"{metric}_mean"], s[f"{metric}_sd"]
+            row.append(_c("n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"))
+        rows.append(row + [_c(s["runs"])])
+        last = s["cell"]
+    pair = " and ".join(_mlabel(m) for m in METHODS)
+    caption = (f"{exp.name}: methods beyond {pair} (other learners, labelled variants), mean ± SD "
+               f"over runs; described only, not tested.")
+    return Table(f"{exp.name}: other methods", caption, headers, rows, n_left=2, rules_before=rules,
+                 label=f"tab:{_slug(exp.name)}-others")
+
+
 def _scaling_metrics(exp: ExperimentReport) -> list[str]:
     return [m for m in exp.metrics if m.startswith("test_") or m in ("rules", "params")]
 
@@ -925,7 +968,7 @@ def scaling_table(exp: ExperimentReport, group: ScalingGroup) -> Table:
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
     headers = list(key_headers)
     for metric in metrics:
-        headers += [f"{METRIC_LABELS[metric]} XCSF", "KACS"]
+        headers += [f"{METRIC_LABELS[metric]} {_mlabel(BASELINE)}", _mlabel(PROPOSED)]
     headers.append("runs")
     rows: list[list[TCell]] = []
     for cell in group.cells:
@@ -1087,6 +1130,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
         missing=missing,
         notes=notes,
         sources=included.sources,
+        others=_other_methods(runs, cells, metrics) if cells else None,
     )
     if not cells:
         exp.missing.insert(0, "no finished runs in runs.csv")
@@ -1305,6 +1349,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
         tables.append(detailed_table(exp))
+        if exp.others is not None and not exp.others.empty:
+            tables.append(other_methods_table(exp))
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""

@@ -122,7 +122,14 @@ def test_the_toy_learner_runs_through_kacs_run_and_kacs_report(toy, capsys, tmp_
     assert sum("__toy__" in p.name for p in (out / "curves").iterdir()) == 2
     code, _, err = kacs(capsys, "report", out)
     assert code == 0, err
-    assert (out / "report" / "report.md").exists()
+    text = (out / "report" / "report.md").read_text()
+    # The toy learner is beyond the report's pair: it gets the table of other methods, its one
+    # rule and two runs shown there.
+    others = text[text.index("other methods"):]
+    rows = [[c.strip() for c in line.strip(" |").split("|")] for line in others.splitlines()
+            if line.startswith("|")]
+    header, toy_row = rows[0], next(r for r in rows if r[1] == "Toy")
+    assert toy_row[header.index("rules")] == "1 ± 0" and toy_row[header.index("runs")] == "2"
 
 
 def test_the_toy_learner_has_an_estimator_that_saves_and_loads(toy, tmp_path):
