@@ -95,10 +95,23 @@ def _range_pair(value, name):
     return float(arr[0]), float(arr[1])
 
 
+_CLASSES: dict[str, type] = {}
+
+
 class _RegressorBase(RegressorMixin, BaseEstimator):
-    """Shared implementation; use KACSRegressor or XCSFRegressor."""
+    """Shared implementation; use KACSRegressor or XCSFRegressor.
+
+    The estimator of another registered learner (engine/registry.py) is a subclass setting
+    `_method` to the learner's name; it is then known to `load` and `estimator_class`.
+    """
 
     _method = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # A model file names its estimator class: `load` finds every subclass by that name.
+        if cls._method:
+            _CLASSES[cls.__name__] = cls
 
     def __init__(
         self,
@@ -512,7 +525,16 @@ class XCSFRegressor(_RegressorBase):
     _method = "xcsf"
 
 
-_CLASSES = {cls.__name__: cls for cls in (KACSRegressor, XCSFRegressor)}
+LearnerRegressor = _RegressorBase
+
+
+def estimator_class(method: str) -> type:
+    """The estimator class of the learner named `method` (the first one defined)."""
+    for cls in _CLASSES.values():
+        if cls._method == method:
+            return cls
+    raise UserError(f"no estimator for the learner {method!r}; known: "
+                    f"{', '.join(sorted({c._method for c in _CLASSES.values()}))}")
 
 
 def load_estimator(path, expected=None):
@@ -567,8 +589,8 @@ def load(path):
 
 def submodel_table(model: Model) -> pd.DataFrame:
     """Per-submodel rule counts of a KACS engine model (see KACSRegressor.submodel_table_)."""
-    if not model.is_kacs:
-        raise UserError("submodels exist only in KACS models; this is an XCSF model")
+    if model.learner.components is None:
+        raise UserError(f"submodels exist only in KACS models; this is an {model.learner.label} model")
     n = model.n
     n_q = 2 * n + 1
     s_in = n * n_q
@@ -633,8 +655,9 @@ def kacs_functions(model_or_estimator, points: int = 200) -> list[dict]:
         check_is_fitted(model_or_estimator, "model_")
         model = model_or_estimator.model_
         zhat_range = getattr(model_or_estimator, "zhat_range_", None)
-    if not model.is_kacs:
-        raise UserError("only KACS models consist of one-dimensional functions; this is an XCSF model")
+    if model.learner.components is None:
+        raise UserError("only KACS models consist of one-dimensional functions; this is an "
+                        f"{model.learner.label} model")
     n = model.n
     frame = model.population_frame()
     groups = {key: g for key, g in frame.groupby(["type", "q", "p"], sort=False)}

@@ -54,11 +54,12 @@ from typing import Any, Iterable, NoReturn
 import yaml
 
 from kacs_cli.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
+from kacs_cli.engine import registry
+from kacs_cli.engine import budget
 from kacs_cli.engine.params import BUDGETS, SEMANTICS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.protocols import PROTOCOLS, Protocol, run_plan
 
-METHODS = ("xcsf", "kacs")
 SOURCES = ("published", "generated")
 DEFAULT_ITERATIONS = 100_000
 DEFAULT_EVAL_EVERY = 2000
@@ -574,23 +575,24 @@ def _assign_labels(entries: list[_Entry]) -> list[str]:
 
 def _methods(value: Any) -> dict[str, tuple[str, dict]]:
     """label -> (learner, overrides); a plain learner's label is its name."""
+    learners = registry.names()
     if value is None:
-        return {m: (m, {}) for m in METHODS}
+        return {m: (m, {}) for m in registry.DEFAULT_PAIR}
     if isinstance(value, str):
         value = [value]
     if isinstance(value, list):
         if not value:
-            _fail("methods", f"must name at least one of {', '.join(METHODS)}")
+            _fail("methods", f"must name at least one of {', '.join(learners)}")
         out: dict[str, dict] = {}
         for i, m in enumerate(value):
-            name = _choice(m, f"methods[{i}]", METHODS)
+            name = _choice(m, f"methods[{i}]", learners)
             if name in out:
                 _fail(f"methods[{i}]", f"{name} is listed twice")
             out[name] = (name, {})
         return out
     if isinstance(value, dict):
         if not value:
-            _fail("methods", f"must name at least one of {', '.join(METHODS)}")
+            _fail("methods", f"must name at least one of {', '.join(learners)}")
         out = {}
         for key, overrides in value.items():
             where = f"methods.{key}"
@@ -601,13 +603,13 @@ def _methods(value: Any) -> dict[str, tuple[str, dict]]:
                 label = _text(key, where).lower()
                 if not _SAFE_LABEL.match(label):
                     _fail(where, f"a method label must be filename-safe (letters, digits, . _ -), got {key!r}")
-                engine = _choice(overrides["method"], f"{where}.method", METHODS)
-                if label in METHODS and label != engine:
+                engine = _choice(overrides["method"], f"{where}.method", learners)
+                if label in learners and label != engine:
                     _fail(where, f"the label {label} names a learner; give the {engine} variant another label")
                 overrides = {k: v for k, v in overrides.items() if k != "method"}
             else:
-                if not (isinstance(key, str) and key.strip().lower() in METHODS):
-                    _fail(where, f"unknown method; use {', '.join(METHODS)}, or a labelled variant "
+                if not (isinstance(key, str) and key.strip().lower() in learners):
+                    _fail(where, f"unknown method; use {', '.join(learners)}, or a labelled variant "
                                  f"such as kacs-adaptive: {{method: kacs, budget: adaptive}}")
                 label = engine = key.strip().lower()
             if label in out:
@@ -744,9 +746,9 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
                 params[method] = Hyperparameters().with_overrides(**values)
             except UserError as exc:
                 _fail(f"{e.where} ({method})", str(exc))
-            if engine != "kacs" and params[method].budget != "fixed" and method in cell_methods:
-                _fail(f"{e.where} ({method})", "budget: adaptive is defined for KACS only; set it in "
-                                               "the overrides of a KACS method, not for xcsf")
+            if (params[method].budget != "fixed" and method in cell_methods
+                    and not registry.get(engine).adaptive_budget):
+                _fail(f"{e.where} ({method})", budget.adaptive_refusal(registry.label(engine)))
         cells.append(Cell(i, label, e.benchmark, e.kind, e.source, e.path, e.n, e.samples,
                           e.dataset_seed, e.variant, e.real_world, params, cell_methods,
                           {m: methods[m][0] for m in cell_methods if m in engines}))

@@ -14,12 +14,18 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic, stats
+from kacs_cli.engine import registry
+from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 
 if TYPE_CHECKING:
     from kacs_cli.report import ExperimentReport, ScalingGroup
 
-COLORS = {"xcsf": "tab:blue", "kacs": "tab:red"}
-LABELS = {"xcsf": "XCSF", "kacs": "KACS"}
+# The report's pair (engine/registry.py): the baseline in blue, the proposal in red.
+COLORS = {BASELINE: "tab:blue", PROPOSED: "tab:red"}
+LABELS = {m: registry.label(m) for m in DEFAULT_PAIR}
+# A learner with inner and outer cover rates (KACS) draws them in these colours and styles.
+PART_STYLES = {"cover_rate_inner": ("tab:orange", "inner", "--"),
+               "cover_rate_outer": ("tab:purple", "outer", ":")}
 PANEL_W, PANEL_H = 3.6, 2.7
 MAX_COLS = 4
 DPI = 110
@@ -152,7 +158,7 @@ def curve_figure(
     fig, axes = _grid(len(panels))
     for ax, (cell, name) in zip(axes, panels):
         drawn = []
-        for method in ("xcsf", "kacs"):
+        for method in DEFAULT_PAIR:
             if method in curves[cell]:
                 drawn.append(_band_plot(ax, curves[cell][method], column, COLORS[method], LABELS[method]))
         ax.set_title(name, fontsize=9)
@@ -177,12 +183,18 @@ def covering_figure(
     path: Path,
 ) -> Path | None:
     """Covering rates per evaluation interval: XCSF's, KACS's overall, inner and outer."""
-    series = (
-        ("xcsf", "cover_rate", COLORS["xcsf"], "XCSF", "-"),
-        ("kacs", "cover_rate", COLORS["kacs"], "KACS overall", "-"),
-        ("kacs", "cover_rate_inner", "tab:orange", "KACS inner", "--"),
-        ("kacs", "cover_rate_outer", "tab:purple", "KACS outer", ":"),
-    )
+    series = []
+    for method in DEFAULT_PAIR:
+        # Which rates the learner has (engine/registry.py, Learner.cover_slots): the same at
+        # every n, so n = 1 asks.
+        _, inner, outer = registry.get(method).cover_slots(1)
+        parts = [c for c, slots in (("cover_rate_inner", inner), ("cover_rate_outer", outer))
+                 if slots is not None]
+        overall = f"{LABELS[method]} overall" if parts else LABELS[method]
+        series.append((method, "cover_rate", COLORS[method], overall, "-"))
+        for column in parts:
+            color, part, style = PART_STYLES[column]
+            series.append((method, column, color, f"{LABELS[method]} {part}", style))
     panels = [(c, t) for c, t in panels if _has(curves, c, "cover_rate")]
     if not panels:
         return None
@@ -238,7 +250,7 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
         xlabel = "n" if var == "n" else "sample count N_S"
         name = group.benchmark if not group.variant or group.variant.lower() in ("none", "base") else f"{group.benchmark} {group.variant}"
         for ax, metric in zip(row, metrics):
-            for method in ("xcsf", "kacs"):
+            for method in DEFAULT_PAIR:
                 for usual in (True, False):
                     cells = [c for c in group.cells if (c.N == group.modal_N) == usual]
                     xs, means, halves = [], [], []

@@ -29,8 +29,9 @@ import numpy as np
 from scipy import stats as _sps
 
 from kacs_cli import stats
+from kacs_cli.engine.registry import PROPOSED
 
-DEFAULT_CONTROL = "kacs"
+DEFAULT_CONTROL = PROPOSED
 
 
 def _means_matrix(means) -> np.ndarray:

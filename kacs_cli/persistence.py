@@ -10,7 +10,7 @@ the suggested suffix is ``.kacs``) holding:
 
     - ``format``: ``"kacs-model"``; ``format_version``: ``1``;
     - ``package_version``: the kacs version that wrote the file;
-    - ``method``: ``"kacs"`` or ``"xcsf"``; ``n``: number of inputs;
+    - ``method``: a registered learner (engine/registry.py), e.g. ``"kacs"``; ``n``: number of inputs;
     - ``hyperparameters``: every field of `kacs_cli.engine.Hyperparameters`;
     - ``iterations_done``: training samples seen (the global iteration counter t);
     - ``n_rules``, ``n_micro``: macro-rules |P| and total numerosity;
@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from kacs_cli import atomic
-from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.core import H_N, S_P, S_TOTAL
 from kacs_cli.errors import UserError
 
@@ -251,7 +251,7 @@ def corrupt(path, why) -> UserError:
 def _build_model(path, meta, arrays) -> Model:
     method = meta.get("method")
     n = meta.get("n")
-    if method not in ("kacs", "xcsf"):
+    if method not in registry.names():
         raise corrupt(path, f"unknown method {method!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise corrupt(path, f"bad number of inputs n = {n!r}")
@@ -301,7 +301,7 @@ def _build_model(path, meta, arrays) -> Model:
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
         raise corrupt(path, "rule numerosities do not add up")
-    n_sub = model.n_submodels if method == "kacs" else 1
+    n_sub = model.n_submodels
     if P and (arrays["sub"].min() < 0 or arrays["sub"].max() >= n_sub):
         raise corrupt(path, "submodel ids out of range")
     for name in expected:

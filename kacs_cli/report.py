@@ -28,11 +28,14 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic, stats
+from kacs_cli.engine import registry
+from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.errors import UserError
 
 FORMATS = ("md", "tex", "csv")
-METHODS = ("xcsf", "kacs")
-METHOD_LABELS = {"xcsf": "XCSF", "kacs": "KACS"}
+# The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
+# proposal (engine/registry.py holds the pair).
+METHODS = DEFAULT_PAIR
 CELL_KEY = ("benchmark", "variant", "n", "samples", "N")
 # The article's benchmark order; anything else follows alphabetically.
 BENCHMARK_ORDER = ("f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec")
@@ -109,6 +112,9 @@ class ExperimentReport:
     figure_notes: list[str] = field(default_factory=list)  # why a figure is not drawn
     sources: list[str] = field(default_factory=list)  # cells included from other experiments
     paper_warning: str | None = None  # the campaign is not the published setting
+    # Methods beyond the pair (other learners, labelled variants): per (cell, method) the
+    # mean and SD of every metric and the run count; described, not tested.
+    others: pd.DataFrame | None = None
 
 
 @dataclass
@@ -438,8 +444,8 @@ def _cell_stats(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -
     records = []
     for cell in cells:
         for metric in metrics:
-            x = _method_values(runs, cell, "xcsf", metric)
-            y = _method_values(runs, cell, "kacs", metric)
+            x = _method_values(runs, cell, BASELINE, metric)
+            y = _method_values(runs, cell, PROPOSED, metric)
             paired = pd.concat([x.rename("x"), y.rename("y")], axis=1, join="inner")
             rec: dict[str, Any] = {
                 "cell": cell.label,
@@ -450,7 +456,7 @@ def _cell_stats(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -
                 "N": cell.N,
                 "metric": metric,
             }
-            for method, v in (("xcsf", x), ("kacs", y)):
+            for method, v in ((BASELINE, x), (PROPOSED, y)):
                 rec[f"{method}_mean"] = float(v.mean()) if len(v) else math.nan
                 rec[f"{method}_sd"] = float(v.std(ddof=1)) if len(v) > 1 else math.nan
                 rec[f"{method}_runs"] = int(len(v))
@@ -461,26 +467,44 @@ def _cell_stats(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -
                 rec["symbol"] = stats.symbol(paired["x"], paired["y"])
             else:
                 rec["wilcoxon_p"], rec["effect_size"], rec["symbol"] = math.nan, math.nan, ""
-            xm, ym = rec["xcsf_mean"], rec["kacs_mean"]
+            xm, ym = rec[f"{BASELINE}_mean"], rec[f"{PROPOSED}_mean"]
             if math.isfinite(xm) and math.isfinite(ym):
-                rec["best"] = "tie" if xm == ym else ("xcsf" if xm < ym else "kacs")
+                rec["best"] = "tie" if xm == ym else (BASELINE if xm < ym else PROPOSED)
             else:
                 rec["best"] = ""
             records.append(rec)
     return pd.DataFrame.from_records(records)
 
 
+def _other_methods(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -> pd.DataFrame:
+    names = [m for m in dict.fromkeys(runs["method"]) if m not in METHODS]
+    records = []
+    for cell in cells:
+        for method in names:
+            rec: dict[str, Any] = {"cell": cell.label, "method": method}
+            count = 0
+            for metric in metrics:
+                v = _method_values(runs, cell, method, metric)
+                rec[f"{metric}_mean"] = float(v.mean()) if len(v) else math.nan
+                rec[f"{metric}_sd"] = float(v.std(ddof=1)) if len(v) > 1 else math.nan
+                count = max(count, len(v))
+            rec["runs"] = count
+            if count:
+                records.append(rec)
+    return pd.DataFrame.from_records(records)
+
+
 def _across_record(metric: str, part: pd.DataFrame, symbols: Sequence[str]) -> dict:
     """Average ranks, +/-/~ counts and the across-benchmark Wilcoxon test of one metric."""
-    means = part[["xcsf_mean", "kacs_mean"]].rename(columns={"xcsf_mean": "xcsf", "kacs_mean": "kacs"})
+    means = part[[f"{BASELINE}_mean", f"{PROPOSED}_mean"]].rename(columns={f"{BASELINE}_mean": BASELINE, f"{PROPOSED}_mean": PROPOSED})
     ranks = stats.average_ranks(means)
     complete = means.dropna()
-    test = stats.across_benchmark_test(complete["xcsf"], complete["kacs"])
+    test = stats.across_benchmark_test(complete[BASELINE], complete[PROPOSED])
     counts = stats.count_symbols(list(symbols))
     return {
         "metric": metric,
-        "xcsf_avg_rank": float(ranks["xcsf"]),
-        "kacs_avg_rank": float(ranks["kacs"]),
+        f"{BASELINE}_avg_rank": float(ranks[BASELINE]),
+        f"{PROPOSED}_avg_rank": float(ranks[PROPOSED]),
         "plus": counts["+"],
         "minus": counts["-"],
         "tie": counts["~"],
@@ -551,8 +575,8 @@ def _missing(
                     out.append(f"{cell.label}: no {_mlabel(method)} runs")
                 elif expected_runs is not None and k < expected_runs:
                     out.append(f"{cell.label} {_mlabel(method)}: {k} of {expected_runs} runs")
-        if sets.get("xcsf") and sets.get("kacs"):
-            for a, b in (("xcsf", "kacs"), ("kacs", "xcsf")):
+        if sets.get(BASELINE) and sets.get(PROPOSED):
+            for a, b in ((BASELINE, PROPOSED), (PROPOSED, BASELINE)):
                 only = sorted(sets[a] - sets[b])
                 if only:
                     out.append(f"{cell.label}: run(s) {_ids(only)} only for {_mlabel(a)} (left out of the paired tests)")
@@ -560,7 +584,7 @@ def _missing(
 
 
 def _mlabel(method: str) -> str:
-    return METHOD_LABELS.get(method, method)
+    return registry.label(method)
 
 
 def _ids(ids: Sequence[int], limit: int = 12) -> str:
@@ -609,7 +633,7 @@ def _paper_comparison(exp: ExperimentReport) -> pd.DataFrame:
             rec["symbol_ours"] = ours["symbol"]
             rec["wilcoxon_p_paper"] = float(pub["wilcoxon_p"])
             rec["symbol_paper"] = stats.verdict(
-                float(pub["wilcoxon_p"]), float(pub["xcsf_mean"]) - float(pub["kacs_mean"])
+                float(pub["wilcoxon_p"]), float(pub[f"{BASELINE}_mean"]) - float(pub[f"{PROPOSED}_mean"])
             )
             rec["verdict_agrees"] = bool(ours["symbol"]) and ours["symbol"] == rec["symbol_paper"]
             records.append(rec)
@@ -639,7 +663,7 @@ def _published_across() -> pd.DataFrame:
     records = []
     for metric in PAPER_METRICS:
         part = table[table["metric"] == metric]
-        symbols = [stats.verdict(p, xm - km) for p, xm, km in zip(part["wilcoxon_p"], part["xcsf_mean"], part["kacs_mean"])]
+        symbols = [stats.verdict(p, xm - km) for p, xm, km in zip(part["wilcoxon_p"], part[f"{BASELINE}_mean"], part[f"{PROPOSED}_mean"])]
         records.append(_across_record(metric, part, symbols))
     return pd.DataFrame.from_records(records)
 
@@ -820,13 +844,13 @@ def summary_table(exp: ExperimentReport) -> Table:
         if rows:
             rules.add(len(rows))
         for method in METHODS:
-            row = [_c(cell.label if method == "xcsf" else ""), _c(_mlabel(method))]
+            row = [_c(cell.label if method == BASELINE else ""), _c(_mlabel(method))]
             runs = 0
             for metric in metrics:
                 s = stats_by.loc[(cell.label, metric)]
                 runs = max(runs, int(s[f"{method}_runs"]))
                 bold = s["best"] in (method, "tie")
-                suffix = s["symbol"] if method == "xcsf" else ""
+                suffix = s["symbol"] if method == BASELINE else ""
                 row.append(_c(fmt_value(metric, s[f"{method}_mean"]), bold, suffix))
             row.append(_c(runs))
             rows.append(row)
@@ -834,12 +858,12 @@ def summary_table(exp: ExperimentReport) -> Table:
     across = exp.across.set_index("metric")
     for method in METHODS:
         rows.append(
-            [_c("avg rank" if method == "xcsf" else ""), _c(_mlabel(method))]
+            [_c("avg rank" if method == BASELINE else ""), _c(_mlabel(method))]
             + [_c(_fmt_rank(across.loc[m, f"{method}_avg_rank"])) for m in metrics]
             + [_c("")]
         )
     rows.append(
-        [_c("+/-/~"), _c("XCSF")]
+        [_c("+/-/~"), _c(_mlabel(BASELINE))]
         + [_c(stats.format_counts({"+": across.loc[m, "plus"], "-": across.loc[m, "minus"], "~": across.loc[m, "tie"]})) for m in metrics]
         + [_c("")]
     )
@@ -874,7 +898,7 @@ def _fmt_rank(r: float) -> str:
 
 
 def detailed_table(exp: ExperimentReport) -> Table:
-    headers = ["cell", "metric", "XCSF mean ± SD", "KACS mean ± SD", "p", "effect r", "sym", "pairs"]
+    headers = ["cell", "metric"] + [f"{_mlabel(m)} mean ± SD" for m in METHODS] + ["p", "effect r", "sym", "pairs"]
     rows: list[list[TCell]] = []
     rules: set[int] = set()
     for cell in exp.cells:
@@ -907,6 +931,28 @@ def detailed_table(exp: ExperimentReport) -> Table:
 
 
 
+def other_methods_table(exp: ExperimentReport) -> Table:
+    """Every method beyond the pair, per cell: mean ± SD of each metric, no test."""
+    headers = ["cell", "method"] + [METRIC_LABELS[m] for m in exp.metrics] + ["runs"]
+    rows: list[list[TCell]] = []
+    rules: set[int] = set()
+    last = None
+    for s in exp.others.to_dict("records"):
+        if s["cell"] != last and rows:
+            rules.add(len(rows))
+        row = [_c(s["cell"] if s["cell"] != last else ""), _c(_mlabel(s["method"]))]
+        for metric in exp.metrics:
+            mean, sd = s[f"{metric}_mean"], s[f"{metric}_sd"]
+            row.append(_c("n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"))
+        rows.append(row + [_c(s["runs"])])
+        last = s["cell"]
+    pair = " and ".join(_mlabel(m) for m in METHODS)
+    caption = (f"{exp.name}: methods beyond {pair} (other learners, labelled variants), mean ± SD "
+               f"over runs; described only, not tested.")
+    return Table(f"{exp.name}: other methods", caption, headers, rows, n_left=2, rules_before=rules,
+                 label=f"tab:{_slug(exp.name)}-others")
+
+
 def _scaling_metrics(exp: ExperimentReport) -> list[str]:
     return [m for m in exp.metrics if m.startswith("test_") or m in ("rules", "params")]
 
@@ -922,7 +968,7 @@ def scaling_table(exp: ExperimentReport, group: ScalingGroup) -> Table:
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
     headers = list(key_headers)
     for metric in metrics:
-        headers += [f"{METRIC_LABELS[metric]} XCSF", "KACS"]
+        headers += [f"{METRIC_LABELS[metric]} {_mlabel(BASELINE)}", _mlabel(PROPOSED)]
     headers.append("runs")
     rows: list[list[TCell]] = []
     for cell in group.cells:
@@ -934,7 +980,7 @@ def scaling_table(exp: ExperimentReport, group: ScalingGroup) -> Table:
                 runs = max(runs, int(s[f"{method}_runs"]))
                 mean, sd = s[f"{method}_mean"], s[f"{method}_sd"]
                 text = "n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"
-                row.append(_c(text, s["best"] in (method, "tie"), s["symbol"] if method == "xcsf" else ""))
+                row.append(_c(text, s["best"] in (method, "tie"), s["symbol"] if method == BASELINE else ""))
         row.append(_c(runs))
         rows.append(row)
     what = " and ".join("n" if v == "n" else "sample count N_S" for v in group.variables)
@@ -994,8 +1040,8 @@ def published_across_table(exp: ExperimentReport) -> Table:
         rows.append(
             [
                 _c(METRIC_LABELS[metric]),
-                _c(f"{_fmt_rank(o['xcsf_avg_rank'])} / {_fmt_rank(o['kacs_avg_rank'])}"),
-                _c(f"{_fmt_rank(p['xcsf_avg_rank'])} / {_fmt_rank(p['kacs_avg_rank'])}"),
+                _c(f"{_fmt_rank(o[f'{BASELINE}_avg_rank'])} / {_fmt_rank(o[PROPOSED + '_avg_rank'])}"),
+                _c(f"{_fmt_rank(p[f'{BASELINE}_avg_rank'])} / {_fmt_rank(p[PROPOSED + '_avg_rank'])}"),
                 _c(stats.format_counts({"+": o["plus"], "-": o["minus"], "~": o["tie"]})),
                 _c(stats.format_counts({"+": p["plus"], "-": p["minus"], "~": p["tie"]})),
                 _c(stats.format_p(o["across_p"]), suffix=stats.DAGGER if o["significant"] else ""),
@@ -1084,6 +1130,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
         missing=missing,
         notes=notes,
         sources=included.sources,
+        others=_other_methods(runs, cells, metrics) if cells else None,
     )
     if not cells:
         exp.missing.insert(0, "no finished runs in runs.csv")
@@ -1120,8 +1167,8 @@ def _paper_setting_warning(config: dict, runs: pd.DataFrame) -> str | None:
 
 
 def _empty_cell_stats() -> pd.DataFrame:
-    cols = ["cell", "benchmark", "variant", "n", "samples", "N", "metric", "xcsf_mean", "xcsf_sd",
-            "xcsf_runs", "kacs_mean", "kacs_sd", "kacs_runs", "n_pairs", "wilcoxon_p", "effect_size",
+    cols = ["cell", "benchmark", "variant", "n", "samples", "N", "metric", f"{BASELINE}_mean", f"{BASELINE}_sd",
+            f"{BASELINE}_runs", f"{PROPOSED}_mean", f"{PROPOSED}_sd", f"{PROPOSED}_runs", "n_pairs", "wilcoxon_p", "effect_size",
             "symbol", "best"]
     return pd.DataFrame(columns=cols)
 
@@ -1145,7 +1192,7 @@ def _scaling_csv(exp: ExperimentReport, group: ScalingGroup) -> pd.DataFrame:
                                "samples": cell.samples, "N": cell.N, "cell": cell.label}
         for metric in _scaling_metrics(exp):
             s = stats_by.loc[(cell.label, metric)]
-            for col in ("xcsf_mean", "xcsf_sd", "kacs_mean", "kacs_sd", "symbol"):
+            for col in (f"{BASELINE}_mean", f"{BASELINE}_sd", f"{PROPOSED}_mean", f"{PROPOSED}_sd", "symbol"):
                 rec[f"{metric}_{col}"] = s[col]
         records.append(rec)
     return pd.DataFrame.from_records(records)
@@ -1302,6 +1349,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
         tables.append(detailed_table(exp))
+        if exp.others is not None and not exp.others.empty:
+            tables.append(other_methods_table(exp))
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from kacs_cli.engine.registry import DEFAULT_PAIR
+
 if TYPE_CHECKING:
     from kacs_cli.report import ExperimentReport, Table
 
@@ -52,7 +54,7 @@ def suprb_frame(exp: "ExperimentReport") -> pd.DataFrame:
     records = []
     for cell in cells:
         rec = {"benchmark": cell.benchmark.lower(), "cell": cell.label, "N": cell.N}
-        for method in ("xcsf", "kacs"):
+        for method in DEFAULT_PAIR:
             for metric in ("test_mse", "rules"):
                 s = stats_by.loc[(cell.label, metric)]
                 rec[f"{method}_{metric}_mean"] = s[f"{method}_mean"]
@@ -75,7 +77,7 @@ def suprb_table(exp: "ExperimentReport") -> "Table":
     for cell in cells:
         row = [_c(DISPLAY.get(cell.benchmark.lower(), cell.label)), _c(cell.N if cell.N is not None else "n/a")]
         runs = 0
-        for method in ("xcsf", "kacs"):
+        for method in DEFAULT_PAIR:
             for metric in ("test_mse", "rules"):
                 s = stats_by.loc[(cell.label, metric)]
                 mean, sd = s[f"{method}_mean"], s[f"{method}_sd"]

@@ -43,6 +43,7 @@ import yaml
 
 from kacs_cli import atomic
 from kacs_cli.config import Cell, ExperimentConfig
+from kacs_cli.engine import registry
 from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
 from kacs_cli.errors import UserError
 from kacs_cli.protocols import Protocol, make_split
@@ -165,15 +166,11 @@ def expand_tasks(
 def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: int) -> float:
     """Relative run time, only to start the longest runs first.
 
-    KACS works on every one of its (n+1)(2n+1) submodels each iteration; XCSF's match sets
-    grow with the budget N and each rule carries n+1 weights. Evaluation passes over all
-    rows add the rest (what makes CCPP's 9568 rows slow).
+    Per iteration as the learner's registry entry estimates it (`Learner.cost`). Evaluation
+    passes over all rows add the rest (what makes CCPP's 9568 rows slow).
     """
     N = task.cell.params[task.method].N
-    if task.cell.engine(task.method) == "kacs":
-        per_iteration = (n + 1) * (2 * n + 1) * 1.3e-6
-    else:
-        per_iteration = N * (n + 1) * 1.5e-9
+    per_iteration = registry.get(task.cell.engine(task.method)).cost(n, N)
     evaluations = iterations // eval_every + 1
     return iterations * per_iteration + evaluations * rows * per_iteration * 0.3
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kacs_cli.benchmarks import generate
-from kacs_cli.engine import Hyperparameters, Model, budget, train_run
+from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
 from kacs_cli.engine.core import (
     H_N, N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL, hp_vector,
 )
@@ -35,7 +35,7 @@ def small_f3(n=6, rows=300, seed=0):
 def decision_case(n=2, N=1000, window=100, rate=0.01, growth=0.1, n_max=5000):
     params = Hyperparameters(N=N, budget="adaptive", N_max=n_max, budget_window=window,
                              budget_cover_rate=rate, budget_growth=growth)
-    bp, bs = budget.new_budget(params, n, True)
+    bp, bs = budget.new_budget(params, n, registry.get("kacs"))
     return np.zeros(N_SCAL, np.int64), hp_vector(params), bp, bs
 
 

@@ -43,7 +43,7 @@ def check_invariants(model, N, t):
     np.testing.assert_array_equal(lo, np.minimum(a, b))
     np.testing.assert_array_equal(hi, np.maximum(a, b))
     sub = snap["sub"]
-    if model.is_kacs:
+    if model.method == "kacs":
         n = model.n
         s_in = n * (2 * n + 1)
         assert np.all((sub >= 0) & (sub < (n + 1) * (2 * n + 1)))
@@ -254,7 +254,7 @@ def test_row_index_follows_the_population_after_every_iteration():
     X, y = data(n, rows=120, seed=5)
     params = Hyperparameters(N=200, theta_GA=5, theta_del=20, theta_sub=20, r0=0.6)
     model = Model("xcsf", n, params)
-    model._row_index(X)
+    model.learner.prepare(model, X)
     assert model.row_index.state[0] == 1
     core.rx_build(model.pop, model.row_index)
     core.seed_rng(3)
@@ -276,13 +276,13 @@ def xcsf_train_step(model, x, y, row):
 
 def test_row_index_changes_no_result(monkeypatch):
     """A run with the index equals, bit for bit, the run that tests bounds."""
-    from kacs_cli.engine import train as train_module
+    from kacs_cli.engine import xcsf as xcsf_module
     X, y = data(16, rows=150, seed=6)
     Xt, yt = data(16, rows=50, seed=7)
     params = Hyperparameters(N=400, theta_GA=5, theta_del=20, theta_sub=20, r0=0.6)
     runs = []
     for threshold in (16, 10**6):
-        monkeypatch.setattr(train_module, "ROW_INDEX_MIN_INPUTS", threshold)
+        monkeypatch.setattr(xcsf_module, "ROW_INDEX_MIN_INPUTS", threshold)
         model = Model("xcsf", 16, params)
         raw = model.train(X, y, 3000, 4, X_test=Xt, y_test=yt, eval_every=500)
         assert model.row_index.state[0] == (1 if threshold == 16 else 0)

@@ -50,9 +50,11 @@ def _call(fn, values):
 
 
 def model_values(model, x=None, y=None):
-    return {"pop": model.pop, "wk": model.work, "members": model.members,
+    # Each model holds only its learner's buffers (KACS: work; XCSF: members, flags, index).
+    return {"pop": model.pop, "wk": getattr(model, "work", None),
+            "members": getattr(model, "members", None),
             "flags": getattr(model, "match_flags", None), "x": x, "y": y, "n": model.n,
-            "hp": model.hp, "sc": model.scratch, "rx": model.row_index, "row": -1}
+            "hp": model.hp, "sc": model.scratch, "rx": getattr(model, "row_index", None), "row": -1}
 
 
 def kacs_step(model, x, y):
@@ -73,7 +75,7 @@ def insert_child(pop, sc, c, parents=(0, 0)):
 
 
 def step(model, x, y):
-    return kacs_step(model, x, y) if model.is_kacs else xcsf_step(model, x, y)
+    return kacs_step(model, x, y) if model.method == "kacs" else xcsf_step(model, x, y)
 
 
 # ------------------------------------------------------------------------------------------

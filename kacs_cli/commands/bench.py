@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         dimensional-scaling experiment. JIT compilation is warmed up first; evaluation every
         2000 iterations is included.
         """
-        from kacs_cli.bench import WORKLOADS, get_workload, run_bench
+        from kacs_cli.bench import LEARNERS, WORKLOADS, get_workload, run_bench
 
         names = list(WORKLOADS) if workload.strip() == "all" else [w.strip() for w in workload.split(",")]
         for name in names:
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
             table = Table(title=f"{wl.name}: {wl.title}, {iterations:,} iterations ({runs}one core)")
             for col in ("learner", "seconds", "iterations/s", "test MAE", "rules"):
                 table.add_column(col, justify="right")
-            for m in ("kacs", "xcsf"):
+            for m in LEARNERS:
                 table.add_row(m.upper(), f"{result[f'{m}_seconds']:.2f}", f"{result[f'{m}_its_per_s']:,.0f}",
                               f"{result[f'{m}_test_mae']:.4f}", f"{result[f'{m}_rules']:,}")
             if vs_xcsf_lib:
@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
                               f"{result['xcsf_lib_its_per_s']:,.0f}", f"{result['xcsf_lib_test_mae']:.4f}", "")
             console.print(table)
             if repeat > 1:
-                for m in ("kacs", "xcsf"):
+                for m in LEARNERS:
                     console.print(f"{m.upper()} runs: " + ", ".join(f"{s:.2f}" for s in result[f"{m}_runs_seconds"]) + " s")
             console.print(f"peak memory: {result['peak_memory_mib']:.0f} MiB")
             if vs_xcsf_lib:

@@ -10,7 +10,6 @@ import typer
 
 from kacs_cli.errors import UserError
 
-METHODS = ("kacs", "xcsf")
 
 
 def _load_estimator(path: Path):
@@ -23,12 +22,12 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     import numpy as np
 
     from kacs_cli import datasets
-    from kacs_cli.api import KACSRegressor, XCSFRegressor
-    from kacs_cli.engine import default_p_hash
+    from kacs_cli.api import estimator_class
+    from kacs_cli.engine import default_p_hash, registry
 
     method = method.strip().lower()
-    if method not in METHODS:
-        raise UserError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method not in registry.names():
+        raise UserError(f"--method must be one of {', '.join(registry.names())}, got {method!r}")
     if iterations < 1:
         raise UserError(f"--iterations must be a whole number >= 1, got {iterations}")
     if seed < 0:
@@ -39,7 +38,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     X, y = datasets.load_dataset(data, data_dir)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
-    cls = KACSRegressor if method == "kacs" else XCSFRegressor
+    cls = estimator_class(method)
     est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash))
     est.fit(X, y)
     # Like `kacs run --out`, a missing folder is created (only now: bad data leaves no folder).
@@ -106,9 +105,9 @@ def _plot(model_path, out, points):
         raise UserError(f"--points must be >= 2, got {points}")
     obj = load(model_path)
     model = getattr(obj, "model_", obj)
-    if not model.is_kacs:
+    if model.learner.components is None:
         raise UserError(
-            f"{model_path} holds an XCSF model; plot-model draws the one-dimensional functions "
+            f"{model_path} holds an {model.learner.label} model; plot-model draws the one-dimensional functions "
             f"of KACS models only (XCSF rules are n-dimensional boxes: inspect them with rules_)"
         )
     out = Path(out).expanduser() if out is not None else Path(model_path).with_suffix(".png")
@@ -132,7 +131,8 @@ def register(app: typer.Typer) -> None:
             show_default=False),
         out: Path = typer.Option(..., "--out", "-o", help="Model file to write, e.g. model.kacs.",
                                  show_default=False),
-        method: str = typer.Option("kacs", "--method", "-m", help="kacs or xcsf."),
+        method: str = typer.Option("kacs", "--method", "-m",
+                                   help="The learner: kacs, xcsf, or one added to engine/registry.py."),
         iterations: int = typer.Option(100_000, "--iterations", "-n", help="Training iterations (samples)."),
         seed: int = typer.Option(0, "--seed", help="Learner seed."),
         p_hash: Optional[float] = typer.Option(

@@ -6,7 +6,9 @@ from kacs_cli.engine.cache import drop_stale_cache
 drop_stale_cache()
 
 from kacs_cli.engine.params import Hyperparameters, default_p_hash
-from kacs_cli.engine.train import CURVE_COLUMNS, METHODS, Model, TrainResult, train_run
+from kacs_cli.engine import registry
+from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.train import CURVE_COLUMNS, Model, TrainResult, train_run
 
-__all__ = ["CURVE_COLUMNS", "METHODS", "Hyperparameters", "Model", "TrainResult",
+__all__ = ["CURVE_COLUMNS", "Hyperparameters", "Learner", "Model", "TrainResult", "registry",
            "default_p_hash", "train_run"]

@@ -36,13 +36,14 @@ N_BP = 4
 N_BS = 10
 
 
-def new_budget(params: Hyperparameters, n: int, is_kacs: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(parameters, state) of the budget; the state's BS_ON is 0 under a fixed budget."""
+def new_budget(params: Hyperparameters, n: int, learner) -> tuple[np.ndarray, np.ndarray]:
+    """(parameters, state) of the budget of a `learner` (registry.Learner); the state's BS_ON
+    is 0 under a fixed budget."""
     bp = np.zeros(N_BP)
     bs = np.zeros(N_BS, np.int64)
     if params.budget == "adaptive":
-        if not is_kacs:
-            raise UserError("budget: adaptive is defined for KACS only; XCSF keeps a fixed N")
+        if not learner.adaptive_budget:
+            raise UserError(adaptive_refusal(learner.label))
         bp[BP_WINDOW] = params.budget_window
         bp[BP_RATE] = params.budget_cover_rate
         bp[BP_GROWTH] = params.budget_growth
@@ -50,6 +51,14 @@ def new_budget(params: Hyperparameters, n: int, is_kacs: bool) -> tuple[np.ndarr
         bs[BS_ON] = 1
         bs[BS_LAST_STEP] = -1
     return bp, bs
+
+
+def adaptive_refusal(label: str) -> str:
+    """Why `budget: adaptive` is refused for the learner labelled `label`."""
+    from kacs_cli.engine import registry  # registry lists the learners, which import this module
+
+    able = [registry.label(m) for m in registry.names() if registry.get(m).adaptive_budget]
+    return f"budget: adaptive is defined for {', '.join(able)} only; {label} keeps a fixed N"
 
 
 def capacity_budget(params: Hyperparameters) -> int:

@@ -147,6 +147,17 @@ def seed_rng(seed):
     np.random.seed(seed)
 
 
+@njit(cache=True, inline="always")
+def next_row(order, it, reshuffle):
+    """The training row of iteration `it` of a call: `order` is that call's permutation of the
+    rows, drawn anew (in place) at the start of every later epoch when `reshuffle`."""
+    rows = order.shape[0]
+    pos = it % rows
+    if pos == 0 and it > 0 and reshuffle:
+        order[:] = np.random.permutation(rows)
+    return order[pos]
+
+
 @njit(**HOT, inline="always")
 def index_at(indices, k):
     """indices[k] as an unsigned integer, for use as an index.

@@ -18,9 +18,11 @@ from kacs_cli.engine.core import (
     H_THETA_GA, HOT, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T,
     accuracy_given, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
     draw_interval, full_interval, ga_due, ga_due_sums, index_at, refresh_fitness_sum, run_ga,
-    set_bounds, set_key, set_numerosity,
+    next_row, set_bounds, set_key, set_numerosity,
 )
+from kacs_cli.engine.budget import BS_ON, after_iteration
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
+from kacs_cli.engine.registry import Learner
 
 # Per-iteration work buffers, allocated once per run.
 Work = namedtuple(
@@ -514,3 +516,79 @@ def predict(pop, X, n):
     return predict_components(
         pop, X, n, np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))
     )
+
+
+# --------------------------------------------------------------------------- the learner entry
+
+# The population is re-sorted by submodel this often (for memory locality only).
+RESORT_EVERY = 100
+
+
+@njit(cache=True)
+def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bp, bs):
+    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    for it in range(start, stop):
+        r = next_row(order, it, reshuffle)
+        if it % RESORT_EVERY == 0:
+            sort_by_submodel(pop, wk, sc)
+        train_step(pop, wk, X[r], y[r], n, hp, sc)
+        # Adaptive budget (budget.py): may raise hp[H_N] at the end of a window.
+        if bs[BS_ON] != 0:
+            after_iteration(pop.scal, hp, bp, bs, n)
+
+
+def _steps(model, X, y, order, start, stop, reshuffle):
+    train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
+                model.scratch, model.budget_params, model.budget_state)
+
+
+def _cover_slots(n):
+    q = 2 * n + 1
+    return (n + 1) * q, n * q, q
+
+
+def _population_frame(model):
+    P = int(model.pop.scal[S_P])
+    pop, n = model.pop, model.n
+    s_in = n * (2 * n + 1)
+    sub = pop.sub[:P]
+    inner = sub < s_in
+    return {
+        "type": np.where(inner, "inner", "outer"),
+        "q": np.where(inner, sub // n, sub - s_in) + 1,
+        "p": np.where(inner, sub % n + 1, 0),
+        "lower": pop.lo[0, :P].copy(),
+        "upper": pop.hi[0, :P].copy(),
+        "a": pop.a[:P, 0].copy(),
+        "b": pop.b[:P, 0].copy(),
+        "w0": pop.w[:P, 0].copy(),
+        "w1": pop.w[:P, 1].copy(),
+    }
+
+
+def _components(model, X):
+    rows, n = X.shape[0], model.n
+    n_q = 2 * n + 1
+    psihat = np.empty((rows, n * n_q))
+    zhat = np.empty((rows, n_q))
+    phihat = np.empty((rows, n_q))
+    y_hat = predict_components(model.pop, X, n, psihat, zhat, phihat)
+    return psihat.reshape(rows, n_q, n), zhat, phihat, y_hat
+
+
+LEARNER = Learner(
+    name="kacs", label="KACS",
+    # Every rule is one interval on one input (inner psi_{q,p}) or on one channel sum z_q
+    # (outer Phi_q), with a linear prediction w0 + w1 (x - centre).
+    width=lambda n: 1, consequent=lambda n: 2,
+    submodels=lambda n: n_submodels(n)[1],
+    cover_slots=_cover_slots,
+    new_buffers=lambda model: {"work": new_work(model.capacity, model.n)},
+    steps=_steps,
+    predict=lambda model, X: predict(model.pop, X, model.n),
+    population_frame=_population_frame,
+    components=_components,
+    adaptive_budget=True,
+    # Every iteration works on each of the (n+1)(2n+1) submodels.
+    cost=lambda n, N: (n + 1) * (2 * n + 1) * 1.3e-6,
+)

@@ -9,8 +9,9 @@ from kacs_cli.engine.core import (
     H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
     begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
     refresh_fitness_sum, index_at, run_ga, rx_end_iteration, rx_members, set_bounds, set_key,
-    set_numerosity, update_fitness,
+    set_numerosity, update_fitness, RowIndex, new_row_index, next_row, rx_build, rx_tables,
 )
+from kacs_cli.engine.registry import Learner
 
 
 # Dimensions tested over the whole population before the survivors are listed (see _match_set).
@@ -200,3 +201,91 @@ def _predict(pop, X, rx):
         if sum_f > 0.0:
             y_hat[r] = sum_fp / sum_f
     return y_hat
+
+
+# --------------------------------------------------------------------------- the learner entry
+
+# XCSF looks its match sets up in a row index (core.rx_build) from this many inputs on, where
+# testing n bounds per rule dominates its iteration; with few inputs rules are general, match
+# many rows, and keeping the index would cost more than the tests it saves.
+ROW_INDEX_MIN_INPUTS = 16
+# ... and while the index's tables stay this small (bytes): the prefix row sets grow with
+# inputs x rows^2 / 64.
+ROW_INDEX_MAX_BYTES = 64 * 2**20
+
+
+@njit(cache=True)
+def train_steps(pop, members, flags, X, y, order, start, stop, reshuffle, hp, sc, rx):
+    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    for it in range(start, stop):
+        r = next_row(order, it, reshuffle)
+        train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)
+
+
+def _new_buffers(model):
+    return {"members": np.zeros(model.capacity, np.int64),
+            "match_flags": np.zeros(model.capacity, np.uint8),
+            "row_index": new_row_index(model.n)}
+
+
+def _prepare(model, X_eval):
+    """Turn the row index (core.rx_build) on for the rows of X_eval, or off."""
+    rows = X_eval.shape[0]
+    row_words = (rows + 63) // 64
+    size = 8 * (model.n * (rows + 1) * row_words + rows * ((model.capacity + 63) // 64)
+                + model.capacity * row_words)
+    if model.n < ROW_INDEX_MIN_INPUTS or size > ROW_INDEX_MAX_BYTES:
+        model.row_index.state[0] = 0
+        return
+    vals = np.empty((model.n, rows))
+    pre = np.empty((model.n, rows + 1, row_words), np.uint64)
+    rx_tables(X_eval, vals, pre)
+    model.row_index = RowIndex(
+        state=np.ones(1, np.int64), vals=vals, pre=pre,
+        rows=np.zeros((rows, (model.capacity + 63) // 64), np.uint64),
+        mask=np.zeros((model.capacity, row_words), np.uint64))
+    # The population may have been edited since the last call (loaded, hand-built).
+    rx_build(model.pop, model.row_index)
+
+
+def _steps(model, X, y, order, start, stop, reshuffle):
+    train_steps(model.pop, model.members, model.match_flags, X, y, order, start, stop, reshuffle,
+                model.hp, model.scratch, model.row_index)
+
+
+def _evaluate(model, X_eval):
+    if model.row_index.state[0] != 0:
+        return predict_rows(model.pop, X_eval, model.row_index)
+    return predict(model.pop, X_eval)
+
+
+def _population_frame(model):
+    P = int(model.pop.scal[S_P])
+    pop, n = model.pop, model.n
+    cols = {}
+    for d in range(n):
+        cols[f"lower_{d + 1}"] = pop.lo[d, :P].copy()
+        cols[f"upper_{d + 1}"] = pop.hi[d, :P].copy()
+    for d in range(n):
+        cols[f"a_{d + 1}"] = pop.a[:P, d].copy()
+        cols[f"b_{d + 1}"] = pop.b[:P, d].copy()
+    for j in range(n + 1):
+        cols[f"w{j}"] = pop.w[:P, j].copy()
+    return cols
+
+
+LEARNER = Learner(
+    name="xcsf", label="XCSF",
+    # Every rule is a hyperrectangle over the n inputs with a linear prediction in them.
+    width=lambda n: n, consequent=lambda n: n + 1,
+    submodels=lambda n: 1,
+    cover_slots=lambda n: (1, None, None),
+    new_buffers=_new_buffers,
+    prepare=_prepare,
+    steps=_steps,
+    predict=lambda model, X: predict(model.pop, X),
+    evaluate=_evaluate,
+    population_frame=_population_frame,
+    # Match sets grow with the budget N and each rule carries n+1 weights.
+    cost=lambda n, N: N * (n + 1) * 1.5e-9,
+)
