@@ -761,12 +761,21 @@ def run_campaign(
     cells = select_cells(config, benchmarks)
     chosen_methods = select_methods(config, methods)
     skipped: list[str] = []
-    missing = missing_data(cells, data_dir)
+    # Data are needed only where runs remain: a finished folder (committed results on a fresh
+    # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
+    pending_cells = cells
+    if not force and (out / CONFIG_FILE).is_file():
+        wanted = expand_tasks(config, cells, chosen_methods)
+        done = load_records(out, wanted)
+        pending = {t.cell.label for t in wanted if t.key not in done}
+        pending_cells = [c for c in cells if c.label in pending]
+    missing = missing_data(pending_cells, data_dir)
     if missing:
         if not skip_missing:
             raise UserError(_missing_message(missing, data_dir))
         skipped = [c.label for c in missing]
         cells = [c for c in cells if c not in missing]
+        pending_cells = [c for c in pending_cells if c not in missing]
         console.print(f"[yellow]skipping {', '.join(skipped)}: data missing (--skip-missing)[/yellow]")
         if not cells:
             raise UserError("every selected benchmark misses its data; " + _missing_message(missing, data_dir))
@@ -774,7 +783,7 @@ def run_campaign(
     settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
                            None if data_dir is None else str(data_dir))
     plan = config.plan()
-    shapes = _preflight(cells, settings, plan)
+    shapes = _preflight(pending_cells, settings, plan)
     with contextlib.ExitStack() as stack:
         # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None

@@ -177,6 +177,28 @@ def test_missing_data_stops_before_anything_runs(tmp_path, shared_data_dir):
     assert "skipping f2, cs" in text
 
 
+def test_a_finished_folder_needs_no_data_but_new_runs_do(tmp_path, shared_data_dir):
+    """Committed results on a fresh clone: resuming a complete campaign rebuilds runs.csv
+    without the datasets; only runs still to do need them."""
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(shared_data_dir / "asn.csv", data / "asn.csv")
+    config = tiny_config(benchmarks=["asn"], iterations=300, protocol={"runs": 1})
+    out = tmp_path / "out"
+    assert campaign(config, out, jobs=1, data_dir=data)[0].ran == 2
+    before = (out / "runs.csv").read_bytes()
+    shutil.rmtree(data)
+    data.mkdir()
+    for sub in ("runs", "curves", "populations"):  # as a clone has it: runs.csv rows only
+        shutil.rmtree(out / sub)
+    result, text = campaign(config, out, jobs=1, data_dir=data)
+    assert (result.ran, result.already) == (0, 2) and "Nothing to do" in text
+    assert (out / "runs.csv").read_bytes() == before
+    with pytest.raises(UserError, match="missing dataset\\(s\\) asn"):
+        campaign(tiny_config(benchmarks=["asn"], iterations=300, protocol={"runs": 2}), out, jobs=1,
+                 data_dir=data)
+
+
 def test_bad_backend_and_jobs_are_refused(tmp_path):
     with pytest.raises(UserError, match="--backend must be one of local, dask"):
         campaign(tiny_config(), tmp_path / "x", backend="spark")
