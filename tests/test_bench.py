@@ -6,20 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import run_kacs
 from kacs_cli import bench
-from kacs_cli.bench import Timing, WORKLOADS, get_workload, median_timing, run_bench
-from kacs_cli.cli import main
+from kacs_cli.bench import Timing, WORKLOADS, get_workload, median_timing
 from kacs_cli.errors import UserError
 
 
-def kacs(capsys, *argv):
-    code = 0
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code or 0
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+kacs = run_kacs
 
 
 def test_workloads_are_the_scaling_cells_and_the_reference():

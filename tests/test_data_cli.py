@@ -3,11 +3,10 @@
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from kacs_cli.cli import main
+from cli_support import run_kacs
 
 from http_support import serve
 
@@ -20,16 +19,7 @@ def _no_env(monkeypatch):
     monkeypatch.delenv("KACS_FETCH_BASE_URL", raising=False)
 
 
-def kacs(capsys, *args):
-    """Run the CLI in-process; returns (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+kacs = run_kacs
 
 
 def assert_one_line_error(err: str):

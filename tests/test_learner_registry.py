@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from numba import njit
 
+from cli_support import run_kacs
 from kacs_cli.api import LearnerRegressor, estimator_class, load
-from kacs_cli.cli import main
 from kacs_cli.engine import Learner, Model, registry
 from kacs_cli.engine.core import S_COVERS, S_P, S_T, S_TOTAL, next_row
 
@@ -55,14 +55,7 @@ def toy():
     registry.unregister("toy")
 
 
-def kacs(capsys, *argv):
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+kacs = run_kacs
 
 
 def test_the_registry_lists_the_builtin_pair_first_and_refuses_unknown_names(toy):

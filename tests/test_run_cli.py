@@ -12,21 +12,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kacs_cli.cli import main
+from cli_support import run_kacs
 from kacs_cli.runner import RUN_COLUMNS
 
 NUMBERS = [c for c in RUN_COLUMNS if c != "seconds"]
 
 
 def kacs(capsys, *argv) -> tuple[int, str, str]:
-    """Run the CLI in-process; returns (exit code, stdout, stderr) with whitespace collapsed."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, " ".join(captured.out.split()), captured.err
+    """run_kacs with stdout's whitespace collapsed (rich wraps lines at the terminal width)."""
+    code, out, err = run_kacs(capsys, *argv)
+    return code, " ".join(out.split()), err
 
 
 def write_config(path: Path, text: str) -> Path:
