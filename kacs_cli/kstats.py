@@ -198,7 +198,7 @@ def tests_against_control(
     others = [name for name in samples if name != control]
     raw, differences, sizes = [], [], []
     for name in others:
-        x, y = stats._paired(samples[name], reference)  # same pairing as the two-method tests
+        x, y = stats.paired(samples[name], reference)  # same pairing as the two-method tests
         raw.append(stats.wilcoxon_p(x, y))
         differences.append(float(np.mean(x - y)) if x.size else math.nan)
         sizes.append(int(x.size))

@@ -21,7 +21,7 @@ DAGGER = "\u2020"  # †
 SYMBOLS = ("+", "-", "~")
 
 
-def _paired(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def paired(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(x, dtype=float).ravel()
     b = np.asarray(y, dtype=float).ravel()
     if a.shape != b.shape:
@@ -37,7 +37,7 @@ def wilcoxon_p(x: Sequence[float], y: Sequence[float]) -> float:
     zeros), zero differences are dropped ('wilcox'). All-zero differences mean no evidence of
     any difference, so p = 1. No pairs at all: NaN (nothing was tested).
     """
-    a, b = _paired(x, y)
+    a, b = paired(x, y)
     if a.size == 0:
         return math.nan
     d = a - b
@@ -59,7 +59,7 @@ def rank_biserial(x: Sequence[float], y: Sequence[float]) -> float:
     Positive favours KACS: XCSF's value is larger, i.e. worse for a lower-is-better metric.
     No non-zero difference: 0.
     """
-    a, b = _paired(x, y)
+    a, b = paired(x, y)
     d = a - b
     d = d[d != 0.0]
     if d.size == 0:
@@ -87,7 +87,7 @@ def symbol(x: Sequence[float], y: Sequence[float], alpha: float = ALPHA) -> str:
     Significance from the paired two-sided Wilcoxon test; the direction from the mean of the
     paired differences, the way the article reads its tables (mean XCSF vs mean KACS).
     """
-    a, b = _paired(x, y)
+    a, b = paired(x, y)
     if a.size == 0:
         return "~"
     return verdict(wilcoxon_p(a, b), float(np.mean(a - b)), alpha)
@@ -136,7 +136,7 @@ def across_benchmark_test(
     x_means: Sequence[float], y_means: Sequence[float], alpha: float = ALPHA
 ) -> AcrossBenchmarkTest:
     """Paired Wilcoxon on the per-benchmark means of XCSF (x) and KACS (y); dagger if p < alpha."""
-    a, b = _paired(x_means, y_means)
+    a, b = paired(x_means, y_means)
     return AcrossBenchmarkTest(p=wilcoxon_p(a, b), n_benchmarks=int(a.size), alpha=alpha)
 
 
