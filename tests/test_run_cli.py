@@ -141,20 +141,9 @@ def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path
     out = tmp_path / "killed"
     records = out / "runs"
     # Its own session, so that killing the group also kills the loky worker processes.
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
-         "--out", str(out), "--jobs", "2"],
-        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    proc = start_campaign(cfg, out)
     try:
-        deadline = time.monotonic() + 120
-        done = 0
-        while time.monotonic() < deadline and proc.poll() is None:
-            done = len(list(records.glob("*.json"))) if records.is_dir() else 0
-            if done >= 1:
-                break
-            time.sleep(0.01)
-        assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+        wait_for_a_finished_run(proc, out)
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
@@ -183,6 +172,25 @@ def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path
     assert not list(out.rglob("*.tmp"))
 
 
+def start_campaign(cfg: Path, out: Path) -> subprocess.Popen:
+    """`kacs run CFG --out OUT --jobs 2` as a real process in a session of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
+         "--out", str(out), "--jobs", "2"],
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def wait_for_a_finished_run(proc: subprocess.Popen, out: Path) -> None:
+    """Until the campaign has written its first run record; it must still be running then."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "runs").is_dir() and any((out / "runs").glob("*.json")):
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+
+
 def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
     pytest.importorskip("distributed")
     cfg = write_config(tmp_path / "exp.yaml",
@@ -204,20 +212,11 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
     out = tmp_path / "out"
     # Its own session only so that the test can clean up if the workers do outlive the kill;
     # the kill itself goes to the parent process alone, as `kill -9 PID` would.
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from kacs_cli.cli import main; main()", "run", str(cfg),
-         "--out", str(out), "--jobs", "2"],
-        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    proc = start_campaign(cfg, out)
     try:
         parent = psutil.Process(proc.pid)
-        deadline = time.monotonic() + 120
         # After the first finished run every worker has had a task and is busy with another.
-        while time.monotonic() < deadline and proc.poll() is None:
-            if (out / "runs").is_dir() and any((out / "runs").glob("*.json")):
-                break
-            time.sleep(0.01)
-        assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+        wait_for_a_finished_run(proc, out)
         children = parent.children(recursive=True)
         assert len(children) >= 2, children  # the two loky workers (and the resource tracker)
         os.kill(proc.pid, signal.SIGKILL)
