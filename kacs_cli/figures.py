@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 # The report's pair (engine/registry.py): the baseline in blue, the proposal in red.
 COLORS = {BASELINE: "tab:blue", PROPOSED: "tab:red"}
 LABELS = {m: registry.label(m) for m in DEFAULT_PAIR}
+# Methods beyond the pair (other learners, labelled variants such as kacs-adaptive), in the
+# order they first appear; the pair keeps its colours whatever else is drawn.
+OTHER_COLORS = ("tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+
+
+def _method_styles(present) -> list[tuple[str, str, str]]:
+    """(method, label, colour) of every method in `present`: the pair first, then the others."""
+    present = list(dict.fromkeys(present))
+    others = [m for m in present if m not in DEFAULT_PAIR]
+    styles = [(m, LABELS[m], COLORS[m]) for m in DEFAULT_PAIR if m in present]
+    return styles + [(m, m, OTHER_COLORS[i % len(OTHER_COLORS)]) for i, m in enumerate(others)]
 # A learner with inner and outer cover rates (KACS) draws them in these colours and styles.
 PART_STYLES = {"cover_rate_inner": ("tab:orange", "inner", "--"),
                "cover_rate_outer": ("tab:purple", "outer", ":")}
@@ -250,7 +261,7 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
         xlabel = "n" if var == "n" else "sample count N_S"
         name = group.benchmark if not group.variant or group.variant.lower() in ("none", "base") else f"{group.benchmark} {group.variant}"
         for ax, metric in zip(row, metrics):
-            for method in DEFAULT_PAIR:
+            for method, method_label, color in _method_styles(runs["method"]):
                 for usual in (True, False):
                     cells = [c for c in group.cells if (c.N == group.modal_N) == usual]
                     xs, means, halves = [], [], []
@@ -264,9 +275,14 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
                         halves.append(float(band.upper[0] - band.mean[0]))
                     if not xs:
                         continue
-                    label = LABELS[method] + (f" (N={group.modal_N})" if usual else f" ({other_N})")
+                    # A method beyond the pair may carry its own budget (kacs-guideline), so the
+                    # cell's N would mislabel it: its name says what it is.
+                    if usual:
+                        label = method_label + (f" (N={group.modal_N})" if method in DEFAULT_PAIR else "")
+                    else:
+                        label = f"{method_label} ({other_N})"
                     ax.errorbar(xs, means, yerr=halves, fmt="o-" if usual else "s--", ms=3.5 if usual else 5, lw=1.2,
-                                capsize=2, color=COLORS[method], alpha=1.0 if usual else 0.7, label=label)
+                                capsize=2, color=color, alpha=1.0 if usual else 0.7, label=label)
             if var == "samples":
                 ax.set_xscale("log", base=2)
                 ticks = sorted({float(getattr(c, var)) for c in group.cells})

@@ -281,3 +281,41 @@ def test_committed_overall_report_rerenders_to_the_same_bytes(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     build_report("results/paper", paper=True, figures=False)
     assert _tree(work / "report") == _tree(committed)
+
+
+def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path, monkeypatch) -> None:
+    """An experiment with KACS variants (configs/adaptive.yaml): each variant is its own series
+    of the scaling figure, after the XCSF/KACS pair, in the pair's colours for the pair."""
+    import io
+    import json
+
+    from rich.console import Console
+
+    from kacs_cli.config import resolve_config
+    from kacs_cli.runner import run_campaign
+
+    raw = {"experiment": "budgets",
+           "methods": {"xcsf": None, "kacs": None, "kacs-big": {"method": "kacs", "N": 400}},
+           "hyperparameters": {"N": 200},
+           "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
+           "protocol": {"name": "main", "runs": 2}, "iterations": 400, "eval_every": 200}
+    monkeypatch.chdir(tmp_path)
+    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/budgets"), jobs=1, progress=False,
+                 console=Console(file=io.StringIO()))
+    captured = {}
+    real_save = figs._save
+
+    def keep(fig, path):
+        if path.name.endswith("_scaling.png"):
+            captured["fig"] = fig
+        return real_save(fig, path)
+
+    monkeypatch.setattr(figs, "_save", keep)
+    build_report("results/budgets")
+    ax = captured["fig"].axes[0]
+    series = {c.get_label(): c for c in ax.containers}  # one errorbar container per series
+    # kacs-big's runs have N = 400, off the cells' usual N = 200: drawn as that budget's series
+    assert list(series) == ["XCSF (N=200)", "KACS (N=200)", "kacs-big (larger N)"]
+    colors = [c.lines[0].get_color() for c in series.values()]
+    assert colors[:2] == ["tab:blue", "tab:red"] and colors[2] not in colors[:2]
+    assert [len(c.lines[0].get_xdata()) for c in series.values()] == [2, 2, 2]  # n = 2 and 3
