@@ -68,7 +68,7 @@ DEFAULT_N_BUDGET = Hyperparameters().N
 
 TOP_KEYS = (
     "experiment", "description", "semantics", "methods", "hyperparameters", "benchmarks",
-    "protocol", "iterations", "eval_every", "report",
+    "protocol", "iterations", "eval_every", "report", "reuse",
 )
 REPORT_KEYS = ("include",)
 INCLUDE_KEYS = ("experiment", "benchmarks")
@@ -162,6 +162,11 @@ class ExperimentConfig:
     report: dict | None = None
     # Learner of each method label that is a variant (e.g. kacs-adaptive -> kacs).
     engines: dict[str, str] = field(default_factory=dict)
+    # Results folders whose identical runs are copied instead of trained again (kacs_cli.reuse):
+    # as written in the config, and resolved against the config file's folder. Like `report`,
+    # they change no number, so the runner ignores them when it matches an output folder.
+    reuse: tuple[str, ...] = ()
+    reuse_dirs: tuple[str, ...] = ()
 
     def engine(self, method: str) -> str:
         return self.engines.get(method, method)
@@ -196,6 +201,7 @@ class ExperimentConfig:
             "eval_every": self.eval_every,
             "cells": [c.to_dict(self.methods) for c in self.cells],
             **({"report": self.report} if self.report else {}),
+            **({"reuse": list(self.reuse)} if self.reuse else {}),
         }
 
     def to_yaml(self) -> str:
@@ -765,7 +771,33 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         description=description,
         source_file=origin,
         report=_report_settings(raw.get("report")),
+        **_reuse_settings(raw.get("reuse"), base_dir),
     )
+
+
+def _reuse_settings(value: Any, base_dir: Path | None) -> dict:
+    """`reuse: [../results/paper/main]`: folders of finished campaigns whose identical runs
+    are copied (kacs_cli.reuse). Relative paths are taken from the config file's folder, as
+    CSV paths are; they must exist, or the runs would silently be trained again."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        _fail("reuse", f"must be a results folder or a list of them, got {_type_name(value)}")
+    written, dirs = [], []
+    for i, item in enumerate(value):
+        text = _text(item, f"reuse[{i}]")
+        folder = Path(text).expanduser()
+        if not folder.is_absolute() and base_dir is not None:
+            folder = base_dir / folder
+        folder = folder.resolve()
+        if not (folder / "config.yaml").is_file() or not (folder / "runs.csv").is_file():
+            _fail(f"reuse[{i}]", f"{folder} is not a results folder of `kacs run` (it needs config.yaml "
+                                 f"and runs.csv); fix the path (relative to the config file) or remove it")
+        written.append(text)
+        dirs.append(str(folder))
+    return {"reuse": tuple(written), "reuse_dirs": tuple(dirs)}
 
 
 def _report_settings(value: Any) -> dict | None:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from kacs_cli import atomic
+from kacs_cli import atomic, reuse
 from kacs_cli.config import Cell, ExperimentConfig
 from kacs_cli.engine import registry
 from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
@@ -438,8 +438,9 @@ def write_curves_aggregate(out: Path, config: ExperimentConfig, records: dict[st
 def _config_differences(old: dict, new: dict) -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new), key=lambda k: list(new).index(k) if k in new else 99):
-        # description and report settings change no run: results stay valid across them
-        if key in ("description", "report") or old.get(key) == new.get(key):
+        # description, report settings and reused folders change no run: results stay valid
+        # across them
+        if key in ("description", "report", "reuse") or old.get(key) == new.get(key):
             continue
         if key == "cells" and isinstance(old.get(key), list) and isinstance(new.get(key), list):
             old_cells = {c.get("label"): c for c in old[key] if isinstance(c, dict)}
@@ -672,6 +673,39 @@ def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -
 # --------------------------------------------------------------------------- campaign
 
 
+def _resolved(config: ExperimentConfig) -> dict:
+    """The config as config.yaml holds it (what kacs_cli.reuse compares runs by)."""
+    return yaml.safe_load(config.to_yaml())
+
+
+def _reuse_sources(config: ExperimentConfig) -> list[reuse.Source]:
+    sources = []
+    for folder in map(Path, config.reuse_dirs):
+        try:
+            resolved = yaml.safe_load((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise UserError(f"reuse: cannot read {folder / CONFIG_FILE} ({exc}); fix or remove that folder "
+                            f"from `reuse`") from None
+        if not isinstance(resolved, dict) or not isinstance(resolved.get("cells"), list):
+            raise UserError(f"reuse: {folder / CONFIG_FILE} is not the resolved config `kacs run` writes; "
+                            f"fix or remove that folder from `reuse`")
+        sources.append(reuse.Source(folder, resolved, read_runs_csv(folder / RUNS_FILE)))
+    return sources
+
+
+def _copy_reused(out: Path, config: ExperimentConfig, todo: list[Task], records: dict[str, dict]) -> dict:
+    """Copy the runs of `todo` that a `reuse:` folder holds (row and curve) into `out`."""
+    if not config.reuse_dirs or not todo:
+        return {}
+    copied = reuse.find(_resolved(config), todo, _reuse_sources(config))
+    for key, item in copied.items():
+        if item.curve is not None:
+            _write_csv_atomic(out / CURVE_DIR / f"{key}.csv", item.curve)
+        _fill_later_columns(item.record)
+        records[key] = {c: item.record[c] for c in RUN_COLUMNS}
+    return copied
+
+
 @dataclass
 class CampaignResult:
     out: Path
@@ -680,6 +714,7 @@ class CampaignResult:
     ran: int            # finished by this call
     runs: pd.DataFrame  # runs.csv as written (all finished runs of the config)
     skipped: list[str] = field(default_factory=list)  # cell labels left out by --skip-missing
+    reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.reuse)
 
 
 def _preflight(cells: list[Cell], settings: RunSettings, plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
@@ -763,11 +798,14 @@ def run_campaign(
     skipped: list[str] = []
     # Data are needed only where runs remain: a finished folder (committed results on a fresh
     # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
+    # Runs that `reuse:` copies need no data either.
     pending_cells = cells
-    if not force and (out / CONFIG_FILE).is_file():
+    if config.reuse_dirs or (not force and (out / CONFIG_FILE).is_file()):
         wanted = expand_tasks(config, cells, chosen_methods)
-        done = load_records(out, wanted)
-        pending = {t.cell.label for t in wanted if t.key not in done}
+        done = load_records(out, wanted) if not force and (out / CONFIG_FILE).is_file() else {}
+        wanted = [t for t in wanted if t.key not in done]
+        copyable = reuse.find(_resolved(config), wanted, _reuse_sources(config)) if config.reuse_dirs else {}
+        pending = {t.cell.label for t in wanted if t.key not in copyable}
         pending_cells = [c for c in cells if c.label in pending]
     missing = missing_data(pending_cells, data_dir)
     if missing:
@@ -803,6 +841,11 @@ def run_campaign(
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]
         already = len(selected) - len(todo)
+        copied = _copy_reused(out, config, todo, records)
+        if copied:
+            todo = [t for t in todo if t.key not in copied]
+            write_runs_csv(out, folder, records)
+            console.print(f"{len(copied)} run(s) copied from identical runs in {', '.join(config.reuse)} (reuse)")
 
         if not todo:
             frame = write_runs_csv(out, folder, records)
@@ -812,7 +855,7 @@ def run_campaign(
                 f"are already finished in {out} (runs.csv is up to date; --force starts over)."
             )
             console.print(_summary_table(config, frame))
-            return CampaignResult(out, len(selected), already, 0, frame, skipped)
+            return CampaignResult(out, len(selected), already, 0, frame, skipped, len(copied))
 
         todo = [
             Task(t.cell, t.method, t.run, t.split_seed, t.seed,
@@ -849,7 +892,7 @@ def run_campaign(
             write_curves_aggregate(out, folder, records)
         console.print(_summary_table(config, frame))
         console.print(f"{ran} run(s) finished; results in {out / RUNS_FILE}")
-        return CampaignResult(out, len(selected), already, ran, frame, skipped)
+        return CampaignResult(out, len(selected), already, ran, frame, skipped, len(copied))
 
 
 class _exclusive:

@@ -1,0 +1,100 @@
+"""Runs copied from finished campaigns instead of trained again (the config's `reuse:` key).
+
+Experiments overlap: the adaptive-budget experiment's KACS and XCSF at N = 6400 on f3 are
+runs of the dimensional-scaling experiment, and the baselines experiment's KACS and XCSF are
+the main experiment's. A run is fully determined by its identity: the cell's data (benchmark,
+kind, source, path, n, samples, dataset seed, variant), the learner and every hyperparameter,
+the protocol (all but its run count), iterations, evaluation spacing, semantics and the run's
+split and learner seeds. The resolved config.yaml of a results folder spells all of it out,
+so two runs with the same identity give the same numbers bit for bit (the engines are
+deterministic), and the row of one can stand for the other: it is copied with the new
+experiment, cell label and method label, its `seconds` as measured where it ran, and its
+learning curve (from the per-run file or the folder's curves.csv.gz).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from kacs_cli import curvestore
+
+# Fields of a resolved cell that name it or list its methods rather than say what its data are.
+_NOT_DATA = ("label", "hyperparameters", "methods")
+_SHARED = ("semantics", "iterations", "eval_every")
+
+
+@dataclass(frozen=True)
+class Reused:
+    record: dict
+    curve: pd.DataFrame | None  # canonical curve (curvestore), None when the source has none
+
+
+def run_identities(resolved: dict) -> dict[str, tuple[str, str]]:
+    """{identity of a (cell, method) pair, without the seeds: (cell label, method label)}
+    for a resolved config as written to config.yaml."""
+    protocol = {k: v for k, v in (resolved.get("protocol") or {}).items() if k != "runs"}
+    shared = {k: resolved.get(k) for k in _SHARED}
+    engines = resolved.get("method_engines") or {}
+    out: dict[str, tuple[str, str]] = {}
+    for cell in resolved.get("cells") or []:
+        data = {k: v for k, v in cell.items() if k not in _NOT_DATA}
+        hyperparameters = cell.get("hyperparameters") or {}
+        for method in cell.get("methods") or resolved.get("methods") or []:
+            identity = json.dumps([shared, protocol, data, engines.get(method, method), hyperparameters.get(method)],
+                                  sort_keys=True)
+            out.setdefault(identity, (cell["label"], method))
+    return out
+
+
+@dataclass(frozen=True)
+class Source:
+    """A finished campaign's folder, its resolved config.yaml and its runs.csv."""
+
+    folder: Path
+    resolved: dict
+    runs: pd.DataFrame
+
+
+def find(resolved: dict, tasks: Iterable, sources: Iterable[Source]) -> dict[str, Reused]:
+    """{task key: the run copied from the first source that holds an identical one}.
+
+    `resolved` is the target campaign's resolved config (as written to config.yaml) and
+    `tasks` the runner's tasks still to do.
+    """
+    tasks = list(tasks)
+    wanted = run_identities(resolved)
+    found: dict[str, Reused] = {}
+    for source in sources:
+        folder, src_config, src_runs = source.folder, source.resolved, source.runs
+        src_pairs = run_identities(src_config)
+        # target (cell label, method) -> source (cell label, method)
+        mapping = {wanted[identity]: pair for identity, pair in src_pairs.items() if identity in wanted}
+        if not mapping or src_runs.empty:
+            continue
+        rows = {
+            (r["benchmark"], str(r["method"]), int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
+            for r in src_runs.to_dict("records")
+        }
+        curves = None
+        for task in tasks:
+            if task.key in found:
+                continue
+            pair = mapping.get((task.cell.label, task.method))
+            if pair is None:
+                continue
+            row = rows.get((*pair, task.run, task.split_seed, task.seed))
+            if row is None:
+                continue
+            if curves is None:
+                curves = curvestore.collect(folder)
+            record = {**row, "experiment": resolved["experiment"], "benchmark": task.cell.label,
+                      "method": task.method}
+            if "variant" in record and (pd.isna(record["variant"]) or record["variant"] is None):
+                record["variant"] = ""
+            found[task.key] = Reused(record, curves.get((pair[0], pair[1].lower(), task.run)))
+    return found
