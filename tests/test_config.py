@@ -242,7 +242,7 @@ def test_the_adaptive_budget_config():
     if "pt" not in get_registry():
         # PT joins the data registry in another change; everything else must resolve now.
         raw["benchmarks"] = raw["benchmarks"][:-1]
-    config = resolve_config(raw, default_name="adaptive")
+    config = resolve_config(raw, default_name="adaptive", base_dir=CONFIG_DIR)
     assert config.methods == ("xcsf", "kacs", "kacs-guideline", "kacs-adaptive")
     assert config.engines == {"kacs-guideline": "kacs", "kacs-adaptive": "kacs"}
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)
