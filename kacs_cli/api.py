@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from kacs_cli import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import scale_inputs, scale_target, unscale_target
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor", "load", "load_estimator"]
 
@@ -263,15 +264,10 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
 
     def _scale_X(self, X):
         """Inputs to [0, 1] exactly as the protocol does (SPEC 1), then clipped to [0, 1]."""
-        span = self.x_max_ - self.x_min_
-        constant = span == 0.0
-        safe = np.where(constant, 1.0, span)
-        return np.ascontiguousarray(
-            np.clip(np.where(constant, 0.5, (X - self.x_min_) / safe), 0.0, 1.0)
-        )
+        return np.ascontiguousarray(scale_inputs(X, self.x_min_, self.x_max_, clip=True))
 
     def _scale_y(self, y):
-        return np.ascontiguousarray(2.0 * (y - self.y_min_) / (self.y_max_ - self.y_min_) - 1.0)
+        return np.ascontiguousarray(scale_target(y, self.y_min_, self.y_max_, clip=False))
 
     def scale_target(self, y):
         """Original target units -> the model's [-1, 1] scale (no clipping)."""
@@ -281,8 +277,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     def inverse_scale_target(self, y_scaled):
         """The model's [-1, 1] scale -> original target units."""
         check_is_fitted(self, "model_")
-        y_scaled = np.asarray(y_scaled, dtype=np.float64)
-        return (y_scaled + 1.0) * (self.y_max_ - self.y_min_) / 2.0 + self.y_min_
+        return unscale_target(np.asarray(y_scaled, dtype=np.float64), self.y_min_, self.y_max_)
 
     def scale_inputs(self, X):
         """Original inputs -> the [0, 1] inputs the engine sees (clipped)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import scale_inputs, scale_target
 
 TARGETS = ("minmax", "standard")
 METRICS = ("mae", "mse")
@@ -147,13 +148,10 @@ def make_split(
 
     x_min = X_tr.min(axis=0)
     x_max = X_tr.max(axis=0)
-    span = x_max - x_min
-    constant = span == 0.0
-    safe = np.where(constant, 1.0, span)
-    X_tr_s = np.where(constant, 0.5, (X_tr - x_min) / safe)
-    X_te_s = np.clip(np.where(constant, 0.5, (X_te - x_min) / safe), 0.0, 1.0)
+    X_tr_s = scale_inputs(X_tr, x_min, x_max, clip=False)
+    X_te_s = scale_inputs(X_te, x_min, x_max, clip=True)
 
-    scaling: dict = {"x_min": x_min, "x_max": x_max, "target": proto.target}
+    scales: dict = {"x_min": x_min, "x_max": x_max, "target": proto.target}
     if proto.target == "minmax":
         y_min, y_max = float(y_tr.min()), float(y_tr.max())
         if y_max == y_min:
@@ -161,10 +159,9 @@ def make_split(
                 f"the target is constant ({y_min}) on the train split of split seed {split_seed}; "
                 f"min-max scaling needs a varying target (use a larger or different dataset)"
             )
-        # Same expression as the authors' code, so normalized targets match bit for bit.
-        y_tr_s = 2.0 * (y_tr - y_min) / (y_max - y_min) - 1.0
-        y_te_s = np.clip(2.0 * (y_te - y_min) / (y_max - y_min) - 1.0, -1.0, 1.0)
-        scaling.update(
+        y_tr_s = scale_target(y_tr, y_min, y_max, clip=False)
+        y_te_s = scale_target(y_te, y_min, y_max, clip=True)
+        scales.update(
             y_min=y_min,
             y_max=y_max,
             y_a=2.0 / (y_max - y_min),
@@ -180,7 +177,7 @@ def make_split(
             )
         y_tr_s = (y_tr - y_mean) / y_std
         y_te_s = (y_te - y_mean) / y_std
-        scaling.update(y_mean=y_mean, y_std=y_std, y_a=1.0 / y_std, y_b=-y_mean / y_std)
+        scales.update(y_mean=y_mean, y_std=y_std, y_a=1.0 / y_std, y_b=-y_mean / y_std)
 
     return Split(
         X_train=_f64(X_tr_s),
@@ -189,5 +186,5 @@ def make_split(
         y_test=_f64(y_te_s),
         train_index=np.ascontiguousarray(train_index, dtype=np.int64),
         test_index=np.ascontiguousarray(test_index, dtype=np.int64),
-        scaling=scaling,
+        scaling=scales,
     )
