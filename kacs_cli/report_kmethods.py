@@ -133,7 +133,7 @@ def _mean(v: pd.Series) -> float:
     return float(v.mean()) if len(v) else math.nan
 
 
-def _method_set(exp, runs, methods, benchmarks, all_benchmarks, metric, control) -> MethodSet:
+def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> MethodSet:
     control = control if control in methods else None
     records, means, complete, incomplete = [], [], [], []
     for bench in benchmarks:
@@ -200,12 +200,14 @@ def analyse(exp: "ExperimentReport", runs: pd.DataFrame, config: dict, control: 
     sets = []
     for methods in dict.fromkeys(b.methods for b in benchmarks if len(b.methods) > 2):
         members = [b for b in benchmarks if set(methods) <= set(b.methods)]
-        sets.append(_method_set(exp, runs, methods, members, benchmarks, metric, control))
+        sets.append(_method_set(runs, methods, members, benchmarks, metric, control))
     return KMethods(metric=metric, control=control, methods=known, sets=sets)
 
 
 def normalise_control(control: str | None) -> str | None:
-    return str(control).strip().lower() or None if control is not None else None
+    """Method names are lower case in runs.csv; None or blank: the default control."""
+    name = str(control).strip().lower() if control is not None else ""
+    return name or None
 
 
 def check_control(control: str | None, exps: Sequence["ExperimentReport"]) -> None:
@@ -226,7 +228,7 @@ def _set_name(exp: "ExperimentReport", s: MethodSet) -> str:
     return f"{exp.name}: {which}"
 
 
-def _suffix(exp: "ExperimentReport", i: int) -> str:
+def _suffix(i: int) -> str:
     return "" if i == 0 else f"-{i + 1}"
 
 
@@ -298,7 +300,7 @@ def per_benchmark_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table
         + (f" Cells without all {s.k} methods are not in this table: {_labels(s.others)}." if s.others else "")
     )
     return rp.Table(f"{_set_name(exp, s)} per benchmark", caption, headers, rows, n_left=2, rules_before=rules,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods{_suffix(exp, i)}")
+                    label=f"tab:{rp._slug(exp.name)}-kmethods{_suffix(i)}")
 
 
 def _which_benchmarks(s: MethodSet) -> str:
@@ -338,7 +340,7 @@ def ranks_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
         + (_few_pairs_note([s.b], "benchmarks") if s.across is not None else "")
     )
     return rp.Table(f"{_set_name(exp, s)} across benchmarks", caption, headers, rows, n_left=1,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods-ranks{_suffix(exp, i)}")
+                    label=f"tab:{rp._slug(exp.name)}-kmethods-ranks{_suffix(i)}")
 
 
 def tests_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
@@ -359,7 +361,7 @@ def tests_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
     )
     return rp.Table(f"{_set_name(exp, s)}: Friedman and Nemenyi", caption, ["test", "statistic", "parameters", "p"],
                     [[rp._c(t) for t in r] for r in rows], n_left=1,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods-tests{_suffix(exp, i)}")
+                    label=f"tab:{rp._slug(exp.name)}-kmethods-tests{_suffix(i)}")
 
 
 def tables(exp: "ExperimentReport") -> list["Table"]:
@@ -374,7 +376,7 @@ def tables(exp: "ExperimentReport") -> list["Table"]:
 
 def on_console(exp: "ExperimentReport", table: "Table") -> bool:
     """The across-benchmark tables are printed with the summary."""
-    return table.label.startswith(f"tab:{rp._slug(exp.name)}-kmethods-")
+    return re.fullmatch(rf"tab:{re.escape(rp._slug(exp.name))}-kmethods-(ranks|tests)(-\d+)?", table.label) is not None
 
 
 # --------------------------------------------------------------------------- CSV and figure
@@ -428,7 +430,7 @@ def cd_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list
                          f"{s.k} methods (it needs at least {MIN_BENCHMARKS}).")
             continue
         ranks = {rp._mlabel(m): float(r) for m, r in zip(s.methods, s.average_ranks)}
-        path = out_dir / f"{slug}_cd{_suffix(exp, i)}.png"
+        path = out_dir / f"{slug}_cd{_suffix(i)}.png"
         cd_diagram.cd_diagram(ranks, s.cd, path)
         written.append(path)
     pattern = re.compile(rf"{re.escape(slug)}_cd(-\d+)?\.png")
