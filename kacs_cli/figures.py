@@ -347,4 +347,7 @@ def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Pat
         stale = out_dir / f"{slug}_{kind}.png"
         if stale not in written:
             stale.unlink(missing_ok=True)
-    return written, notes
+    from kacs_cli import report_kmethods
+
+    made, why = report_kmethods.cd_figures(exp, out_dir)  # critical-difference diagrams
+    return written + made, notes + why

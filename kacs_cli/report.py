@@ -115,6 +115,7 @@ class ExperimentReport:
     # Methods beyond the pair (other learners, labelled variants): per (cell, method) the
     # mean and SD of every metric and the run count; described, not tested.
     others: pd.DataFrame | None = None
+    kmethods: Any = None  # report_kmethods.KMethods: statistics of cells with more than two methods
 
 
 @dataclass
@@ -776,6 +777,8 @@ def tex_escape(text: str) -> str:
         .replace("α", r"$\alpha$")
         .replace("≤", r"$\le$")
         .replace("²", "$^2$")
+        .replace("χ", r"$\chi$")
+        .replace("—", "---")
     )
 
 
@@ -1091,8 +1094,9 @@ def parse_formats(formats: Iterable[str] | str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
+def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None = None) -> ExperimentReport:
     """Load one experiment directory and compute its statistics (no files written)."""
+    from kacs_cli import report_kmethods
     from kacs_cli.report_include import load_included
 
     config = _load_config(exp_dir)
@@ -1132,6 +1136,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False) -> ExperimentReport:
         sources=included.sources,
         others=_other_methods(runs, cells, metrics) if cells else None,
     )
+    exp.kmethods = report_kmethods.analyse(exp, runs, config, control)
     if not cells:
         exp.missing.insert(0, "no finished runs in runs.csv")
     if paper and protocol == "main":
@@ -1204,6 +1209,7 @@ def build_report(
     formats: Iterable[str] | str = FORMATS,
     paper: bool = False,
     figures: bool = True,
+    control: str | None = None,
 ) -> ReportSummary:
     """Tables (md/tex/csv) and figures (PNG) for every experiment under RESULTS_DIR.
 
@@ -1216,7 +1222,10 @@ def build_report(
 
     exp_dirs, skipped = scan_experiments(results_dir)
     out = Path(out_dir) if out_dir is not None else results_dir / "report"
-    exps = [analyse_experiment(d, paper=paper) for d in exp_dirs]
+    exps = [analyse_experiment(d, paper=paper, control=control) for d in exp_dirs]
+    from kacs_cli import report_kmethods
+
+    report_kmethods.check_control(control, exps)  # an unknown --control: nothing written
     # the article's main comparison first, the others in the article's order, then by name
     exps.sort(key=experiment_order)
     if paper:
@@ -1319,12 +1328,14 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{slug}_suprb.csv"
         _write_csv(path, report_suprb.suprb_frame(exp))
         written.append(path)
-    return written
+    from kacs_cli import report_kmethods
+
+    return written + report_kmethods.write_csvs(exp, out)
 
 
 def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, str]:
     """(Markdown section, LaTeX section, console text) of one experiment."""
-    from kacs_cli import report_suprb
+    from kacs_cli import report_kmethods, report_suprb
 
     runs_word = (f"{exp.expected_runs} run{'s' if exp.expected_runs != 1 else ''} per cell planned"
                  if exp.expected_runs else "runs per cell unknown")
@@ -1352,6 +1363,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         tables.append(detailed_table(exp))
         if exp.others is not None and not exp.others.empty:
             tables.append(other_methods_table(exp))
+        tables += report_kmethods.tables(exp)
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -1364,7 +1376,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             if i == 0:
                 exp.summary_markdown = rendered
                 console.append(rendered)
-            elif t.title.startswith(f"{exp.name}: scaling") or t.label.endswith("-suprb"):
+            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith("-suprb")
+                  or report_kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:
         md.append("### Figures\n")

@@ -24,12 +24,16 @@ def register(app: typer.Typer) -> None:
             False, "--paper", help="Compare the main experiment with the published table (z, within, verdicts)."
         ),
         figures: bool = typer.Option(True, "--figures/--no-figures", help="Draw the PNG figures."),
+        control: Optional[str] = typer.Option(
+            None, "--control", help="Control method of the k-method statistics (cells with more than two methods; default: kacs)."
+        ),
     ) -> None:
         """Summary, detailed and scaling tables (Markdown, LaTeX, CSV) and figures (PNG)."""
         from kacs_cli.report import parse_formats, build_report
 
         formats = parse_formats(fmt)  # a bad --format fails before any reading
-        summary = build_report(results_dir, out_dir=out, formats=formats, paper=paper, figures=figures)
+        summary = build_report(results_dir, out_dir=out, formats=formats, paper=paper, figures=figures,
+                               control=control)
         typer.echo(summary.console_markdown)
         if summary.skipped:
             typer.echo("\nskipped (no experiment inside):")
