@@ -192,6 +192,34 @@ def _load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
             runs[col] = np.nan
         runs[col] = pd.to_numeric(runs[col], errors="coerce")
     runs["run"] = pd.to_numeric(runs["run"], errors="coerce")
+    return _one_budget_per_cell(runs)
+
+
+def _one_budget_per_cell(runs: pd.DataFrame) -> pd.DataFrame:
+    """One N per runner cell whose methods each ran at their own budget.
+
+    A variant with its own N (kacs-guideline) or a method without one (a baseline) shares
+    its cell with the pair; left as they are, its rows would make a report cell of their own
+    and the pair's tables would show n/a rows beside it. Where no method of a cell appears
+    at two budgets, every row of that cell takes the pair's N (else the most common one).
+    Cells whose methods ran at several budgets each (old results without cell labels) stay
+    apart.
+    """
+    if runs.empty:
+        return runs
+    group_keys = ["cell_id", "variant", "n", "samples"]
+    for _, part in runs.groupby(group_keys, dropna=False, sort=False):
+        budgets = part["N"].drop_duplicates()
+        if len(budgets) < 2:
+            continue
+        per_method = part[["method", "N"]].drop_duplicates()
+        if per_method["method"].duplicated().any():
+            continue
+        pair = part.loc[part["method"].isin(DEFAULT_PAIR), "N"].dropna()
+        chosen = pair if len(pair) else part["N"].dropna()
+        if chosen.empty:
+            continue
+        runs.loc[part.index, "N"] = chosen.mode().iloc[0]
     return runs
 
 

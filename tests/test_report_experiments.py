@@ -314,8 +314,29 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
     build_report("results/budgets")
     ax = captured["fig"].axes[0]
     series = {c.get_label(): c for c in ax.containers}  # one errorbar container per series
-    # kacs-big's runs have N = 400, off the cells' usual N = 200: drawn as that budget's series
-    assert list(series) == ["XCSF (N=200)", "KACS (N=200)", "kacs-big (larger N)"]
+    # kacs-big's runs (N = 400) belong to the cells of the pair (N = 200): a series of its own
+    assert list(series) == ["XCSF (N=200)", "KACS (N=200)", "kacs-big"]
     colors = [c.lines[0].get_color() for c in series.values()]
     assert colors[:2] == ["tab:blue", "tab:red"] and colors[2] not in colors[:2]
     assert [len(c.lines[0].get_xdata()) for c in series.values()] == [2, 2, 2]  # n = 2 and 3
+
+
+def test_variants_at_their_own_budget_and_methods_without_one_share_the_pairs_cell(tmp_path) -> None:
+    """A variant with its own N and a method with no N (a baseline) belong to the pair's cell:
+    one report cell per runner cell, no n/a rows for the pair beside them."""
+    from kacs_cli.report import _load_runs
+
+    rows = []
+    for method, N in (("xcsf", 200), ("kacs", 200), ("kacs-big", 400), ("ridge", None)):
+        for run in (0, 1):
+            rows.append({"benchmark": "f3-n2", "variant": "", "method": method, "run": run, "n": 2,
+                         "samples": 100, "N": N, "test_mae": 0.1})
+    # old results without cell labels: both methods at two budgets are two cells
+    for N in (200, 400):
+        for method in ("xcsf", "kacs"):
+            rows.append({"benchmark": "f1", "variant": "", "method": method, "run": 0, "n": 2,
+                         "samples": 100, "N": N, "test_mae": 0.1})
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    runs = _load_runs(tmp_path)
+    assert set(runs.loc[runs["cell_id"] == "f3-n2", "N"]) == {200}
+    assert set(runs.loc[runs["cell_id"] == "f1", "N"]) == {200, 400}
