@@ -1,4 +1,4 @@
-"""kacs_cli.kstats and kacs_cli.cd_diagram against published numbers, scipy and hand counts.
+"""kacs_cli.reporting.kstats and kacs_cli.reporting.cd_diagram against published numbers, scipy and hand counts.
 
 The worked example is Demšar (2006, JMLR 7), section 3.2.2: the AUC of four C4.5 variants
 on 14 UCI data sets (his Table 6). The AUCs below are the table's, as printed and as
@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from kacs_cli import cd_diagram, kstats, stats
+from kacs_cli.reporting import cd_diagram, kstats, stats
 
 C45 = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
 # Demšar (2006) Table 6, rows: adult (sample), breast cancer, breast cancer wisconsin, cmc,

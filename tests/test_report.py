@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from kacs_cli import report as rp
-from kacs_cli.report import build_report
+from kacs_cli.reporting import report as rp
+from kacs_cli.reporting.report import build_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RUN_COLUMNS = [

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from kacs_cli import figures as figs
-from kacs_cli.report import build_report
+from kacs_cli.reporting import figures as figs
+from kacs_cli.reporting.report import build_report
 
 from test_report import _row, paper_rows, run_row, write_curves, write_experiment
 
@@ -324,7 +324,7 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
 def test_variants_at_their_own_budget_and_methods_without_one_share_the_pairs_cell(tmp_path) -> None:
     """A variant with its own N and a method with no N (a baseline) belong to the pair's cell:
     one report cell per runner cell, no n/a rows for the pair beside them."""
-    from kacs_cli.report import _load_runs
+    from kacs_cli.reporting.report import _load_runs
 
     rows = []
     for method, N in (("xcsf", 200), ("kacs", 200), ("kacs-big", 400), ("ridge", None)):

@@ -4,7 +4,7 @@ The campaigns are written by the runner's own functions (resolve_config, expand_
 write_runs_csv, ExperimentConfig.to_yaml) with test errors drawn here, so every expected
 number comes from those draws through scipy (friedmanchisquare, wilcoxon, rankdata, the F
 distribution), Holm's step-down by hand and Demšar's (2006) Table 5(a) for q_alpha, never
-from kacs_cli.kstats.
+from kacs_cli.reporting.kstats.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from scipy import stats as sps
 
 from cli_support import run_kacs
 from kacs_cli.config import resolve_config
-from kacs_cli.report import build_report
+from kacs_cli.reporting.report import build_report
 from kacs_cli.runner import expand_tasks, write_runs_csv
 from test_report import PNG_SIGNATURE, _row, _rows_after, run_row
 

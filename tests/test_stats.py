@@ -1,4 +1,4 @@
-"""kacs_cli.stats against values computed independently (published numbers, hand counts)."""
+"""kacs_cli.reporting.stats against values computed independently (published numbers, hand counts)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kacs_cli import stats
+from kacs_cli.reporting import stats
 
 PAPER = Path(__file__).resolve().parents[1] / "kacs_cli" / "data" / "paper_main_table.csv"
 # Published per-benchmark test-MAE means (f1, f2, f3, f4, ASN, CCPP, CS, EEC).

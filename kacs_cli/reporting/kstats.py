@@ -16,7 +16,7 @@ Contents: `rank_matrix` and `average_ranks`; `friedman` (the Friedman chi-square
 the Iman-Davenport F_F); `holm`; `tests_against_control`, with the wrappers
 `per_benchmark_tests` (over runs) and `across_benchmark_tests` (over per-benchmark means);
 `nemenyi_q`, `critical_difference` and `cd_groups` (the bars of a critical-difference
-diagram, drawn by `kacs_cli.cd_diagram`; `by_rank` orders its methods).
+diagram, drawn by `kacs_cli.reporting.cd_diagram`; `by_rank` orders its methods).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import stats as _sps
 
-from kacs_cli import stats
+from kacs_cli.reporting import stats
 from kacs_cli.engine.registry import PROPOSED
 
 DEFAULT_CONTROL = PROPOSED

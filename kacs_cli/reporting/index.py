@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from kacs_cli.errors import UserError
 
 if TYPE_CHECKING:
-    from kacs_cli.report import ExperimentReport
+    from kacs_cli.reporting.report import ExperimentReport
 
 # Folders an experiment directory owns (the runner's and the report's): never experiments.
 OWNED_SUBDIRS = ("curves", "runs", "populations", "report", "figures")

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import atomic, stats
+from kacs_cli import atomic
+from kacs_cli.reporting import stats
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 
 if TYPE_CHECKING:
-    from kacs_cli.report import ExperimentReport, ScalingGroup
+    from kacs_cli.reporting.report import ExperimentReport, ScalingGroup
 
 # The report's pair (engine/registry.py): the baseline in blue, the proposal in red.
 COLORS = {BASELINE: "tab:blue", PROPOSED: "tab:red"}
@@ -238,7 +239,7 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
     Cells at a budget other than the group's usual N (the N = 24 n (2n + 1) guideline runs)
     form their own dashed series, so they are not joined with the fixed-budget line.
     """
-    from kacs_cli.report import METRIC_LABELS, cell_values, runs_for_scaling
+    from kacs_cli.reporting.report import METRIC_LABELS, cell_values, runs_for_scaling
 
     if not groups:
         return None
@@ -305,7 +306,7 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
 def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list[str]]:
     """All figures of one experiment, and for each kind that cannot be drawn, why not."""
     from kacs_cli.curvestore import AGGREGATE_FILE, CURVE_DIR
-    from kacs_cli.report import _slug, curve_panels, load_curves
+    from kacs_cli.reporting.report import _slug, curve_panels, load_curves
 
     slug = _slug(exp.name)
     curves = load_curves(exp.path)
@@ -347,7 +348,7 @@ def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Pat
         stale = out_dir / f"{slug}_{kind}.png"
         if stale not in written:
             stale.unlink(missing_ok=True)
-    from kacs_cli import report_kmethods
+    from kacs_cli.reporting import kmethods
 
-    made, why = report_kmethods.cd_figures(exp, out_dir)  # critical-difference diagrams
+    made, why = kmethods.cd_figures(exp, out_dir)  # critical-difference diagrams
     return written + made, notes + why

@@ -27,7 +27,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import atomic, stats
+from kacs_cli import atomic
+from kacs_cli.reporting import stats
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.errors import UserError
@@ -115,7 +116,7 @@ class ExperimentReport:
     # Methods beyond the pair (other learners, labelled variants): per (cell, method) the
     # mean and SD of every metric and the run count; described, not tested.
     others: pd.DataFrame | None = None
-    kmethods: Any = None  # report_kmethods.KMethods: statistics of cells with more than two methods
+    kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
 
 
 @dataclass
@@ -145,7 +146,7 @@ class ScalingGroup:
 
 def find_experiments(results_dir: Path) -> list[Path]:
     """The experiment directories at any depth below RESULTS_DIR (itself when it is one)."""
-    from kacs_cli.report_index import scan_experiments
+    from kacs_cli.reporting.index import scan_experiments
 
     return scan_experiments(results_dir)[0]
 
@@ -626,7 +627,7 @@ def _ids(ids: Sequence[int], limit: int = 12) -> str:
 
 def load_paper_table() -> pd.DataFrame:
     """The published main table shipped as package data (kacs_cli/data/paper_main_table.csv)."""
-    path = Path(__file__).resolve().parent / "data" / "paper_main_table.csv"
+    path = Path(__file__).resolve().parent.parent / "data" / "paper_main_table.csv"
     table = pd.read_csv(path)
     table["benchmark"] = table["benchmark"].str.strip().str.lower()
     return table
@@ -1124,8 +1125,8 @@ def parse_formats(formats: Iterable[str] | str) -> tuple[str, ...]:
 
 def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None = None) -> ExperimentReport:
     """Load one experiment directory and compute its statistics (no files written)."""
-    from kacs_cli import report_kmethods
-    from kacs_cli.report_include import load_included
+    from kacs_cli.reporting import kmethods
+    from kacs_cli.reporting.include import load_included
 
     config = _load_config(exp_dir)
     raw = _load_runs(exp_dir, config)
@@ -1164,7 +1165,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         sources=included.sources,
         others=_other_methods(runs, cells, metrics) if cells else None,
     )
-    exp.kmethods = report_kmethods.analyse(exp, runs, config, control)
+    exp.kmethods = kmethods.analyse(exp, runs, config, control)
     if not cells:
         exp.missing.insert(0, "no finished runs in runs.csv")
     if paper and protocol == "main":
@@ -1246,14 +1247,14 @@ def build_report(
     """
     fmts = parse_formats(formats)
     results_dir = Path(results_dir)
-    from kacs_cli.report_index import experiment_order, index_markdown, scan_experiments
+    from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
 
     exp_dirs, skipped = scan_experiments(results_dir)
     out = Path(out_dir) if out_dir is not None else results_dir / "report"
     exps = [analyse_experiment(d, paper=paper, control=control) for d in exp_dirs]
-    from kacs_cli import report_kmethods
+    from kacs_cli.reporting import kmethods
 
-    report_kmethods.check_control(control, exps)  # an unknown --control: nothing written
+    kmethods.check_control(control, exps)  # an unknown --control: nothing written
     # the article's main comparison first, the others in the article's order, then by name
     exps.sort(key=experiment_order)
     if paper:
@@ -1262,7 +1263,7 @@ def build_report(
 
     files: list[Path] = []
     if figures:
-        from kacs_cli import figures as figs
+        from kacs_cli.reporting import figures as figs
 
         for exp in exps:
             exp.figures, exp.figure_notes = figs.experiment_figures(exp, out / "figures")
@@ -1350,20 +1351,20 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{slug}_paper.csv"
         _write_csv(path, exp.paper)
         written.append(path)
-    from kacs_cli import report_suprb
+    from kacs_cli.reporting import suprb
 
-    if exp.cells and report_suprb.applies(exp):
+    if exp.cells and suprb.applies(exp):
         path = out / f"{slug}_suprb.csv"
-        _write_csv(path, report_suprb.suprb_frame(exp))
+        _write_csv(path, suprb.suprb_frame(exp))
         written.append(path)
-    from kacs_cli import report_kmethods
+    from kacs_cli.reporting import kmethods
 
-    return written + report_kmethods.write_csvs(exp, out)
+    return written + kmethods.write_csvs(exp, out)
 
 
 def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, str]:
     """(Markdown section, LaTeX section, console text) of one experiment."""
-    from kacs_cli import report_kmethods, report_suprb
+    from kacs_cli.reporting import kmethods, suprb
 
     runs_word = (f"{exp.expected_runs} run{'s' if exp.expected_runs != 1 else ''} per cell planned"
                  if exp.expected_runs else "runs per cell unknown")
@@ -1384,14 +1385,14 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
     if exp.cells:
         tables = [summary_table(exp)]
         tables += [scaling_table(exp, g) for g in exp.scaling]
-        if report_suprb.applies(exp):
-            tables.append(report_suprb.suprb_table(exp))
+        if suprb.applies(exp):
+            tables.append(suprb.suprb_table(exp))
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
         tables.append(detailed_table(exp))
         if exp.others is not None and not exp.others.empty:
             tables.append(other_methods_table(exp))
-        tables += report_kmethods.tables(exp)
+        tables += kmethods.tables(exp)
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -1405,7 +1406,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
                 exp.summary_markdown = rendered
                 console.append(rendered)
             elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith("-suprb")
-                  or report_kmethods.on_console(exp, t)):
+                  or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:
         md.append("### Figures\n")

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import kstats, stats
-from kacs_cli import report as rp
+from kacs_cli.reporting import kstats, stats
+from kacs_cli.reporting import report as rp
 from kacs_cli.errors import UserError
 
 if TYPE_CHECKING:
-    from kacs_cli.report import Cell, ExperimentReport, Table
+    from kacs_cli.reporting.report import Cell, ExperimentReport, Table
 
 CD_ALPHA = 0.05  # Nemenyi's critical difference, as in Demšar's diagrams
 MIN_BENCHMARKS = 2  # for the Friedman test, the across-benchmark Wilcoxon tests and CD
@@ -418,7 +418,7 @@ def write_csvs(exp: "ExperimentReport", out: Path) -> list[Path]:
 
 def cd_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list[str]]:
     """One critical-difference diagram per method set; stale ones of an earlier render go."""
-    from kacs_cli import cd_diagram
+    from kacs_cli.reporting import cd_diagram
 
     slug = rp._slug(exp.name)
     written, notes = [], []

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from kacs_cli import atomic, kstats
+from kacs_cli import atomic
+from kacs_cli.reporting import kstats
 
 DPI = 110
 ROW = 0.22  # vertical distance between two label rows, in axis units (y grows downwards)

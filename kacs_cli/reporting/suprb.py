@@ -18,9 +18,9 @@ import pandas as pd
 from kacs_cli.engine.registry import DEFAULT_PAIR
 
 if TYPE_CHECKING:
-    from kacs_cli.report import ExperimentReport, Table
+    from kacs_cli.reporting.report import ExperimentReport, Table
 
-LITERATURE_PATH = Path(__file__).resolve().parent / "data" / "suprb_literature.csv"
+LITERATURE_PATH = Path(__file__).resolve().parent.parent / "data" / "suprb_literature.csv"
 # Datasets only the SupRB comparison uses: an alternative-protocol experiment holding one
 # of them gets the table.
 SUPRB_ONLY = ("pppts", "pt")
@@ -67,7 +67,7 @@ def suprb_frame(exp: "ExperimentReport") -> pd.DataFrame:
 
 
 def suprb_table(exp: "ExperimentReport") -> "Table":
-    from kacs_cli.report import Table, _c, _slug, fmt_sd, fmt_value
+    from kacs_cli.reporting.report import Table, _c, _slug, fmt_sd, fmt_value
 
     cells, literature = _cells(exp)
     stats_by = exp.cell_stats.set_index(["cell", "metric"])

@@ -47,7 +47,7 @@ def include_specs(config: dict) -> list[dict]:
 
 def find_sibling(exp_dir: Path, name: str) -> Path | None:
     """The results folder of experiment `name` beside exp_dir, or None."""
-    from kacs_cli.report import _load_config
+    from kacs_cli.reporting.report import _load_config
 
     parent = Path(exp_dir).resolve().parent
     direct = parent / name
@@ -86,7 +86,7 @@ def _cell_matches(cell: dict, wanted: list[str] | None) -> bool:
 
 def load_included(exp_dir: Path, config: dict, own_labels: set[str]) -> Included:
     """Runs (report-ready, as report._load_runs gives them) of every included cell."""
-    from kacs_cli.report import _config_benchmarks, _load_config, _load_runs
+    from kacs_cli.reporting.report import _config_benchmarks, _load_config, _load_runs
 
     result = Included()
     frames = []
