@@ -14,8 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from kacs_cli.reporting import report as rp
-from kacs_cli.reporting.report import build_report
+from kacs_cli import curvestore
+from kacs_cli.errors import UserError
+from kacs_cli.reporting import figures, tables
+from kacs_cli.reporting.build import build_report
+from kacs_cli.reporting.paper import load_paper_table
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RUN_COLUMNS = [
@@ -203,7 +206,7 @@ def test_format_selection_and_default_out_dir(small_main: Path) -> None:
     assert summary.out_dir == out
     assert (out / "small_summary.csv").exists()
     assert not (out / "report.md").exists() and not (out / "report.tex").exists()
-    with pytest.raises(rp.UserError, match="unknown report format 'pdf'"):
+    with pytest.raises(UserError, match="unknown report format 'pdf'"):
         build_report(small_main, formats="md,pdf")
 
 
@@ -285,7 +288,7 @@ def test_sample_scaling_labels(tmp_path: Path) -> None:
 
 def paper_rows(runs: int = 4) -> list[dict]:
     """Runs whose mean and SD (ddof 1) equal the published ones for every cell and method."""
-    table = rp.load_paper_table()
+    table = load_paper_table()
     u = np.arange(runs) - (runs - 1) / 2
     u = u / np.std(u, ddof=1)  # mean 0, SD 1
     n_of = {"f1": 10, "f2": 10, "f3": 10, "f4": 10, "asn": 5, "ccpp": 4, "cs": 8, "eec": 8}
@@ -396,9 +399,9 @@ def test_duplicate_rows_use_the_last_and_are_listed(tmp_path: Path) -> None:
 
 
 def test_markdown_table_alignment() -> None:
-    table = rp.Table("t", "c", ["cell", "value"], [[rp.TCell("f1"), rp.TCell("0.1", True, "+")],
-                                                    [rp.TCell("ccpp"), rp.TCell("12.3456")]])
-    assert rp.render_markdown(table).splitlines() == [
+    table = tables.Table("t", "c", ["cell", "value"], [[tables.TCell("f1"), tables.TCell("0.1", True, "+")],
+                                                    [tables.TCell("ccpp"), tables.TCell("12.3456")]])
+    assert tables.render_markdown(table).splitlines() == [
         "| cell |     value |",
         "|:-----|----------:|",
         "| f1   | **0.1** + |",
@@ -407,13 +410,13 @@ def test_markdown_table_alignment() -> None:
 
 
 def test_value_formatting() -> None:
-    assert rp.fmt_value("test_mae", 0.264213) == "0.2642"
-    assert rp.fmt_value("test_mse", 0.000412345) == "0.0004123"
-    assert rp.fmt_value("rules", 4161.6) == "4162"
-    assert rp.fmt_value("aic", -17358.4) == "-17358"
-    assert rp.fmt_sd("params", 633.52) == "633.5" and rp.fmt_sd("aic", 12660.4) == "12660"
-    assert rp.fmt_value("test_mae", math.nan) == "n/a"
-    assert rp.fmt_sd("test_mae", 0.0016) == "0.0016" and rp.fmt_sd("test_mae", 2.5e-17) == "0.0000"
+    assert tables.fmt_value("test_mae", 0.264213) == "0.2642"
+    assert tables.fmt_value("test_mse", 0.000412345) == "0.0004123"
+    assert tables.fmt_value("rules", 4161.6) == "4162"
+    assert tables.fmt_value("aic", -17358.4) == "-17358"
+    assert tables.fmt_sd("params", 633.52) == "633.5" and tables.fmt_sd("aic", 12660.4) == "12660"
+    assert tables.fmt_value("test_mae", math.nan) == "n/a"
+    assert tables.fmt_sd("test_mae", 0.0016) == "0.0016" and tables.fmt_sd("test_mae", 2.5e-17) == "0.0000"
 
 
 def test_cli_missing_runs_csv_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
@@ -502,5 +505,5 @@ def test_runner_layout_cell_labels_and_resolved_cells(tmp_path: Path) -> None:
     assert e.missing == ["f3 (n=6, samples=200, N=6400) [f3-n6]: no finished runs"]
     assert e.scaling and e.scaling[0].variables == ("n",)
     # curve panels in table order and titled with the table labels
-    assert rp.curve_panels(e, rp.load_curves(exp)) == [("f3-n2", "f3 (n=2)"), ("f3-n4-N864", "f3 (n=4, N=864)")]
+    assert figures.curve_panels(e, curvestore.load_curves(exp)) == [("f3-n2", "f3 (n=2)"), ("f3-n4-N864", "f3 (n=4, N=864)")]
     assert (exp / "report" / "figures" / "dim_tiny_test_error.png").exists()

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from kacs_cli.reporting import figures as figs
-from kacs_cli.reporting.report import build_report
+from kacs_cli.reporting.build import build_report
+from kacs_cli.reporting.loading import load_runs
 
 from test_report import _row, paper_rows, run_row, write_curves, write_experiment
 
@@ -324,8 +325,6 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
 def test_variants_at_their_own_budget_and_methods_without_one_share_the_pairs_cell(tmp_path) -> None:
     """A variant with its own N and a method with no N (a baseline) belong to the pair's cell:
     one report cell per runner cell, no n/a rows for the pair beside them."""
-    from kacs_cli.reporting.report import _load_runs
-
     rows = []
     for method, N in (("xcsf", 200), ("kacs", 200), ("kacs-big", 400), ("ridge", None)):
         for run in (0, 1):
@@ -337,6 +336,6 @@ def test_variants_at_their_own_budget_and_methods_without_one_share_the_pairs_ce
             rows.append({"benchmark": "f1", "variant": "", "method": method, "run": 0, "n": 2,
                          "samples": 100, "N": N, "test_mae": 0.1})
     pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
-    runs = _load_runs(tmp_path)
+    runs = load_runs(tmp_path)
     assert set(runs.loc[runs["cell_id"] == "f3-n2", "N"]) == {200}
     assert set(runs.loc[runs["cell_id"] == "f1", "N"]) == {200, 400}

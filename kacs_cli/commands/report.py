@@ -29,7 +29,8 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Summary, detailed and scaling tables (Markdown, LaTeX, CSV) and figures (PNG)."""
-        from kacs_cli.reporting.report import parse_formats, build_report
+        from kacs_cli.reporting.build import build_report
+        from kacs_cli.reporting.files import parse_formats
 
         formats = parse_formats(fmt)  # a bad --format fails before any reading
         summary = build_report(results_dir, out_dir=out, formats=formats, paper=paper, figures=figures,

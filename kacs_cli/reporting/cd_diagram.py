@@ -71,6 +71,7 @@ def cd_layout(avg_ranks: Mapping[str, float], cd: float) -> CDLayout:
 def render(layout: CDLayout):
     """A matplotlib Figure of the layout. Artists carry gids: 'axis', 'tick', 'cd',
     'bar' (one per group, in layout order) and 'method:<name>' (the elbow line)."""
+    # slow to import: only a report with a k-method section pays for it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

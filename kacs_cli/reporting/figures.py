@@ -7,19 +7,22 @@ however many cells an experiment has. Uses matplotlib's Agg backend (no display 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from kacs_cli import atomic
-from kacs_cli.reporting import stats
+from kacs_cli import atomic, curvestore
+from kacs_cli.config import guideline_budget
+from kacs_cli.curvestore import AGGREGATE_FILE, CURVE_DIR
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
-
-if TYPE_CHECKING:
-    from kacs_cli.reporting.report import ExperimentReport, ScalingGroup
+from kacs_cli.reporting import kmethods, stats
+from kacs_cli.reporting.files import slug
+from kacs_cli.reporting.loading import cell_values, runs_for_scaling
+from kacs_cli.reporting.model import BENCHMARK_ORDER, METRIC_LABELS, ExperimentReport, ScalingGroup
 
 # The report's pair (engine/registry.py): the baseline in blue, the proposal in red.
 COLORS = {BASELINE: "tab:blue", PROPOSED: "tab:red"}
@@ -44,6 +47,8 @@ DPI = 110
 
 
 def _pyplot():
+    # matplotlib takes about half a second to import: only a report that draws figures pays
+    # for it (the matplotlib imports inside the functions below are there for the same reason).
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -154,6 +159,31 @@ def _has(curves: dict[str, dict[str, list[pd.DataFrame]]], cell: str, column: st
     return any(column in f.columns and f[column].notna().any() for fs in curves[cell].values() for f in fs)
 
 
+def curve_panels(exp: ExperimentReport, curve_cells: Iterable[str]) -> list[tuple[str, str]]:
+    """(curve file cell, panel title) in table order; the runner names curve files by the
+    cell label that runs.csv also holds, so known cells get their table label."""
+    names = list(curve_cells)
+    ids = [c.cell_id for c in exp.cells]
+    unique = len(set(ids)) == len(ids)
+    known = [(c.cell_id, c.label) for c in exp.cells if unique and c.cell_id in names]
+    seen = {k for k, _ in known}
+    return known + [(n, n) for n in order_curve_cells(names) if n not in seen]
+
+
+def order_curve_cells(names: Iterable[str]) -> list[str]:
+    """Article's benchmark order first (by the name's leading token), then natural order."""
+
+    def natural(text: str) -> list:
+        return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text.lower())]
+
+    def key(name: str):
+        head = re.split(r"[-_ .]", name.lower(), maxsplit=1)[0]
+        idx = BENCHMARK_ORDER.index(head) if head in BENCHMARK_ORDER else len(BENCHMARK_ORDER)
+        return (idx, natural(name))
+
+    return sorted(names, key=key)
+
+
 def curve_figure(
     curves: dict[str, dict[str, list[pd.DataFrame]]],
     panels: Sequence[tuple[str, str]],
@@ -233,14 +263,12 @@ def covering_figure(
     return _save(fig, path)
 
 
-def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], path: Path) -> Path | None:
+def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: Path) -> Path | None:
     """Test error, rules and params against n or N_S: mean and 95 % t-interval over runs.
 
     Cells at a budget other than the group's usual N (the N = 24 n (2n + 1) guideline runs)
     form their own dashed series, so they are not joined with the fixed-budget line.
     """
-    from kacs_cli.reporting.report import METRIC_LABELS, cell_values, runs_for_scaling
-
     if not groups:
         return None
     runs = runs_for_scaling(exp)
@@ -250,8 +278,6 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
     fig, axes = plt.subplots(len(groups), 3, figsize=(PANEL_W * 3, PANEL_H * len(groups)), squeeze=False)
     for row, group in zip(axes, groups):
         var = group.variables[0]
-        from kacs_cli.config import guideline_budget
-
         odd = [c for c in group.cells if c.N is not None and c.N != group.modal_N]
         others = {c.N for c in odd}
         if odd and all(c.n is not None and c.N == guideline_budget(c.n) for c in odd):
@@ -303,13 +329,10 @@ def scaling_figure(exp: "ExperimentReport", groups: Sequence["ScalingGroup"], pa
     return _save(fig, path)
 
 
-def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list[str]]:
+def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path], list[str]]:
     """All figures of one experiment, and for each kind that cannot be drawn, why not."""
-    from kacs_cli.curvestore import AGGREGATE_FILE, CURVE_DIR
-    from kacs_cli.reporting.report import _slug, curve_panels, load_curves
-
-    slug = _slug(exp.name)
-    curves = load_curves(exp.path)
+    stem = slug(exp.name)
+    curves = curvestore.load_curves(exp.path)
     panels = curve_panels(exp, curves)
     error = "mse" if exp.protocol == "alternative" else "mae"
     word = error.upper()
@@ -327,28 +350,26 @@ def experiment_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Pat
         )
     else:
         for kind, (column, ylabel, title) in kinds.items():
-            made = curve_figure(curves, panels, column, ylabel, title, out_dir / f"{slug}_{kind}.png")
+            made = curve_figure(curves, panels, column, ylabel, title, out_dir / f"{stem}_{kind}.png")
             if made is None:
                 notes.append(f"{ylabel} curves: not drawn, no run's curve has a {column} value.")
             else:
                 written.append(made)
         made = covering_figure(curves, panels, f"{exp.name}: covering rate per evaluation interval (mean and 95 % CI)",
-                               out_dir / f"{slug}_covering.png")
+                               out_dir / f"{stem}_covering.png")
         if made is None:
             notes.append("Covering-rate curves: not drawn, no run's curve has a cover_rate value.")
         else:
             written.append(made)
     if exp.scaling:
-        made = scaling_figure(exp, exp.scaling, out_dir / f"{slug}_scaling.png")
+        made = scaling_figure(exp, exp.scaling, out_dir / f"{stem}_scaling.png")
         if made is not None:
             written.append(made)
     # A figure of an earlier render that this one could not draw must not stay behind
     # looking current.
     for kind in (*kinds, "covering", "scaling"):
-        stale = out_dir / f"{slug}_{kind}.png"
+        stale = out_dir / f"{stem}_{kind}.png"
         if stale not in written:
             stale.unlink(missing_ok=True)
-    from kacs_cli.reporting import kmethods
-
     made, why = kmethods.cd_figures(exp, out_dir)  # critical-difference diagrams
     return written + made, notes + why

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from kacs_cli.reporting.loading import config_benchmarks, load_config, load_runs
+
 # What must agree between an experiment and one it includes cells from.
 SHARED_SETTINGS = ("semantics", "methods", "protocol", "iterations", "eval_every")
 
@@ -47,15 +49,13 @@ def include_specs(config: dict) -> list[dict]:
 
 def find_sibling(exp_dir: Path, name: str) -> Path | None:
     """The results folder of experiment `name` beside exp_dir, or None."""
-    from kacs_cli.reporting.report import _load_config
-
     parent = Path(exp_dir).resolve().parent
     direct = parent / name
     candidates = [direct] + sorted(p for p in parent.iterdir() if p.is_dir() and p != direct) if parent.is_dir() else []
     for folder in candidates:
         if folder.resolve() == Path(exp_dir).resolve() or not (folder / "runs.csv").is_file():
             continue
-        recorded = _load_config(folder).get("experiment")
+        recorded = load_config(folder).get("experiment")
         if recorded == name or (recorded is None and folder.name == name):
             return folder
     return None
@@ -85,9 +85,7 @@ def _cell_matches(cell: dict, wanted: list[str] | None) -> bool:
 
 
 def load_included(exp_dir: Path, config: dict, own_labels: set[str]) -> Included:
-    """Runs (report-ready, as report._load_runs gives them) of every included cell."""
-    from kacs_cli.reporting.report import _config_benchmarks, _load_config, _load_runs
-
+    """Runs (report-ready, as loading.load_runs gives them) of every included cell."""
     result = Included()
     frames = []
     for spec in include_specs(config):
@@ -101,8 +99,8 @@ def load_included(exp_dir: Path, config: dict, own_labels: set[str]) -> Included
                 f"(expected {Path(exp_dir).parent / name}); run its config with --out there"
             )
             continue
-        other = _load_config(folder)
-        entries = [e for e in _config_benchmarks(other) if _cell_matches(e, wanted)]
+        other = load_config(folder)
+        entries = [e for e in config_benchmarks(other) if _cell_matches(e, wanted)]
         labels = {str(e.get("label") or e["name"]) for e in entries}
         clash = sorted(labels & own_labels)
         if clash:
@@ -113,7 +111,7 @@ def load_included(exp_dir: Path, config: dict, own_labels: set[str]) -> Included
             absent = [w for w in wanted if not any(_cell_matches(e, [w]) for e in entries) and w not in clash]
             if absent:
                 result.missing.append(f"included experiment {name} has no cell {', '.join(absent)}")
-        runs = _load_runs(folder, other)
+        runs = load_runs(folder, other)
         runs = runs[runs["cell_id"].isin(labels)]
         frames.append(runs)
         result.entries += entries

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kacs_cli.errors import UserError
-
-if TYPE_CHECKING:
-    from kacs_cli.reporting.report import ExperimentReport
+from kacs_cli.reporting.model import ExperimentReport
 
 # Folders an experiment directory owns (the runner's and the report's): never experiments.
 OWNED_SUBDIRS = ("curves", "runs", "populations", "report", "figures")
@@ -55,7 +52,7 @@ def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
 EXPERIMENT_ORDER = ("main", "sample_scaling", "dim_scaling", "f3_variants", "alt_protocol", "suprb")
 
 
-def experiment_order(exp: "ExperimentReport") -> tuple:
+def experiment_order(exp: ExperimentReport) -> tuple:
     key = exp.name.lower()
     return (EXPERIMENT_ORDER.index(key) if key in EXPERIMENT_ORDER else len(EXPERIMENT_ORDER), key,
             exp.path.as_posix())
@@ -66,7 +63,7 @@ def _anchor(title: str) -> str:
     return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
 
 
-def index_markdown(exps: list["ExperimentReport"], skipped: list[str]) -> str:
+def index_markdown(exps: list[ExperimentReport], skipped: list[str]) -> str:
     lines = ["## Contents", ""]
     for e in exps:
         lines.append(f"- [{e.name}](#{_anchor(e.name)}): {e.protocol} protocol, {len(e.cells)} cell(s), "

@@ -27,17 +27,18 @@ import math
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from kacs_cli.reporting import kstats, stats
-from kacs_cli.reporting import report as rp
+from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
-
-if TYPE_CHECKING:
-    from kacs_cli.reporting.report import Cell, ExperimentReport, Table
+from kacs_cli.reporting import cd_diagram, kstats, stats
+from kacs_cli.reporting.files import slug, write_csv
+from kacs_cli.reporting.loading import cell_mask, config_methods, label_cells, method_values
+from kacs_cli.reporting.model import METRIC_LABELS, Cell, ExperimentReport
+from kacs_cli.reporting.tables import Table, fmt_rank, fmt_sd, fmt_value, tcell
 
 CD_ALPHA = 0.05  # Nemenyi's critical difference, as in Demšar's diagrams
 MIN_BENCHMARKS = 2  # for the Friedman test, the across-benchmark Wilcoxon tests and CD
@@ -49,7 +50,7 @@ class Benchmark:
     """One benchmark of the k-method statistics: the report cells of one runner cell."""
 
     label: str
-    cells: tuple["Cell", ...]
+    cells: tuple[Cell, ...]
     methods: tuple[str, ...]  # planned or run on it, in the experiment's method order
 
 
@@ -100,7 +101,7 @@ def _planned(config: dict) -> dict[str, list[str]]:
     return out
 
 
-def _benchmarks(exp: "ExperimentReport", runs: pd.DataFrame, planned: dict, order: list[str]) -> list[Benchmark]:
+def _benchmarks(exp: ExperimentReport, runs: pd.DataFrame, planned: dict, order: list[str]) -> list[Benchmark]:
     """Report cells grouped into benchmarks. Cells of one runner cell that differ only in N
     are one benchmark when no method appears in two of them (each method ran at its own
     budget); otherwise each stays its own benchmark (the same methods at other budgets)."""
@@ -109,7 +110,7 @@ def _benchmarks(exp: "ExperimentReport", runs: pd.DataFrame, planned: dict, orde
         groups.setdefault((cell.cell_id, cell.variant, cell.n, cell.samples), []).append(cell)
     parts, shown = [], []
     for cells in groups.values():
-        present = {c.key: list(dict.fromkeys(runs.loc[rp._cell_mask(runs, c), "method"])) for c in cells}
+        present = {c.key: list(dict.fromkeys(runs.loc[cell_mask(runs, c), "method"])) for c in cells}
         every = [m for c in cells for m in present[c.key]]
         merged = len(cells) > 1 and len(every) == len(set(every))
         for members in ([cells] if merged else [[c] for c in cells]):
@@ -118,13 +119,13 @@ def _benchmarks(exp: "ExperimentReport", runs: pd.DataFrame, planned: dict, orde
             first = members[0]
             # a merged benchmark has no single N: labelled as the report labels cells, without it
             shown.append(replace(first, N=None, label="") if merged else first)
-    labels = [c.label for c in rp._label_cells(shown)]
+    labels = [c.label for c in label_cells(shown)]
     return [Benchmark(label, tuple(members), methods) for label, (members, methods) in zip(labels, parts)]
 
 
 def _values(runs: pd.DataFrame, bench: Benchmark, method: str, metric: str) -> pd.Series:
     """metric per run (index = run id) of one method on one benchmark."""
-    parts = [rp._method_values(runs, c, method, metric) for c in bench.cells]
+    parts = [method_values(runs, c, method, metric) for c in bench.cells]
     parts = [p for p in parts if len(p)]
     return pd.concat(parts) if parts else pd.Series(dtype=float)
 
@@ -145,7 +146,7 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
             complete.append(bench.label)
             means.append(row)
         else:
-            lacking = [rp._mlabel(m) for m, v in zip(methods, row) if not math.isfinite(v)]
+            lacking = [registry.label(m) for m, v in zip(methods, row) if not math.isfinite(v)]
             incomplete.append(f"{bench.label} (no runs of {', '.join(lacking)})")
         tests = None
         if control is not None:
@@ -189,11 +190,11 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
     )
 
 
-def analyse(exp: "ExperimentReport", runs: pd.DataFrame, config: dict, control: str | None) -> KMethods:
+def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: dict, control: str | None) -> KMethods:
     """The k-method statistics of one experiment (no sets when no cell has more than two)."""
     control = normalise_control(control) or kstats.DEFAULT_CONTROL
     metric = next(m for m in exp.metrics if m.startswith("test_"))
-    order = list(dict.fromkeys([*rp._config_methods(config), *(runs["method"] if len(runs) else [])]))
+    order = list(dict.fromkeys([*config_methods(config), *(runs["method"] if len(runs) else [])]))
     planned = _planned(config)
     benchmarks = _benchmarks(exp, runs, planned, order) if exp.cells else []
     known = tuple(dict.fromkeys([*order, *(m for ms in planned.values() for m in ms)]))
@@ -210,7 +211,7 @@ def normalise_control(control: str | None) -> str | None:
     return name or None
 
 
-def check_control(control: str | None, exps: Sequence["ExperimentReport"]) -> None:
+def check_control(control: str | None, exps: Sequence[ExperimentReport]) -> None:
     """An explicit --control must name a method of the report (runs.csv or config)."""
     name = normalise_control(control)
     if name is None:
@@ -223,8 +224,8 @@ def check_control(control: str | None, exps: Sequence["ExperimentReport"]) -> No
 # --------------------------------------------------------------------------- tables
 
 
-def _set_name(exp: "ExperimentReport", s: MethodSet) -> str:
-    which = f"{s.k} methods" if len(exp.kmethods.sets) == 1 else ", ".join(rp._mlabel(m) for m in s.methods)
+def _set_name(exp: ExperimentReport, s: MethodSet) -> str:
+    which = f"{s.k} methods" if len(exp.kmethods.sets) == 1 else ", ".join(registry.label(m) for m in s.methods)
     return f"{exp.name}: {which}"
 
 
@@ -239,7 +240,7 @@ def _fmt_stat(x: float) -> str:
 
 
 def _fmt_count(x: float) -> str:
-    return DASH if not math.isfinite(x) else rp.fmt_value("rules", x)
+    return DASH if not math.isfinite(x) else fmt_value("rules", x)
 
 
 def _labels(names: Sequence[str]) -> str:
@@ -250,7 +251,7 @@ def _control_word(s: MethodSet, km: KMethods) -> str:
     if s.control is None:
         return (f"The control {km.control} is not among these methods: no comparison against a control "
                 f"(choose one with --control).")
-    return f"Control: {rp._mlabel(s.control)}."
+    return f"Control: {registry.label(s.control)}."
 
 
 def _few_pairs_note(counts: Sequence[int], unit: str) -> str:
@@ -261,10 +262,10 @@ def _few_pairs_note(counts: Sequence[int], unit: str) -> str:
             f"(here as few as {min(few)}).")
 
 
-def per_benchmark_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
+def per_benchmark_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
     km = exp.kmethods
     metric = km.metric
-    label = rp.METRIC_LABELS[metric]
+    label = METRIC_LABELS[metric]
     headers = ["cell", "method", f"{label} mean ± SD", "rules", "params", "rank", "runs", "p", "p Holm", "sym", "pairs"]
     rows, rules = [], set()
     for bench in s.benchmarks:
@@ -274,8 +275,8 @@ def per_benchmark_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table
         best = part["rank"].min()
         for j, r in enumerate(part.to_dict("records")):
             mean, sd = r[f"{metric}_mean"], r[f"{metric}_sd"]
-            text = "n/a" if not math.isfinite(mean) else f"{rp.fmt_value(metric, mean)} ± {rp.fmt_sd(metric, sd)}"
-            name = rp._mlabel(r["method"]) + (" (control)" if r["control"] else "")
+            text = "n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"
+            name = registry.label(r["method"]) + (" (control)" if r["control"] else "")
             if r["control"]:
                 tests = [DASH] * 4
             elif s.control is None:
@@ -283,13 +284,13 @@ def per_benchmark_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table
             else:
                 tests = [stats.format_p(r["p"]), stats.format_p(r["p_holm"]),
                          r["symbol"] if r["n_pairs"] else "n/a", str(r["n_pairs"])]
-            rows.append([rp._c(bench.label if j == 0 else ""), rp._c(name),
-                         rp._c(text, math.isfinite(r["rank"]) and r["rank"] == best),
-                         rp._c(_fmt_count(r["rules_mean"])), rp._c(_fmt_count(r["params_mean"])),
-                         rp._c(rp._fmt_rank(r["rank"])), rp._c(r["runs"])] + [rp._c(t) for t in tests])
+            rows.append([tcell(bench.label if j == 0 else ""), tcell(name),
+                         tcell(text, math.isfinite(r["rank"]) and r["rank"] == best),
+                         tcell(_fmt_count(r["rules_mean"])), tcell(_fmt_count(r["params_mean"])),
+                         tcell(fmt_rank(r["rank"])), tcell(r["runs"])] + [tcell(t) for t in tests])
     caption = (
         f"{exp.name}, {s.k} methods per benchmark ({exp.protocol} protocol, {label} on the "
-        f"{rp._target_word(exp)} target): mean ± SD over runs, mean rules and parameters ({DASH}: the "
+        f"{exp.target_word} target): mean ± SD over runs, mean rules and parameters ({DASH}: the "
         f"method has none), rank on the benchmark (1 = lowest mean, ties averaged; n/a when a method "
         f"has no runs there), best mean in bold. p: paired two-sided Wilcoxon over runs (paired by "
         f"run index) against the control, p Holm: Holm-corrected over the benchmark's {s.k - 1} "
@@ -299,8 +300,8 @@ def per_benchmark_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table
         + _few_pairs_note(s.per_benchmark.loc[~s.per_benchmark["control"], "n_pairs"] if len(s.per_benchmark) else [], "paired runs")
         + (f" Cells without all {s.k} methods are not in this table: {_labels(s.others)}." if s.others else "")
     )
-    return rp.Table(f"{_set_name(exp, s)} per benchmark", caption, headers, rows, n_left=2, rules_before=rules,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods{_suffix(i)}")
+    return Table(f"{_set_name(exp, s)} per benchmark", caption, headers, rows, n_left=2, rules_before=rules,
+                    label=f"tab:{slug(exp.name)}-kmethods{_suffix(i)}")
 
 
 def _which_benchmarks(s: MethodSet) -> str:
@@ -317,12 +318,12 @@ def _not_computed(s: MethodSet) -> str:
             f"difference need at least {MIN_BENCHMARKS} benchmarks with all {s.k} methods, here {s.b}.")
 
 
-def ranks_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
+def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
     km = exp.kmethods
     headers = ["method", "avg rank", "Wilcoxon p", "p Holm", "sym", "benchmarks"]
     rows = []
     for j, m in enumerate(s.methods):
-        name = rp._mlabel(m) + (" (control)" if m == s.control else "")
+        name = registry.label(m) + (" (control)" if m == s.control else "")
         if m == s.control:
             tests = [DASH] * 4
         elif s.across is None:
@@ -330,20 +331,20 @@ def ranks_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
         else:
             c = s.across[m]
             tests = [stats.format_p(c.p), stats.format_p(c.p_holm), c.verdict, str(c.n_pairs)]
-        rows.append([rp._c(name), rp._c(rp._fmt_rank(s.average_ranks[j]))] + [rp._c(t) for t in tests])
+        rows.append([tcell(name), tcell(fmt_rank(s.average_ranks[j]))] + [tcell(t) for t in tests])
     caption = (
-        f"{exp.name}, {s.k} methods across benchmarks: average rank of the mean {rp.METRIC_LABELS[km.metric]} "
+        f"{exp.name}, {s.k} methods across benchmarks: average rank of the mean {METRIC_LABELS[km.metric]} "
         f"(1 = best) and the paired two-sided Wilcoxon test of each method against the control over the "
         f"per-benchmark means, Holm-corrected over the {s.k - 1} comparisons (sym as per benchmark), over "
         f"{_which_benchmarks(s)}. {_control_word(s, km)}"
         + _not_computed(s)
         + (_few_pairs_note([s.b], "benchmarks") if s.across is not None else "")
     )
-    return rp.Table(f"{_set_name(exp, s)} across benchmarks", caption, headers, rows, n_left=1,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods-ranks{_suffix(i)}")
+    return Table(f"{_set_name(exp, s)} across benchmarks", caption, headers, rows, n_left=1,
+                    label=f"tab:{slug(exp.name)}-kmethods-ranks{_suffix(i)}")
 
 
-def tests_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
+def tests_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
     f = s.friedman
     k, b = s.k, s.b
     rows = [
@@ -359,12 +360,12 @@ def tests_table(exp: "ExperimentReport", s: MethodSet, i: int) -> "Table":
         f"q sqrt(k (k+1) / (6 N)): two methods whose average ranks differ by at least CD differ "
         f"significantly (the diagram among the figures)." + _not_computed(s)
     )
-    return rp.Table(f"{_set_name(exp, s)}: Friedman and Nemenyi", caption, ["test", "statistic", "parameters", "p"],
-                    [[rp._c(t) for t in r] for r in rows], n_left=1,
-                    label=f"tab:{rp._slug(exp.name)}-kmethods-tests{_suffix(i)}")
+    return Table(f"{_set_name(exp, s)}: Friedman and Nemenyi", caption, ["test", "statistic", "parameters", "p"],
+                    [[tcell(t) for t in r] for r in rows], n_left=1,
+                    label=f"tab:{slug(exp.name)}-kmethods-tests{_suffix(i)}")
 
 
-def tables(exp: "ExperimentReport") -> list["Table"]:
+def tables(exp: ExperimentReport) -> list[Table]:
     km = exp.kmethods
     if km is None:
         return []
@@ -374,15 +375,15 @@ def tables(exp: "ExperimentReport") -> list["Table"]:
     return out
 
 
-def on_console(exp: "ExperimentReport", table: "Table") -> bool:
+def on_console(exp: ExperimentReport, table: Table) -> bool:
     """The across-benchmark tables are printed with the summary."""
-    return re.fullmatch(rf"tab:{re.escape(rp._slug(exp.name))}-kmethods-(ranks|tests)(-\d+)?", table.label) is not None
+    return re.fullmatch(rf"tab:{re.escape(slug(exp.name))}-kmethods-(ranks|tests)(-\d+)?", table.label) is not None
 
 
 # --------------------------------------------------------------------------- CSV and figure
 
 
-def _frames(exp: "ExperimentReport") -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(exp: ExperimentReport) -> tuple[pd.DataFrame, pd.DataFrame]:
     km = exp.kmethods
     per, across = [], []
     for s in km.sets:
@@ -404,36 +405,34 @@ def _frames(exp: "ExperimentReport") -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(per, ignore_index=True), pd.DataFrame.from_records(across)
 
 
-def write_csvs(exp: "ExperimentReport", out: Path) -> list[Path]:
+def write_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
     if exp.kmethods is None or not exp.kmethods.sets:
         return []
-    slug = rp._slug(exp.name)
+    stem = slug(exp.name)
     per, across = _frames(exp)
     written = []
-    for path, frame in ((out / f"{slug}_kmethods.csv", per), (out / f"{slug}_kmethods-across.csv", across)):
-        rp._write_csv(path, frame)
+    for path, frame in ((out / f"{stem}_kmethods.csv", per), (out / f"{stem}_kmethods-across.csv", across)):
+        write_csv(path, frame)
         written.append(path)
     return written
 
 
-def cd_figures(exp: "ExperimentReport", out_dir: Path) -> tuple[list[Path], list[str]]:
+def cd_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path], list[str]]:
     """One critical-difference diagram per method set; stale ones of an earlier render go."""
-    from kacs_cli.reporting import cd_diagram
-
-    slug = rp._slug(exp.name)
+    stem = slug(exp.name)
     written, notes = [], []
     km = getattr(exp, "kmethods", None)
     for i, s in enumerate(km.sets if km is not None else []):
-        names = ", ".join(rp._mlabel(m) for m in s.methods)
+        names = ", ".join(registry.label(m) for m in s.methods)
         if s.b < MIN_BENCHMARKS:
             notes.append(f"Critical-difference diagram ({names}): not drawn, {s.b} benchmark(s) with all "
                          f"{s.k} methods (it needs at least {MIN_BENCHMARKS}).")
             continue
-        ranks = {rp._mlabel(m): float(r) for m, r in zip(s.methods, s.average_ranks)}
-        path = out_dir / f"{slug}_cd{_suffix(i)}.png"
+        ranks = {registry.label(m): float(r) for m, r in zip(s.methods, s.average_ranks)}
+        path = out_dir / f"{stem}_cd{_suffix(i)}.png"
         cd_diagram.cd_diagram(ranks, s.cd, path)
         written.append(path)
-    pattern = re.compile(rf"{re.escape(slug)}_cd(-\d+)?\.png")
+    pattern = re.compile(rf"{re.escape(stem)}_cd(-\d+)?\.png")
     if out_dir.is_dir():
         for stale in out_dir.iterdir():
             if pattern.fullmatch(stale.name) and stale not in written:

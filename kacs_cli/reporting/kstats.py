@@ -28,8 +28,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import stats as _sps
 
-from kacs_cli.reporting import stats
 from kacs_cli.engine.registry import PROPOSED
+from kacs_cli.reporting import stats
 
 DEFAULT_CONTROL = PROPOSED
 

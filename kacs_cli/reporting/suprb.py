@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
-
-if TYPE_CHECKING:
-    from kacs_cli.reporting.report import ExperimentReport, Table
+from kacs_cli.reporting.files import slug
+from kacs_cli.reporting.model import ExperimentReport
+from kacs_cli.reporting.tables import Table, fmt_sd, fmt_value, tcell
 
 LITERATURE_PATH = Path(__file__).resolve().parent.parent / "data" / "suprb_literature.csv"
 # Datasets only the SupRB comparison uses: an alternative-protocol experiment holding one
@@ -32,11 +31,11 @@ def load_literature() -> pd.DataFrame:
     return pd.read_csv(LITERATURE_PATH, dtype=str, keep_default_na=False).set_index("benchmark")
 
 
-def applies(exp: "ExperimentReport") -> bool:
+def applies(exp: ExperimentReport) -> bool:
     return exp.protocol == "alternative" and any(c.benchmark.lower() in SUPRB_ONLY for c in exp.cells)
 
 
-def _cells(exp: "ExperimentReport"):
+def _cells(exp: ExperimentReport):
     literature = load_literature()
     order = list(literature.index)
     chosen = [c for c in exp.cells if c.benchmark.lower() in literature.index and c.plain_variant]
@@ -47,7 +46,7 @@ def _pm(mean_text: str, sd_text: str) -> str:
     return "n/a" if not mean_text else f"{mean_text} ± {sd_text}"
 
 
-def suprb_frame(exp: "ExperimentReport") -> pd.DataFrame:
+def suprb_frame(exp: ExperimentReport) -> pd.DataFrame:
     """One row per dataset: our means and SDs (numbers) and the literature's (text)."""
     cells, literature = _cells(exp)
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
@@ -66,30 +65,28 @@ def suprb_frame(exp: "ExperimentReport") -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def suprb_table(exp: "ExperimentReport") -> "Table":
-    from kacs_cli.reporting.report import Table, _c, _slug, fmt_sd, fmt_value
-
+def suprb_table(exp: ExperimentReport) -> Table:
     cells, literature = _cells(exp)
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
     headers = ["dataset", "N", "XCSF (ours): test MSE", "rules", "KACS (ours): test MSE", "rules", "runs",
                "XCSF compacted [lit.]: test MSE", "rules", "SupRB-ES [lit.]: test MSE", "rules"]
     rows = []
     for cell in cells:
-        row = [_c(DISPLAY.get(cell.benchmark.lower(), cell.label)), _c(cell.N if cell.N is not None else "n/a")]
+        row = [tcell(DISPLAY.get(cell.benchmark.lower(), cell.label)), tcell(cell.N if cell.N is not None else "n/a")]
         runs = 0
         for method in DEFAULT_PAIR:
             for metric in ("test_mse", "rules"):
                 s = stats_by.loc[(cell.label, metric)]
                 mean, sd = s[f"{method}_mean"], s[f"{method}_sd"]
                 runs = max(runs, int(s[f"{method}_runs"]))
-                row.append(_c("n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"))
-        row.append(_c(runs))
+                row.append(tcell("n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"))
+        row.append(tcell(runs))
         lit = literature.loc[cell.benchmark.lower()]
         row += [
-            _c(_pm(lit["xcsf_compacted_mse_mean"], lit["xcsf_compacted_mse_sd"])),
-            _c(_pm(lit["xcsf_compacted_rules_mean"], lit["xcsf_compacted_rules_sd"])),
-            _c(_pm(lit["suprb_mse_mean"], lit["suprb_mse_sd"])),
-            _c(_pm(lit["suprb_rules_mean"], lit["suprb_rules_sd"])),
+            tcell(_pm(lit["xcsf_compacted_mse_mean"], lit["xcsf_compacted_mse_sd"])),
+            tcell(_pm(lit["xcsf_compacted_rules_mean"], lit["xcsf_compacted_rules_sd"])),
+            tcell(_pm(lit["suprb_mse_mean"], lit["suprb_mse_sd"])),
+            tcell(_pm(lit["suprb_rules_mean"], lit["suprb_rules_sd"])),
         ]
         rows.append(row)
     caption = (
@@ -100,4 +97,4 @@ def suprb_table(exp: "ExperimentReport") -> "Table":
         f"test, no ranks."
     )
     return Table(f"{exp.name}: comparison with SupRB", caption, headers, rows, n_left=1,
-                 label=f"tab:{_slug(exp.name)}-suprb")
+                 label=f"tab:{slug(exp.name)}-suprb")

@@ -1,0 +1,328 @@
+"""Reading an experiment folder: its config, its runs, and the cells the tables show.
+
+runs.csv holds one row per finished run; `load_runs` gives it the report's columns (cell_id,
+benchmark, variant, n, samples, N), `cells_of` groups the rows into labelled, ordered cells,
+and `method_values` picks one method's metric in one cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from kacs_cli.engine.registry import DEFAULT_PAIR
+from kacs_cli.errors import UserError
+from kacs_cli.protocols import PROTOCOLS
+from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS, PROTOCOL_METRICS,
+                                      Cell, ExperimentReport)
+from kacs_cli.runner import read_runs_csv
+
+
+def load_config(exp_dir: Path) -> dict:
+    """The experiment's config.yaml as a dict ({} when there is none)."""
+    path = exp_dir / "config.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path} is not valid YAML ({exc.__class__.__name__}); fix or delete it") from None
+    return data if isinstance(data, dict) else {}
+
+
+def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
+    """runs.csv with the report's columns: cell_id (the runner's cell label), benchmark,
+    variant, n, samples, N; a method run at its own budget joins its runner cell's N."""
+    path = exp_dir / "runs.csv"
+    try:
+        runs = read_runs_csv(path)
+    except pd.errors.EmptyDataError:  # created, no run finished yet
+        runs = pd.DataFrame(columns=["benchmark", "method", "run"])
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path} is not a readable CSV ({exc.__class__.__name__}); re-run the experiment") from None
+    lacking = [c for c in ("benchmark", "method", "run") if c not in runs.columns]
+    if lacking:
+        raise UserError(f"{path} lacks the column(s) {', '.join(lacking)}; it was not written by `kacs run`")
+    runs = runs.copy()
+    runs["benchmark"] = runs["benchmark"].astype(str).str.strip()
+    runs["cell_id"] = runs["benchmark"]
+    # The runner writes its cell label (f3-n12) there; the config's cells name the benchmark.
+    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config or {}) if e.get("label")}
+    if names:
+        runs["benchmark"] = runs["cell_id"].map(lambda c: names.get(c, c))
+    runs["method"] = runs["method"].astype(str).str.strip().str.lower()
+    if "variant" not in runs.columns:
+        runs["variant"] = ""
+    runs["variant"] = runs["variant"].map(variant_text)
+    for col in ("n", "samples", "N"):
+        if col not in runs.columns:
+            runs[col] = np.nan
+        runs[col] = pd.to_numeric(runs[col], errors="coerce")
+    runs["run"] = pd.to_numeric(runs["run"], errors="coerce")
+    return _one_budget_per_cell(runs)
+
+
+def _one_budget_per_cell(runs: pd.DataFrame) -> pd.DataFrame:
+    """One N per runner cell whose methods each ran at their own budget.
+
+    A variant with its own N (kacs-guideline) or a method without one (a baseline) shares
+    its cell with the pair; left as they are, its rows would make a report cell of their own
+    and the pair's tables would show n/a rows beside it. Where no method of a cell appears
+    at two budgets, every row of that cell takes the pair's N (else the most common one).
+    Cells whose methods ran at several budgets each (old results without cell labels) stay
+    apart.
+    """
+    if runs.empty:
+        return runs
+    group_keys = ["cell_id", "variant", "n", "samples"]
+    for _, part in runs.groupby(group_keys, dropna=False, sort=False):
+        budgets = part["N"].drop_duplicates()
+        if len(budgets) < 2:
+            continue
+        per_method = part[["method", "N"]].drop_duplicates()
+        if per_method["method"].duplicated().any():
+            continue
+        pair = part.loc[part["method"].isin(DEFAULT_PAIR), "N"].dropna()
+        chosen = pair if len(pair) else part["N"].dropna()
+        if chosen.empty:
+            continue
+        runs.loc[part.index, "N"] = chosen.mode().iloc[0]
+    return runs
+
+
+def variant_text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def int_or_none(value: Any) -> int | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(round(f)) if math.isfinite(f) else None
+
+
+def protocol_of(config: dict, runs: pd.DataFrame) -> tuple[str, int | None]:
+    proto = config.get("protocol")
+    name, expected = None, None
+    if isinstance(proto, dict):
+        name = proto.get("name")
+        expected = int_or_none(proto.get("runs"))
+    elif isinstance(proto, str):
+        name = proto
+    name = str(name).strip().lower() if name else ""
+    if name not in PROTOCOL_METRICS:
+        # No (known) protocol recorded: the error columns the runner filled tell.
+        has_mae = "test_mae" in runs.columns and runs["test_mae"].notna().any()
+        has_mse = "test_mse" in runs.columns and runs["test_mse"].notna().any()
+        name = "alternative" if (has_mse and not has_mae) else "main"
+    if expected is None:
+        expected = PROTOCOLS[name].runs if name in PROTOCOLS else None
+    return name, expected
+
+
+def config_methods(config: dict) -> list[str]:
+    methods = config.get("methods")
+    out: list[str] = []
+    if isinstance(methods, (list, tuple)):
+        for m in methods:
+            name = m.get("name", m.get("method")) if isinstance(m, dict) else m
+            if name:
+                out.append(str(name).strip().lower())
+    elif isinstance(methods, str):
+        out = [m.strip().lower() for m in methods.split(",") if m.strip()]
+    elif isinstance(methods, dict):
+        out = [str(k).strip().lower() for k in methods]
+    return out or list(METHODS)
+
+
+def config_benchmarks(config: dict) -> list[dict]:
+    """Planned cells as entries {name, variant, n, samples, N[, label]}.
+
+    The runner's resolved config lists `cells` (label, benchmark, n, samples, variant and
+    per-method hyperparameters holding N); a hand-written one lists `benchmarks`.
+    """
+    cells = config.get("cells")
+    if isinstance(cells, list) and cells and all(isinstance(c, dict) and c.get("label") for c in cells):
+        out = []
+        for c in cells:
+            hyper = c.get("hyperparameters") if isinstance(c.get("hyperparameters"), dict) else {}
+            budgets = {int_or_none(h.get("N")) for h in hyper.values() if isinstance(h, dict)}
+            out.append(
+                {
+                    "label": str(c["label"]),
+                    "name": str(c.get("benchmark") or c["label"]),
+                    "variant": c.get("variant"),
+                    "n": c.get("n"),
+                    "samples": c.get("samples"),
+                    "N": budgets.pop() if len(budgets) == 1 else None,
+                }
+            )
+        return out
+    out = []
+    for b in config.get("benchmarks") or []:
+        if isinstance(b, str):
+            out.append({"name": b})
+        elif isinstance(b, dict) and b.get("name"):
+            out.append(b)
+    return out
+
+
+def entry_matches(entry: dict, cell: Cell) -> bool:
+    """Does a config benchmark entry describe this cell? Keys the entry leaves out match anything,
+    except the variant: an entry without one means the plain function."""
+    if entry.get("label"):
+        return str(entry["label"]) == cell.cell_id
+    if str(entry["name"]).strip().lower() != cell.benchmark.lower():
+        return False
+    want = variant_text(entry.get("variant"))
+    if want.lower() in PLAIN_VARIANTS:
+        if not cell.plain_variant:
+            return False
+    elif want.lower() != cell.variant.lower():
+        return False
+    for key in ("n", "samples", "N"):
+        want_value = int_or_none(entry.get(key))
+        if want_value is not None and getattr(cell, key) is not None and want_value != getattr(cell, key):
+            return False
+    return True
+
+
+def describe_entry(entry: dict) -> str:
+    parts = [str(entry["name"])]
+    variant = variant_text(entry.get("variant"))
+    if variant.lower() not in PLAIN_VARIANTS:
+        parts.append(variant)
+    extras = [f"{k}={entry[k]}" for k in ("n", "samples", "N") if entry.get(k) is not None]
+    text = " ".join(parts) + (f" ({', '.join(extras)})" if extras else "")
+    return text + (f" [{entry['label']}]" if entry.get("label") and entry["label"] != entry["name"] else "")
+
+
+def modal(values: Iterable[int | None]) -> int | None:
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return min(v for v, c in counts.items() if c == top)
+
+
+def label_cells(cells: list[Cell]) -> list[Cell]:
+    """Compact unique labels: 'f1', 'f3 rotated', 'f3 (n=12)', 'f3 (n=16, N=15984)'.
+
+    Within one benchmark name, n and the sample count are printed when they vary; the
+    budget N only where it differs from the benchmark's most common N (the guideline budget
+    of the dimensional scaling, say), so the ordinary cells stay short.
+    """
+    by_bench: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_bench.setdefault(c.benchmark, []).append(c)
+
+    def build(c: Cell, group: list[Cell], verbose: bool) -> str:
+        parts = []
+        if verbose or len({g.n for g in group}) > 1:
+            if c.n is not None:
+                parts.append(f"n={c.n}")
+        if verbose or len({g.samples for g in group}) > 1:
+            if c.samples is not None:
+                parts.append(f"N_S={c.samples}")
+        modal_N = modal(g.N for g in group)
+        if c.N is not None and (verbose or (len({g.N for g in group}) > 1 and c.N != modal_N)):
+            parts.append(f"N={c.N}")
+        text = c.benchmark
+        if not c.plain_variant:
+            text += f" {c.variant}"
+        elif verbose and c.variant:
+            text += f" {c.variant}"
+        return text + (f" ({', '.join(parts)})" if parts else "")
+
+    labels = {c.key: build(c, by_bench[c.benchmark], False) for c in cells}
+    if len(set(labels.values())) < len(labels):
+        labels = {c.key: build(c, by_bench[c.benchmark], True) for c in cells}
+    if len(set(labels.values())) < len(labels):
+        # cells that differ in something runs.csv does not record (dataset seed, P_hash)
+        labels = {c.key: f"{labels[c.key]} [{c.cell_id}]" for c in cells}
+    return [Cell(c.cell_id, c.benchmark, c.variant, c.n, c.samples, c.N, label=labels[c.key]) for c in cells]
+
+
+def _order_cells(cells: list[Cell], entries: list[dict]) -> list[Cell]:
+    def config_index(c: Cell) -> int:
+        for i, e in enumerate(entries):
+            if entry_matches(e, c):
+                return i
+        return len(entries)
+
+    def bench_index(c: Cell) -> tuple[int, str]:
+        key = c.benchmark.lower()
+        return (BENCHMARK_ORDER.index(key), "") if key in BENCHMARK_ORDER else (len(BENCHMARK_ORDER), key)
+
+    def num(v: int | None) -> float:
+        return math.inf if v is None else float(v)
+
+    return sorted(
+        cells,
+        key=lambda c: (
+            config_index(c),
+            bench_index(c),
+            not c.plain_variant,
+            c.variant,
+            num(c.n),
+            num(c.samples),
+            num(c.N),
+        ),
+    )
+
+
+def cells_of(runs: pd.DataFrame, entries: list[dict]) -> list[Cell]:
+    seen: dict[tuple, Cell] = {}
+    for row in runs[["cell_id", *CELL_KEY]].drop_duplicates().itertuples(index=False):
+        cell = Cell(
+            str(row.cell_id),
+            str(row.benchmark),
+            str(row.variant),
+            int_or_none(row.n),
+            int_or_none(row.samples),
+            int_or_none(row.N),
+        )
+        seen.setdefault(cell.key, cell)
+    return label_cells(_order_cells(list(seen.values()), entries))
+
+
+def cell_mask(runs: pd.DataFrame, cell: Cell) -> pd.Series:
+    mask = (runs["cell_id"] == cell.cell_id) & (runs["variant"] == cell.variant)
+    for key in ("n", "samples", "N"):
+        want = getattr(cell, key)
+        col = runs[key]
+        mask &= col.isna() if want is None else (col.round() == want)
+    return mask
+
+
+def method_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> pd.Series:
+    """metric per run of one method in one cell (index = run id)."""
+    rows = runs[cell_mask(runs, cell) & (runs["method"] == method)]
+    if metric not in rows.columns or rows.empty:
+        return pd.Series(dtype=float)
+    values = pd.to_numeric(rows[metric], errors="coerce")
+    values.index = rows["run"].to_numpy()
+    return values.dropna()
+
+
+def last_rows(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: a rerun may append a second row for the same run, and the last one wins."""
+    return runs.drop_duplicates(subset=["cell_id", *CELL_KEY, "method", "run"], keep="last") if len(runs) else runs
+
+
+def runs_for_scaling(exp: ExperimentReport) -> pd.DataFrame:
+    """The final metrics of every run of the experiment (for the scaling figure)."""
+    return last_rows(load_runs(exp.path, load_config(exp.path)))
+
+
+def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.ndarray:
+    return method_values(runs, cell, method, metric).to_numpy(dtype=float)

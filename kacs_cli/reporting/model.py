@@ -1,0 +1,122 @@
+"""The data model of a report: cells, one experiment's results, and the vocabulary they use.
+
+Every other module of the reporting layer passes these around; this one imports none of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kacs_cli.engine.registry import DEFAULT_PAIR
+
+# The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
+# proposal (engine/registry.py holds the pair).
+METHODS = DEFAULT_PAIR
+CELL_KEY = ("benchmark", "variant", "n", "samples", "N")
+# The article's benchmark order; anything else follows alphabetically.
+BENCHMARK_ORDER = ("f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec")
+PROTOCOL_METRICS = {
+    "main": ("train_mae", "test_mae", "rules", "params", "aic"),
+    "alternative": ("train_mse", "test_mse", "rules", "params", "aic"),
+}
+METRIC_LABELS = {
+    "train_mae": "train MAE",
+    "test_mae": "test MAE",
+    "train_mse": "train MSE",
+    "test_mse": "test MSE",
+    "rules": "rules",
+    "params": "params",
+    "aic": "AIC",
+}
+# Variant values that mean "the plain function" and are not worth printing.
+PLAIN_VARIANTS = ("", "none", "base", "original", "standard", "plain", "nan")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table row of an experiment: a benchmark at one size / variant / budget.
+
+    `cell_id` is what runs.csv's benchmark column holds: the runner's filename-safe cell
+    label (f3-n12, also the curve file prefix) or a bare benchmark name; `benchmark` is the
+    benchmark's own name (f3), from the config's cells when they are recorded; `label` is
+    the compact display name of the tables (f3 (n=12)).
+    """
+
+    cell_id: str
+    benchmark: str
+    variant: str
+    n: int | None
+    samples: int | None
+    N: int | None
+    label: str = ""
+
+    @property
+    def key(self) -> tuple:
+        return (self.cell_id, self.variant, self.n, self.samples, self.N)
+
+    @property
+    def plain_variant(self) -> bool:
+        return self.variant.lower() in PLAIN_VARIANTS
+
+
+@dataclass
+class ExperimentReport:
+    """Everything computed for one experiment directory."""
+
+    name: str
+    path: Path
+    protocol: str
+    metrics: tuple[str, ...]
+    expected_runs: int | None
+    cells: list[Cell]
+    cell_stats: pd.DataFrame  # one row per (cell, metric)
+    across: pd.DataFrame  # one row per metric
+    scaling: list["ScalingGroup"] = field(default_factory=list)
+    paper: pd.DataFrame | None = None
+    fidelity: str | None = None
+    missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summary_markdown: str = ""
+    figures: list[Path] = field(default_factory=list)
+    figure_notes: list[str] = field(default_factory=list)  # why a figure is not drawn
+    sources: list[str] = field(default_factory=list)  # cells included from other experiments
+    paper_warning: str | None = None  # the campaign is not the published setting
+    # Methods beyond the pair (other learners, labelled variants): per (cell, method) the
+    # mean and SD of every metric and the run count; described, not tested.
+    others: pd.DataFrame | None = None
+    kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
+
+    @property
+    def error_word(self) -> str:
+        return "MSE" if self.protocol == "alternative" else "MAE"
+
+    @property
+    def target_word(self) -> str:
+        # SPEC section 1: min-max to [-1, 1] (main) or standardized with the train split (alternative)
+        return "standardized" if self.protocol == "alternative" else "normalized"
+
+
+@dataclass
+class ReportSummary:
+    results_dir: Path
+    out_dir: Path
+    experiments: list[ExperimentReport]
+    files: list[Path]
+    missing: list[str]  # "<experiment>: <what>", for the console
+    console_markdown: str  # the summary tables (and fidelity lines) to print
+    skipped: list[str] = field(default_factory=list)  # folders below RESULTS_DIR without experiments
+
+
+@dataclass(frozen=True)
+class ScalingGroup:
+    """Cells of one benchmark/variant that differ in n and/or sample count."""
+
+    benchmark: str
+    variant: str
+    variables: tuple[str, ...]  # subset of ("n", "samples")
+    cells: tuple[Cell, ...]
+    modal_N: int | None
