@@ -62,7 +62,8 @@ import numpy as np
 
 from kacs_cli import atomic
 from kacs_cli.engine import Hyperparameters, Model, registry
-from kacs_cli.engine.core import H_N, S_P, S_TOTAL
+from kacs_cli.engine.params import H_N
+from kacs_cli.engine.population import S_P, S_TOTAL
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"

@@ -15,8 +15,9 @@ import pytest
 
 from kacs_cli.benchmarks import generate
 from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
-from kacs_cli.engine.core import (
-    H_N, N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL, hp_vector,
+from kacs_cli.engine.params import H_N, hp_vector
+from kacs_cli.engine.population import (
+    N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
 )
 from kacs_cli.errors import UserError
 

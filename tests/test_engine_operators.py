@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine import core
-from kacs_cli.engine.core import (
-    C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS, S_DEATHS, S_DELETIONS, S_P, S_TOTAL,
-)
+from kacs_cli.engine import deletion, ga, population, scratch, update
+from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine.params import hp_vector
+from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
+from kacs_cli.engine.scratch import C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS
 
 from test_engine_support import (
     FIELDS, finish, insert_child, kacs_step, put_rule, restore, snapshot,
@@ -17,7 +18,7 @@ from test_engine_support import (
 
 
 def hp(**kw):
-    return core.hp_vector(Hyperparameters(**kw))
+    return hp_vector(Hyperparameters(**kw))
 
 
 def binom_ok(count, trials, p, sigmas=5.0):
@@ -34,9 +35,9 @@ def binom_ok(count, trials, p, sigmas=5.0):
 def test_accuracy(alpha, nu, e0):
     h = hp(alpha=alpha, nu=nu, e0=e0)
     for eps in [0.0, 0.3 * e0, 0.999 * e0]:
-        assert core.accuracy(eps, h) == 1.0
+        assert update.accuracy(eps, h) == 1.0
     for eps in [e0, 1.5 * e0, 10 * e0, 1.7]:
-        assert core.accuracy(eps, h) == pytest.approx(alpha * (eps / e0) ** (-nu), rel=1e-12)
+        assert update.accuracy(eps, h) == pytest.approx(alpha * (eps / e0) ** (-nu), rel=1e-12)
 
 
 def test_adam_step_is_textbook_adam_with_rule_local_step_count():
@@ -62,7 +63,7 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
     for k in range(12):
         i = 1 if k % 3 else 2
         g = rng.normal(size=K) * (0.01 if k % 2 else 3.0)
-        core.adam_step(w, m, v, b1t, b2t, i, g, h)
+        update.adam_step(w, m, v, b1t, b2t, i, g, h)
         steps[i] += 1
         t = steps[i]
         m_ref[i] = b1 * m_ref[i] + (1 - b1) * g
@@ -76,7 +77,7 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
     # First step from zero moments moves every weight by eta * g / (|g| + eps') exactly.
     w0 = np.zeros((1, 2))
     g = np.array([0.5, -2e-3])
-    core.adam_step(w0, np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), 0, g, h)
+    update.adam_step(w0, np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), 0, g, h)
     np.testing.assert_allclose(w0[0], -eta * g / (np.abs(g) + ea), rtol=1e-12)
 
 
@@ -85,7 +86,7 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
 # --------------------------------------------------------------------------------------------
 
 def xcsf_scratch(D):
-    return core.new_scratch(64, D, D + 1)
+    return scratch.new_scratch(64, D, D + 1)
 
 
 def test_crossover_swaps_first_and_second_bounds_independently():
@@ -95,11 +96,11 @@ def test_crossover_swaps_first_and_second_bounds_independently():
     B0 = np.array([[0.61, 0.62, 0.63], [0.71, 0.72, 0.73]])
     swaps_a = []
     swaps_b = []
-    core.seed_rng(5)
+    seed_rng(5)
     for _ in range(2000):
         sc.ca[:2] = A0
         sc.cb[:2] = B0
-        changed = core.crossover(sc, False)
+        changed = ga.crossover(sc, False)
         sa = sc.ca[0] != A0[0]
         sb = sc.cb[0] != B0[0]
         # Either untouched or exactly swapped between the two children, per dimension.
@@ -124,11 +125,11 @@ def test_crossover_of_crossing_intervals(article):
     """Parents [0.1, 0.5] and [0.6, 0.9]: swapping one bound crosses the pair."""
     sc = xcsf_scratch(1)
     seen = set()
-    core.seed_rng(6)
+    seed_rng(6)
     for _ in range(200):
         sc.ca[:2, 0] = [0.1, 0.6]
         sc.cb[:2, 0] = [0.5, 0.9]
-        core.crossover(sc, article)
+        ga.crossover(sc, article)
         pairs = {(sc.ca[0, 0], sc.cb[0, 0]), (sc.ca[1, 0], sc.cb[1, 0])}
         seen |= pairs
         if article:
@@ -148,11 +149,11 @@ def test_mutation_moves_each_bound_by_at_most_m0():
     B = np.array([0.7, 0.2, 0.55, 0.9])
     da = []
     db = []
-    core.seed_rng(7)
+    seed_rng(7)
     for _ in range(1000):
         sc.ca[:2] = A
         sc.cb[:2] = B
-        core.mutate(sc, 1, 1.0, m0, False, False)
+        ga.mutate(sc, 1, 1.0, m0, False, False)
         # Only child 1 is touched.
         np.testing.assert_array_equal(sc.ca[0], A)
         np.testing.assert_array_equal(sc.cb[0], B)
@@ -171,7 +172,7 @@ def test_mutation_moves_each_bound_by_at_most_m0():
     # mu = 0: nothing moves.
     sc.ca[:2] = A
     sc.cb[:2] = B
-    core.mutate(sc, 0, 0.0, m0, True, False)
+    ga.mutate(sc, 0, 0.0, m0, True, False)
     np.testing.assert_array_equal(sc.ca[0], A)
     np.testing.assert_array_equal(sc.cb[0], B)
 
@@ -181,11 +182,11 @@ def test_mutation_rate_is_per_dimension_and_moves_both_bounds():
     sc = xcsf_scratch(D)
     mu = 0.3
     moved = []
-    core.seed_rng(8)
+    seed_rng(8)
     for _ in range(1000):
         sc.ca[:2] = 0.5
         sc.cb[:2] = 0.6
-        core.mutate(sc, 0, mu, 0.1, True, False)
+        ga.mutate(sc, 0, mu, 0.1, True, False)
         ma = sc.ca[0] != 0.5
         mb = sc.cb[0] != 0.6
         np.testing.assert_array_equal(ma, mb)  # a dimension mutates both of its bounds
@@ -200,11 +201,11 @@ def test_mutation_clipping(clip):
     sc = xcsf_scratch(2)
     m0 = 0.2
     vals = []
-    core.seed_rng(9)
+    seed_rng(9)
     for _ in range(500):
         sc.ca[0] = [0.02, 0.5]
         sc.cb[0] = [0.5, 0.97]
-        core.mutate(sc, 0, 1.0, m0, clip, False)
+        ga.mutate(sc, 0, 1.0, m0, clip, False)
         vals.append(np.concatenate([sc.ca[0], sc.cb[0]]))
     vals = np.array(vals)
     if clip:
@@ -220,11 +221,11 @@ def test_mutation_clipping(clip):
 def test_mutation_ordering_under_each_semantics(article):
     sc = xcsf_scratch(1)
     crossed = 0
-    core.seed_rng(10)
+    seed_rng(10)
     for _ in range(400):
         sc.ca[0, 0] = 0.5
         sc.cb[0, 0] = 0.5
-        core.mutate(sc, 0, 1.0, 0.1, True, article)
+        ga.mutate(sc, 0, 1.0, 0.1, True, article)
         crossed += sc.ca[0, 0] > sc.cb[0, 0]
     if article:
         assert crossed == 0
@@ -276,17 +277,17 @@ def subsumption_case(exp=21, eps=0.005, num=1):
 def test_subsumes_interval_containment(a, b, expected):
     model = subsumption_case()
     set_child(model.scratch, 1, a, b)
-    assert bool(core.subsumes(model.pop, 0, model.scratch, 1, model.hp)) is expected
+    assert bool(ga.subsumes(model.pop, 0, model.scratch, 1, model.hp)) is expected
 
 
 @pytest.mark.parametrize("exp,eps,num", [(20, 0.005, 1), (21, 0.01, 1), (21, 0.02, 1), (21, 0.0, 0)])
 def test_subsumer_must_be_experienced_accurate_and_alive(exp, eps, num):
     model = subsumption_case(exp=exp, eps=eps, num=num)
     set_child(model.scratch, 0, [0.3, 0.3], [0.7, 0.7])
-    assert not core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert not ga.subsumes(model.pop, 0, model.scratch, 0, model.hp)
     model = subsumption_case(exp=21, eps=0.0099, num=1)
     set_child(model.scratch, 0, [0.3, 0.3], [0.7, 0.7])
-    assert core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert ga.subsumes(model.pop, 0, model.scratch, 0, model.hp)
 
 
 def test_kacs_subsumption_needs_the_same_submodel():
@@ -294,9 +295,9 @@ def test_kacs_subsumption_needs_the_same_submodel():
     put_rule(model.pop, 0, 0.1, 0.9, [0, 0], 0.5, sub=3, exp=30, eps=0.0)
     finish(model.pop, 1)
     set_child(model.scratch, 0, 0.2, 0.8, sub=4)
-    assert not core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert not ga.subsumes(model.pop, 0, model.scratch, 0, model.hp)
     set_child(model.scratch, 0, 0.2, 0.8, sub=3)
-    assert core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert ga.subsumes(model.pop, 0, model.scratch, 0, model.hp)
 
 
 def insertion_case():
@@ -444,10 +445,10 @@ def test_deletion_pick_frequencies_follow_the_votes():
     scal = pop.scal.copy()
     fsum = pop.fsum.copy()
     counts = np.zeros(5, int)
-    core.seed_rng(2024)
+    seed_rng(2024)
     for _ in range(draws):
         restore(pop, snap, scal, fsum)
-        core.deletion(pop, model.hp, model.scratch)
+        deletion.deletion(pop, model.hp, model.scratch)
         diff = snap["num"] - pop.num[:5]
         assert diff.sum() == 1 and diff.min() == 0
         picked = int(np.argmax(diff))
@@ -467,8 +468,8 @@ def test_deletion_pick_frequencies_follow_the_votes():
 def test_deletion_brings_the_budget_back_to_N():
     model = deletion_case(N=4)
     pop = model.pop
-    core.seed_rng(1)
-    core.deletion(pop, model.hp, model.scratch)
+    seed_rng(1)
+    deletion.deletion(pop, model.hp, model.scratch)
     assert int(pop.scal[S_TOTAL]) == 4 == int(pop.num[:5].sum())
     assert int(pop.scal[S_DELETIONS]) == 4
     assert np.all(pop.num[:5] >= 0) and pop.num[4] == 0
@@ -477,7 +478,7 @@ def test_deletion_brings_the_budget_back_to_N():
     assert pop.fsum[0] == pytest.approx(pop.F[:5][live].sum(), rel=1e-12)
     # Already within budget: nothing happens.
     before = snapshot(pop)
-    core.deletion(pop, model.hp, model.scratch)
+    deletion.deletion(pop, model.hp, model.scratch)
     for f in FIELDS:
         np.testing.assert_array_equal(snapshot(pop)[f], before[f])
 
@@ -500,7 +501,7 @@ def test_compact_drops_dead_rules_and_moves_whole_rules():
     # As deletion records them: in the order they died.
     model.scratch.dead[:3] = [6, 0, 3]
     pop.scal[S_DEATHS] = len(dead)
-    core.compact(pop, model.scratch)
+    population.compact(pop, model.scratch)
     P_new = int(pop.scal[S_P])
     assert P_new == 4 and int(pop.scal[S_DEATHS]) == 0
     after = snapshot(pop)
@@ -542,18 +543,18 @@ def test_tournament_probabilities():
     p /= p.sum()
     draws = 4000
     counts = np.zeros(4, int)
-    core.seed_rng(99)
+    seed_rng(99)
     for _ in range(draws):
-        counts[core.tournament(pop, members, 0, 4, tau)] += 1
+        counts[ga.tournament(pop, members, 0, 4, tau)] += 1
     assert counts[3] == 0
     for i in range(3):
         assert binom_ok(counts[i], draws, p[i]), (counts / draws, p)
     # tau = 1: every micro-rule enters, the fittest per micro-rule always wins.
     for _ in range(50):
-        assert core.tournament(pop, members, 0, 4, 1.0) == 1
+        assert ga.tournament(pop, members, 0, 4, 1.0) == 1
     # A sub-range of the member list is a set of its own.
     for _ in range(50):
-        assert core.tournament(pop, members, 2, 4, 0.5) == 2
+        assert ga.tournament(pop, members, 2, 4, 0.5) == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -573,7 +574,7 @@ def ga_model(rules, t=200, **params):
 
 def run_ga(model, members, clip=True):
     members = np.asarray(members, dtype=np.int64)
-    core.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch)
+    ga.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch)
 
 
 def rule(a, b, F, num=1, eps=0.02, exp=10, w=(0.5, -0.5), ts=0, m=(0.01, 0.02),
@@ -585,7 +586,7 @@ def rule(a, b, F, num=1, eps=0.02, exp=10, w=(0.5, -0.5), ts=0, m=(0.01, 0.02),
 def test_ga_copies_merge_into_their_parents_and_time_stamps_are_set():
     model = ga_model([rule(0.1, 0.5, 0.6, num=2), rule(0.3, 0.9, 0.2), rule(0.0, 0.2, 0.3)],
                      chi=0.0, mu=0.0)
-    core.seed_rng(0)
+    seed_rng(0)
     run_ga(model, [0, 1])
     pop = model.pop
     assert int(pop.scal[S_P]) == 3
@@ -604,7 +605,7 @@ def test_ga_crossover_children(semantics):
     new_rules = 0
     for seed in range(40):
         model = ga_model(parents, chi=1.0, mu=0.0, tau=0.5, semantics=semantics)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0, 1])
         pop = model.pop
         assert int(pop.scal[S_TOTAL]) == 5
@@ -628,7 +629,7 @@ def test_ga_mutated_children_are_copies_of_their_parent():
     parent = rule(0.3, 0.7, 0.8, num=4, eps=0.02, exp=30, w=(0.25, -0.75))
     for seed in range(10):
         model = ga_model([parent], chi=0.0, mu=1.0, m0=m0)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         assert int(pop.scal[S_P]) == 3 and int(pop.scal[S_TOTAL]) == 6 and pop.num[0] == 4
@@ -657,7 +658,7 @@ def test_ga_crossover_swap_counts_as_change_even_between_identical_parents():
     seeds = 40
     for seed in range(seeds):
         model = ga_model([parent], chi=1.0, mu=1.0, m0=0.05)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         assert int(pop.scal[S_P]) == 3
@@ -685,7 +686,7 @@ def test_ga_subsumption(exp, eps, do_sub, can_subsume):
     for seed in range(30):
         model = ga_model([parent], chi=0.0, mu=1.0, m0=0.05, do_subsumption=do_sub,
                          theta_sub=50)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         P = int(pop.scal[S_P])
@@ -710,14 +711,14 @@ def test_ga_children_join_one_at_a_time_and_the_budget_holds():
     rules = [rule(0.1 * k, 0.1 * k + 0.3, 0.2 + 0.01 * k, num=2, ms=5.0) for k in range(5)]
     for seed in range(30):
         model = ga_model(rules, N=10, chi=0.0, mu=1.0, m0=0.05)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0, 1, 2])
         pop = model.pop
         P = int(pop.scal[S_P])
         assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
         assert int(pop.scal[S_DELETIONS]) == 2
         assert np.all(pop.num[:P] >= 0)
-        core.compact(pop, model.scratch)
+        population.compact(pop, model.scratch)
         P = int(pop.scal[S_P])
         assert np.all(pop.num[:P] >= 1) and int(pop.num[:P].sum()) == 10
 
@@ -738,7 +739,7 @@ def test_kacs_ga_clips_inner_children_but_not_outer_children():
     outer_children = []
     for seed in range(20):
         finish(pop, 6, t=100)
-        core.seed_rng(seed)
+        seed_rng(seed)
         kacs_step(model, [0.4], 0.0)
         snap = snapshot(pop)
         P = len(snap["F"])
@@ -826,7 +827,7 @@ def test_deletion_inside_a_ga_event_uses_the_current_fbar(scenario):
     counts = np.zeros(len(num0), int)
     for seed in range(draws):
         model = ga_model(rules, **params)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         P = int(pop.scal[S_P])

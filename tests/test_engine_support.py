@@ -11,8 +11,8 @@ import inspect
 
 import numpy as np
 
-from kacs_cli.engine import core, kacs, xcsf
-from kacs_cli.engine.core import S_P, S_T, S_TOTAL
+from kacs_cli.engine import ga, kacs, population, xcsf
+from kacs_cli.engine.population import S_P, S_T, S_TOTAL
 
 FIELDS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
           "exp", "num", "ts", "sub")
@@ -68,10 +68,10 @@ def xcsf_step(model, x, y):
 
 
 def insert_child(pop, sc, c, parents=(0, 0)):
-    """core.insert_child; `parents` is passed where the engine takes the GA parents as a hint
+    """ga.insert_child; `parents` is passed where the engine takes the GA parents as a hint
     of where an identical rule may sit (the result must not depend on it)."""
     values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1]}
-    return _call(core.insert_child, values)
+    return _call(ga.insert_child, values)
 
 
 def step(model, x, y):
@@ -114,7 +114,7 @@ def finish(pop, P, t=0):
     pop.scal[S_P] = P
     pop.scal[S_TOTAL] = int(pop.num[:P].sum())
     pop.scal[S_T] = t
-    core.refresh_fitness_sum(pop)
+    population.refresh_fitness_sum(pop)
 
 
 def canonical(snap):

@@ -18,10 +18,9 @@ import math
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.core import (
-    H_N, HOT, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
-)
-from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.params import H_N, Hyperparameters
+from kacs_cli.engine.population import S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL
 from kacs_cli.errors import UserError
 
 # Budget parameters (float64 vector): window, rate threshold, growth fraction, ceiling.

@@ -1,9 +1,12 @@
-"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once."""
+"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once, and the vector the
+compiled engine reads them from."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
 
 from kacs_cli.errors import UserError
 
@@ -122,6 +125,40 @@ class Hyperparameters:
             bad("budget_cover_rate", "a covering rate must lie in (0, 1]")
         if not 0.0 < self.budget_growth <= 1.0:
             bad("budget_growth", "the growth step is a fraction of N in (0, 1]")
+
+
+# Indices into the float64 hyperparameter vector passed to the compiled code.
+H_N, H_E0, H_BETA, H_ALPHA, H_NU, H_DELTA, H_M0, H_R0 = 0, 1, 2, 3, 4, 5, 6, 7
+H_THETA_GA, H_THETA_DEL, H_THETA_SUB, H_CHI, H_MU, H_TAU, H_F_I = 8, 9, 10, 11, 12, 13, 14
+H_DO_SUB, H_P_HASH, H_ETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ARTICLE = 15, 16, 17, 18, 19, 20, 21
+N_HP = 22
+
+
+def hp_vector(params: Hyperparameters) -> np.ndarray:
+    hp = np.zeros(N_HP)
+    hp[H_N] = params.N
+    hp[H_E0] = params.e0
+    hp[H_BETA] = params.beta
+    hp[H_ALPHA] = params.alpha
+    hp[H_NU] = params.nu
+    hp[H_DELTA] = params.delta
+    hp[H_M0] = params.m0
+    hp[H_R0] = params.r0
+    hp[H_THETA_GA] = params.theta_GA
+    hp[H_THETA_DEL] = params.theta_del
+    hp[H_THETA_SUB] = params.theta_sub
+    hp[H_CHI] = params.chi
+    hp[H_MU] = params.mu
+    hp[H_TAU] = params.tau
+    hp[H_F_I] = params.F_I
+    hp[H_DO_SUB] = 1.0 if params.do_subsumption else 0.0
+    hp[H_P_HASH] = params.P_hash
+    hp[H_ETA] = params.eta
+    hp[H_BETA1] = params.beta1
+    hp[H_BETA2] = params.beta2
+    hp[H_EPS_ADAM] = params.eps_adam
+    hp[H_ARTICLE] = 1.0 if params.semantics == "article" else 0.0
+    return hp
 
 
 def default_p_hash(real_world: bool) -> float:

@@ -11,11 +11,12 @@ import pandas as pd
 from numba import njit
 
 from kacs_cli.engine import budget, registry
-from kacs_cli.engine.core import (
-    H_N, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
-    new_population, new_scratch, seed_rng,
+from kacs_cli.engine.order import first_order, seed_rng
+from kacs_cli.engine.params import H_N, Hyperparameters, hp_vector
+from kacs_cli.engine.population import (
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, new_population,
 )
-from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.scratch import new_scratch
 
 CURVE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params",
@@ -48,12 +49,6 @@ def _errors(y_hat, y):
         mae += abs(e)
         mse += e * e
     return mae / y.shape[0], mse / y.shape[0]
-
-
-@njit(cache=True)
-def _first_order(rows):
-    """A training call's first permutation of the rows, from numba's seeded generator."""
-    return np.random.permutation(rows)
 
 
 def _as_matrix(X, name):
@@ -166,7 +161,7 @@ class Model:
         evaluate = learner.evaluate or learner.predict
         reshuffle = self.params.semantics == "article"
         seed_rng(int(seed) % (2**32))
-        order = _first_order(X.shape[0])
+        order = first_order(X.shape[0])
         scal = self.pop.scal
         # Counters at the previous evaluation: the curve holds what happened in between.
         last = [int(scal[S_COVERS]), int(scal[S_COVERS_IN]), int(scal[S_COVERS_OUT]),

@@ -5,13 +5,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
-    begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, index_at, run_ga, rx_end_iteration, rx_members, set_bounds, set_key,
-    set_numerosity, update_fitness, RowIndex, new_row_index, next_row, rx_build, rx_tables,
+from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
+from kacs_cli.engine.deletion import deletion
+from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
+from kacs_cli.engine.hot import HOT, index_at
+from kacs_cli.engine.identical import set_key
+from kacs_cli.engine.order import next_row
+from kacs_cli.engine.params import H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA
+from kacs_cli.engine.population import (
+    S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds,
 )
 from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.row_index import (
+    RowIndex, new_row_index, rx_build, rx_end_iteration, rx_members, rx_tables,
+)
+from kacs_cli.engine.update import adam_step, set_numerosity, update_fitness
 
 
 # Dimensions tested over the whole population before the survivors are listed (see _match_set).
@@ -85,7 +93,7 @@ def _prediction_at(w, i, dx):
 def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     """One XCSF training iteration on sample (x, y). Returns the match-set size.
 
-    `row` is x's row in the row index `rx` (core.rx_build) when that index is in use, else
+    `row` is x's row in the row index `rx` (row_index.rx_build) when that index is in use, else
     -1: the match set is then looked up rather than tested (the same rules, in the same
     order).
     """
@@ -205,7 +213,7 @@ def _predict(pop, X, rx):
 
 # --------------------------------------------------------------------------- the learner entry
 
-# XCSF looks its match sets up in a row index (core.rx_build) from this many inputs on, where
+# XCSF looks its match sets up in a row index (row_index.rx_build) from this many inputs on, where
 # testing n bounds per rule dominates its iteration; with few inputs rules are general, match
 # many rows, and keeping the index would cost more than the tests it saves.
 ROW_INDEX_MIN_INPUTS = 16
@@ -229,7 +237,7 @@ def _new_buffers(model):
 
 
 def _prepare(model, X_eval):
-    """Turn the row index (core.rx_build) on for the rows of X_eval, or off."""
+    """Turn the row index (row_index.rx_build) on for the rows of X_eval, or off."""
     rows = X_eval.shape[0]
     row_words = (rows + 63) // 64
     size = 8 * (model.n * (rows + 1) * row_words + rows * ((model.capacity + 63) // 64)
