@@ -62,7 +62,6 @@ import numpy as np
 
 from kacs_cli import atomic
 from kacs_cli.engine import Hyperparameters, Model, registry
-from kacs_cli.engine.params import H_N
 from kacs_cli.engine.population import S_P, S_TOTAL
 from kacs_cli.errors import UserError
 
@@ -97,10 +96,16 @@ def _rows_view(arr: np.ndarray, capacity: int) -> np.ndarray:
     raise RuntimeError(f"unexpected engine array layout {arr.shape} for capacity {capacity}")
 
 
+def _saved_fields(model: Model) -> tuple[str, ...]:
+    """Population fields saved under their own name: all but the budget, which is saved as
+    `budget_N` (adaptive budget only; a fixed budget's is N)."""
+    return tuple(name for name in model.pop._fields if name != "budget")
+
+
 def _row_names(model: Model) -> tuple[str, ...]:
     """Population fields holding one entry per rule slot."""
     cap = model.capacity
-    return tuple(name for name in model.pop._fields
+    return tuple(name for name in _saved_fields(model)
                  if name not in STATE_ARRAYS and cap in getattr(model.pop, name).shape)
 
 
@@ -109,7 +114,7 @@ def _population_arrays(model: Model) -> dict[str, np.ndarray]:
     P = model.n_rules
     rows = _row_names(model)
     out = {}
-    for name in model.pop._fields:
+    for name in _saved_fields(model):
         arr = getattr(model.pop, name)
         if name in rows:
             out[name] = np.ascontiguousarray(_rows_view(arr, model.capacity)[:P])
@@ -298,7 +303,7 @@ def _build_model(path, meta, arrays) -> Model:
             raise corrupt(path, "the adaptive budget's state is missing or out of range")
         budget_N = int(reached[0])
         fresh[...] = state
-        model.hp[H_N] = budget_N
+        model.pop.budget[0] = budget_N
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
         raise corrupt(path, "rule numerosities do not add up")

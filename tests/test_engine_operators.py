@@ -8,7 +8,6 @@ import pytest
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine import deletion, ga, population, scratch, update
 from kacs_cli.engine.order import seed_rng
-from kacs_cli.engine.params import hp_vector
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 from kacs_cli.engine.scratch import C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS
 
@@ -18,7 +17,7 @@ from test_engine_support import (
 
 
 def hp(**kw):
-    return hp_vector(Hyperparameters(**kw))
+    return Hyperparameters(**kw).for_engine()
 
 
 def binom_ok(count, trials, p, sigmas=5.0):

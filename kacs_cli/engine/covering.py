@@ -11,7 +11,6 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.params import H_ARTICLE, H_F_I
 from kacs_cli.engine.population import S_P, S_TOTAL
 
 
@@ -45,7 +44,7 @@ def append_rule(pop, sub, t, hp):
     for j in range(m.shape[1]):
         m[i, j] = 0.0
         v[i, j] = 0.0
-    pop.F[i] = hp[H_F_I]
+    pop.F[i] = hp.F_I
     pop.eps[i] = 0.0
     pop.kappa[i] = 1.0
     pop.ms[i] = 1.0
@@ -56,13 +55,13 @@ def append_rule(pop, sub, t, hp):
     pop.ts[i] = t
     pop.sub[i] = sub
     pop.scal[S_TOTAL] += 1
-    pop.fsum[0] += hp[H_F_I]
+    pop.fsum[0] += hp.F_I
     return i
 
 
 @njit(**HOT, inline="always")
 def covering_weights(pop, i, hp):
-    if hp[H_ARTICLE] != 0.0:
+    if hp.article:
         for j in range(pop.w.shape[1]):
             pop.w[i, j] = 2.0 * np.random.random() - 1.0
     else:

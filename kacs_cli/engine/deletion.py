@@ -12,7 +12,6 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.params import H_DELTA, H_N, H_THETA_DEL
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 
 VOTE_BLOCK = 32
@@ -89,8 +88,8 @@ def remove_micro(num, scal, fsum, F, picked, dead):
 @njit(**HOT)
 def all_votes(pop, hp, votes, blocks, f_bar):
     """Every rule's deletion vote and the block sums; returns (number of blocks, total)."""
-    theta_del = hp[H_THETA_DEL]
-    f_low = hp[H_DELTA] * f_bar
+    theta_del = hp.theta_del
+    f_low = hp.delta * f_bar
     num = pop.num
     F = pop.F
     ms = pop.ms
@@ -113,7 +112,7 @@ def deletion(pop, hp, sc):
     """While sum(num) > N: roulette on the deletion vote over the whole population."""
     votes = sc.votes
     blocks = sc.blocks
-    N = int(hp[H_N])
+    N = pop.budget[0]
     scal = pop.scal
     fsum = pop.fsum
     num = pop.num
@@ -156,9 +155,9 @@ def deletion_ga(pop, hp, sc):
     `deletion` computes, so the draws are identical; the first deletion of a phase (and any
     step where Fbar left the margin) recomputes everything.
     """
-    N = int(hp[H_N])
-    theta_del = hp[H_THETA_DEL]
-    delta = hp[H_DELTA]
+    N = pop.budget[0]
+    theta_del = hp.theta_del
+    delta = hp.delta
     scal = pop.scal
     num = pop.num
     F = pop.F

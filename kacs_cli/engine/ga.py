@@ -13,7 +13,6 @@ from numba import njit
 from kacs_cli.engine.deletion import D_N_TOUCHED, D_VALID, deletion_ga, touch
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import antecedent_key, find_identical, same_antecedent
-from kacs_cli.engine.params import H_ARTICLE, H_CHI, H_DO_SUB, H_E0, H_M0, H_MU, H_TAU, H_THETA_SUB
 from kacs_cli.engine.population import S_P, S_T, S_TOTAL, set_bounds
 from kacs_cli.engine.scratch import C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS
 
@@ -134,7 +133,7 @@ def subsumes(pop, parent, sc, c, hp):
     """Parent is experienced, accurate, and its intervals strictly contain the child's."""
     if pop.num[parent] <= 0:
         return False
-    if not (pop.exp[parent] > hp[H_THETA_SUB] and pop.eps[parent] < hp[H_E0]):
+    if not (pop.exp[parent] > hp.theta_sub and pop.eps[parent] < hp.e0):
         return False
     if pop.sub[parent] != int(sc.cf[c, C_SUB]):
         return False
@@ -213,13 +212,13 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
     ts = pop.ts
     for k in range(start, stop):
         ts[index_at(members, k)] = t
-    tau = hp[H_TAU]
+    tau = hp.tau
     p1 = tournament(pop, members, start, stop, tau)
     p2 = tournament(pop, members, start, stop, tau)
     make_child(pop, p1, sc, 0)
     make_child(pop, p2, sc, 1)
-    article = hp[H_ARTICLE] != 0.0
-    if np.random.random() < hp[H_CHI]:
+    article = hp.article
+    if np.random.random() < hp.chi:
         if crossover(sc, article):
             mean_eps = (pop.eps[p1] + pop.eps[p2]) / 2.0
             mean_f = (pop.F[p1] + pop.F[p2]) / 2.0
@@ -229,9 +228,9 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
             sc.cf[1, C_F] = mean_f
     sc.cf[0, C_F] *= 0.1
     sc.cf[1, C_F] *= 0.1
-    do_sub = hp[H_DO_SUB] != 0.0
+    do_sub = hp.do_subsumption
     for c in range(2):
-        mutate(sc, c, hp[H_MU], hp[H_M0], clip, article)
+        mutate(sc, c, hp.mu, hp.m0, clip, article)
         if do_sub and subsumes(pop, p1, sc, c, hp):
             pop.num[p1] += 1
             pop.scal[S_TOTAL] += 1

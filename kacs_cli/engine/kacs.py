@@ -20,10 +20,6 @@ from kacs_cli.engine.kacs_submodels import (
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.order import next_row
-from kacs_cli.engine.params import (
-    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0,
-    H_THETA_GA,
-)
 from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
     refresh_fitness_sum, set_bounds,
@@ -37,11 +33,10 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
     covering_weights(pop, i, hp)
-    article = hp[H_ARTICLE] != 0.0
-    if inner and np.random.random() < hp[H_P_HASH]:
-        a, b = full_interval(article)
+    if inner and np.random.random() < hp.P_hash:
+        a, b = full_interval(hp.article)
     else:
-        a, b = draw_interval(z, hp[H_R0], inner, article)
+        a, b = draw_interval(z, hp.r0, inner, hp.article)
     set_bounds(pop, i, 0, a, b)
     set_key(pop, sc, i)
     pop.scal[S_COVERS] += 1
@@ -198,12 +193,12 @@ def train_step(pop, wk, x, y, n, hp, sc):
     # Backpropagation of L = (y - y_hat)^2 / 2 and the parameter updates.
     err = y - y_hat
     abs_err = abs(err)
-    beta = hp[H_BETA]
-    b1 = hp[H_BETA1]
-    b2 = hp[H_BETA2]
-    eta = hp[H_ETA]
-    eps_adam = hp[H_EPS_ADAM]
-    alpha_e0 = hp[H_ALPHA] * hp[H_E0]
+    beta = hp.beta
+    b1 = hp.beta1
+    b2 = hp.beta2
+    eta = hp.eta
+    eps_adam = hp.eps_adam
+    alpha_e0 = hp.alpha * hp.e0
     for s in range(s_all):
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -241,7 +236,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
     t = scal[S_T]
-    theta_ga = hp[H_THETA_GA]
+    theta_ga = hp.theta_GA
     begin_ga_phase(sc)
     # The trigger sums from prediction time hold for a set until a deletion touches one of its
     # submodel's rules (`stale`); a GA changes the time stamps of its own set only.
@@ -269,21 +264,21 @@ RESORT_EVERY = 100
 
 
 @njit(cache=True)
-def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bp, bs):
+def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs):
     """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if it % RESORT_EVERY == 0:
             sort_by_submodel(pop, wk, sc)
         train_step(pop, wk, X[r], y[r], n, hp, sc)
-        # Adaptive budget (budget.py): may raise hp[H_N] at the end of a window.
+        # Adaptive budget (budget.py): may raise the budget at the end of a window.
         if bs[BS_ON] != 0:
-            after_iteration(pop.scal, hp, bp, bs, n)
+            after_iteration(pop.scal, pop.budget, hp, bs, n)
 
 
 def _steps(model, X, y, order, start, stop, reshuffle):
     train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
-                model.scratch, model.budget_params, model.budget_state)
+                model.scratch, model.budget_state)
 
 
 def _cover_slots(n):

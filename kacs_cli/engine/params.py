@@ -1,12 +1,11 @@
-"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once, and the vector the
-compiled engine reads them from."""
+"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once, and their typed form
+for the compiled engine."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
-
-import numpy as np
+from typing import NamedTuple
 
 from kacs_cli.errors import UserError
 
@@ -63,6 +62,11 @@ class Hyperparameters:
                 f"unknown hyperparameter {unknown[0]!r}; known: {', '.join(self.names())}"
             )
         return replace(self, **overrides)
+
+    def for_engine(self) -> "EngineHyperparameters":
+        """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
+        values = {name: _ENGINE_TYPES[name](getattr(self, name)) for name in _ENGINE_TYPES}
+        return EngineHyperparameters(**values, article=self.semantics == "article")
 
     def as_dict(self) -> dict:
         """Every hyperparameter by name; under `budget: fixed` without the adaptive budget's
@@ -127,38 +131,20 @@ class Hyperparameters:
             bad("budget_growth", "the growth step is a fraction of N in (0, 1]")
 
 
-# Indices into the float64 hyperparameter vector passed to the compiled code.
-H_N, H_E0, H_BETA, H_ALPHA, H_NU, H_DELTA, H_M0, H_R0 = 0, 1, 2, 3, 4, 5, 6, 7
-H_THETA_GA, H_THETA_DEL, H_THETA_SUB, H_CHI, H_MU, H_TAU, H_F_I = 8, 9, 10, 11, 12, 13, 14
-H_DO_SUB, H_P_HASH, H_ETA, H_BETA1, H_BETA2, H_EPS_ADAM, H_ARTICLE = 15, 16, 17, 18, 19, 20, 21
-N_HP = 22
+# Hyperparameters the engine does not read from its tuple: the budget N is population state
+# (it grows under budget: adaptive; population.py), and the two switches become a flag
+# (`article`) or budget state (budget.py).
+_NOT_IN_ENGINE = ("N", "semantics", "budget")
+_ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
+                 for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
 
-
-def hp_vector(params: Hyperparameters) -> np.ndarray:
-    hp = np.zeros(N_HP)
-    hp[H_N] = params.N
-    hp[H_E0] = params.e0
-    hp[H_BETA] = params.beta
-    hp[H_ALPHA] = params.alpha
-    hp[H_NU] = params.nu
-    hp[H_DELTA] = params.delta
-    hp[H_M0] = params.m0
-    hp[H_R0] = params.r0
-    hp[H_THETA_GA] = params.theta_GA
-    hp[H_THETA_DEL] = params.theta_del
-    hp[H_THETA_SUB] = params.theta_sub
-    hp[H_CHI] = params.chi
-    hp[H_MU] = params.mu
-    hp[H_TAU] = params.tau
-    hp[H_F_I] = params.F_I
-    hp[H_DO_SUB] = 1.0 if params.do_subsumption else 0.0
-    hp[H_P_HASH] = params.P_hash
-    hp[H_ETA] = params.eta
-    hp[H_BETA1] = params.beta1
-    hp[H_BETA2] = params.beta2
-    hp[H_EPS_ADAM] = params.eps_adam
-    hp[H_ARTICLE] = 1.0 if params.semantics == "article" else 0.0
-    return hp
+# The hyperparameters as the compiled engine reads them, `hp.beta` rather than an index into
+# a float vector: one field per dataclass field above (same name, same Python type, so that
+# the numba signature, and with it the cached machine code, is the same for every config),
+# plus `article` for `semantics: article`. numba types it as a heterogeneous tuple: a field
+# read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
+EngineHyperparameters = NamedTuple(
+    "EngineHyperparameters", [*_ENGINE_TYPES.items(), ("article", bool)])
 
 
 def default_p_hash(real_world: bool) -> float:

@@ -4,8 +4,9 @@ Each rule has D stored interval pairs (a, b) (D = n for XCSF, 1 for KACS), their
 bounds lo = min(a, b), hi = max(a, b) (stored dimension-major, lo[d, i], so that matching one
 input dimension against every rule reads contiguous memory and vectorizes), K linear weights
 with Adam moments, the XCS bookkeeping values, and `sub`, its submodel id (KACS) or 0 (XCSF).
-Besides the rules, a population holds its state: `scal` (the S_* counters) and `fsum` (the
-running sum of F over live rules).
+Besides the rules, a population holds its state: `scal` (the S_* counters), `fsum` (the
+running sum of F over live rules) and `budget` (the budget N in force; it grows only under
+budget: adaptive, see budget.py).
 
 Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
 end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires
@@ -29,11 +30,12 @@ N_SCAL = 8
 Population = namedtuple(
     "Population",
     ["a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
-     "exp", "num", "ts", "sub", "scal", "fsum"],
+     "exp", "num", "ts", "sub", "scal", "fsum", "budget"],
 )
 
 
-def new_population(capacity: int, D: int, K: int) -> Population:
+def new_population(capacity: int, D: int, K: int, N: int) -> Population:
+    """Room for `capacity` rules (none live yet) under the budget N."""
     return Population(
         a=np.zeros((capacity, D)), b=np.zeros((capacity, D)),
         lo=np.zeros((D, capacity)), hi=np.zeros((D, capacity)),
@@ -42,7 +44,7 @@ def new_population(capacity: int, D: int, K: int) -> Population:
         ms=np.zeros(capacity), b1t=np.ones(capacity), b2t=np.ones(capacity),
         exp=np.zeros(capacity, np.int64), num=np.zeros(capacity, np.int64),
         ts=np.zeros(capacity, np.int64), sub=np.zeros(capacity, np.int64),
-        scal=np.zeros(N_SCAL, np.int64), fsum=np.zeros(1),
+        scal=np.zeros(N_SCAL, np.int64), fsum=np.zeros(1), budget=np.array([N], np.int64),
     )
 
 

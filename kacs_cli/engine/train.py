@@ -12,7 +12,7 @@ from numba import njit
 
 from kacs_cli.engine import budget, registry
 from kacs_cli.engine.order import first_order, seed_rng
-from kacs_cli.engine.params import H_N, Hyperparameters, hp_vector
+from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, new_population,
 )
@@ -80,16 +80,16 @@ class Model:
         self.method = method
         self.n = int(n)
         self.params = params if params is not None else Hyperparameters()
-        self.hp = hp_vector(self.params)
+        self.hp = self.params.for_engine()
         self.n_submodels = learner.submodels(self.n)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
         # largest budget the run can reach, N_max under budget: adaptive.
-        self.budget_params, self.budget_state = budget.new_budget(self.params, self.n, learner)
+        self.budget_state = budget.new_budget(self.params, learner)
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
         self.capacity = budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
-        self.pop = new_population(self.capacity, D, K)
+        self.pop = new_population(self.capacity, D, K, int(self.params.N))
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         # The learner's own work buffers (KACS: `work`; XCSF: `members`, `match_flags`,
         # `row_index`), and nothing of another learner's.
@@ -117,7 +117,7 @@ class Model:
     @property
     def budget_N(self) -> int:
         """The population budget N in force now (grows only under budget: adaptive)."""
-        return int(self.hp[H_N])
+        return int(self.pop.budget[0])
 
     @property
     def n_params(self) -> int:
@@ -183,7 +183,7 @@ class Model:
                    int(scal[S_DELETIONS])]
             curve[row] = (done, train_mae, test_mae, train_mse, test_mse, scal[S_P], scal[S_TOTAL],
                           now[0] - last[0], now[1] - last[1], now[2] - last[2], now[3] - last[3],
-                          self.hp[H_N])
+                          self.pop.budget[0])
             last = now
         return curve
 

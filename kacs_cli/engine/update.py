@@ -7,24 +7,23 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT, index_at
-from kacs_cli.engine.params import H_ALPHA, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_NU
 
 
 @njit(**HOT, inline="always")
 def accuracy(eps, hp):
-    return accuracy_given(eps, hp[H_ALPHA] * hp[H_E0] / eps, hp)
+    return accuracy_given(eps, hp.alpha * hp.e0 / eps, hp)
 
 
 @njit(**HOT, inline="always")
 def accuracy_given(eps, alpha_e0_over_eps, hp):
     """kappa from eps, with alpha e0 / eps (the usual nu = 1 case) computed by the caller,
     which can pair that division with another (see kacs._update_rule)."""
-    e0 = hp[H_E0]
+    e0 = hp.e0
     if eps < e0:
         return 1.0
-    if hp[H_NU] == 1.0:
+    if hp.nu == 1.0:
         return alpha_e0_over_eps
-    return hp[H_ALPHA] * (eps / e0) ** (-hp[H_NU])
+    return hp.alpha * (eps / e0) ** (-hp.nu)
 
 
 @njit(**HOT, inline="always")
@@ -44,13 +43,13 @@ def adam_bias(b1t, b2t, i, b1, b2):
 @njit(**HOT, inline="always")
 def adam_step(w, m, v, b1t, b2t, i, grad, hp):
     """One Adam step on rule i with gradient vector `grad` (any number of weights)."""
-    b1 = hp[H_BETA1]
-    b2 = hp[H_BETA2]
+    b1 = hp.beta1
+    b2 = hp.beta2
     d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
     inv_d1 = 1.0 / d1
     inv_d2 = 1.0 / d2
-    eta = hp[H_ETA]
-    eps_adam = hp[H_EPS_ADAM]
+    eta = hp.eta
+    eps_adam = hp.eps_adam
     for j in range(grad.shape[0]):
         g = grad[j]
         mj = b1 * m[i, j] + (1.0 - b1) * g
@@ -71,7 +70,7 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
         acc_sum += kap * num[i]
     if acc_sum <= 0.0:
         return
-    beta = hp[H_BETA]
+    beta = hp.beta
     inv_sum = 1.0 / acc_sum
     for k in range(start, stop):
         i = index_at(members, k)

@@ -11,7 +11,6 @@ from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.order import next_row
-from kacs_cli.engine.params import H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA
 from kacs_cli.engine.population import (
     S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds,
 )
@@ -119,13 +118,11 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         t = pop.scal[S_T]
         i = append_rule(pop, 0, t, hp)
         covering_weights(pop, i, hp)
-        article = hp[H_ARTICLE] != 0.0
-        p_hash = hp[H_P_HASH]
         for d in range(n):
-            if np.random.random() < p_hash:
-                a, b = full_interval(article)
+            if np.random.random() < hp.P_hash:
+                a, b = full_interval(hp.article)
             else:
-                a, b = draw_interval(x[d], hp[H_R0], True, article)
+                a, b = draw_interval(x[d], hp.r0, True, hp.article)
             set_bounds(pop, i, d, a, b)
         set_key(pop, sc, i)
         pop.scal[S_COVERS] += 1
@@ -133,7 +130,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         members[0] = i
         count = 1
 
-    beta = hp[H_BETA]
+    beta = hp.beta
     grad = sc.grad
     dx = sc.dx
     a = pop.a
@@ -153,7 +150,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
     refresh_fitness_sum(pop)
-    if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
+    if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp.theta_GA):
         begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
     if indexed:
