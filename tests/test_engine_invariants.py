@@ -85,7 +85,7 @@ def check_antecedent_index(model):
     pop = model.pop
     ante = {}
     for i in range(P):
-        ident = (int(pop.sub[i]), tuple(pop.a[i] + 0.0), tuple(pop.b[i] + 0.0))
+        ident = (int(pop.counts.sub[i]), tuple(pop.pairs.a[i] + 0.0), tuple(pop.pairs.b[i] + 0.0))
         ante.setdefault(ident, set()).add(int(sc.key[i]))
     assert all(len(keys) == 1 for keys in ante.values())
     assert len({next(iter(k)) for k in ante.values()}) == len(ante)

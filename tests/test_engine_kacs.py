@@ -423,8 +423,8 @@ def test_covering_runs_deletion_and_the_budget_holds():
     kacs_step(model, [0.2, 0.7], 0.1)
     P = int(pop.scal[S_P])
     assert int(pop.scal[S_COVERS]) == 15
-    assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
-    assert P == 10 and np.all(pop.num[:P] == 1)
+    assert int(pop.scal[S_TOTAL]) == 10 == int(pop.counts.num[:P].sum())
+    assert P == 10 and np.all(pop.counts.num[:P] == 1)
     assert int(pop.scal[S_DELETIONS]) == 5
 
 

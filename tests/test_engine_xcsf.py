@@ -109,7 +109,7 @@ def test_one_step_by_hand(alpha, nu):
                  num=int(rng.integers(1, 4)), exp=exp, eps=eps, ms=rng.uniform(1, 9), ts=5,
                  m=m, v=v)
     # Rule 0 predicts y exactly before the update, so that its error stays below e0.
-    w = pop.w
+    w = pop.weights.w
     w[0, 0] = y - w[0, 1] * (x[0] - 0.1) - w[0, 2] * (x[1] - 0.6)
     finish(pop, len(specs), t=9)
     before = snapshot(pop)
@@ -265,5 +265,5 @@ def test_covering_is_followed_by_deletion():
     xcsf_step(model, [0.5, 0.5], 0.0)
     P = int(pop.scal[S_P])
     assert int(pop.scal[S_COVERS]) == 1 and int(pop.scal[S_DELETIONS]) == 1
-    assert int(pop.scal[S_TOTAL]) == 3 == int(pop.num[:P].sum())
-    assert np.all(pop.num[:P] >= 1)
+    assert int(pop.scal[S_TOTAL]) == 3 == int(pop.counts.num[:P].sum())
+    assert np.all(pop.counts.num[:P] >= 1)

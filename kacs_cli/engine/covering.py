@@ -39,21 +39,23 @@ def append_rule(pop, sub, t, hp):
     """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
     i = pop.scal[S_P]
     pop.scal[S_P] = i + 1
-    m = pop.m
-    v = pop.v
+    m = pop.weights.m
+    v = pop.weights.v
     for j in range(m.shape[1]):
         m[i, j] = 0.0
         v[i, j] = 0.0
-    pop.F[i] = hp.F_I
-    pop.eps[i] = 0.0
-    pop.kappa[i] = 1.0
-    pop.ms[i] = 1.0
-    pop.b1t[i] = 1.0
-    pop.b2t[i] = 1.0
-    pop.exp[i] = 0
-    pop.num[i] = 1
-    pop.ts[i] = t
-    pop.sub[i] = sub
+    reals = pop.reals
+    reals.F[i] = hp.F_I
+    reals.eps[i] = 0.0
+    reals.kappa[i] = 1.0
+    reals.ms[i] = 1.0
+    reals.b1t[i] = 1.0
+    reals.b2t[i] = 1.0
+    counts = pop.counts
+    counts.exp[i] = 0
+    counts.num[i] = 1
+    counts.ts[i] = t
+    counts.sub[i] = sub
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += hp.F_I
     return i
@@ -61,11 +63,12 @@ def append_rule(pop, sub, t, hp):
 
 @njit(**HOT, inline="always")
 def covering_weights(pop, i, hp):
+    """One U[-1, 1] value for every weight (reference), or each weight i.i.d. (article)."""
+    w = pop.weights.w
     if hp.article:
-        for j in range(pop.w.shape[1]):
-            pop.w[i, j] = 2.0 * np.random.random() - 1.0
+        for j in range(w.shape[1]):
+            w[i, j] = 2.0 * np.random.random() - 1.0
     else:
         value = 2.0 * np.random.random() - 1.0
-        w = pop.w
         for j in range(w.shape[1]):
             w[i, j] = value

@@ -90,10 +90,10 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     """Every rule's deletion vote and the block sums; returns (number of blocks, total)."""
     theta_del = hp.theta_del
     f_low = hp.delta * f_bar
-    num = pop.num
-    F = pop.F
-    ms = pop.ms
-    exp = pop.exp
+    num = pop.counts.num
+    F = pop.reals.F
+    ms = pop.reals.ms
+    exp = pop.counts.exp
     P = pop.scal[S_P]
     for i in range(P):
         votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
@@ -115,8 +115,8 @@ def deletion(pop, hp, sc):
     N = pop.budget[0]
     scal = pop.scal
     fsum = pop.fsum
-    num = pop.num
-    F = pop.F
+    num = pop.counts.num
+    F = pop.reals.F
     while scal[S_TOTAL] > N:
         f_bar = fsum[0] / scal[S_TOTAL]
         n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
@@ -159,10 +159,10 @@ def deletion_ga(pop, hp, sc):
     theta_del = hp.theta_del
     delta = hp.delta
     scal = pop.scal
-    num = pop.num
-    F = pop.F
-    ms = pop.ms
-    exp = pop.exp
+    num = pop.counts.num
+    F = pop.reals.F
+    ms = pop.reals.ms
+    exp = pop.counts.exp
     fsum = pop.fsum
     votes = sc.votes
     blocks = sc.blocks
@@ -228,5 +228,5 @@ def deletion_ga(pop, hp, sc):
         if picked < 0:
             return
         remove_micro(num, scal, fsum, F, picked, sc.dead)
-        sc.stale[pop.sub[picked]] = 1
+        sc.stale[pop.counts.sub[picked]] = 1
         touch(state, touched, picked)

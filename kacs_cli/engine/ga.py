@@ -1,7 +1,7 @@
 """The GA on one match set (SPEC section 3, training only): trigger, tournament selection,
 children, crossover, mutation, subsumption, insertion, and deletion after each child.
 
-The two children are built in the scratch (`ca`, `cb`, `cw`, `cm`, `cv`, `cf`) and join the
+The children are built in `Scratch.children` (population.Children, two slots) and join the
 population one at a time.
 """
 
@@ -13,8 +13,7 @@ from numba import njit
 from kacs_cli.engine.deletion import D_N_TOUCHED, D_VALID, deletion_ga, touch
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import antecedent_key, find_identical, same_antecedent
-from kacs_cli.engine.population import S_P, S_T, S_TOTAL, set_bounds
-from kacs_cli.engine.scratch import C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS
+from kacs_cli.engine.population import S_P, S_T, S_TOTAL, copy_stored, resolve_bounds
 
 
 @njit(**HOT, inline="always")
@@ -42,8 +41,8 @@ def ga_due_sums(sum_num, sum_ts, t, theta_ga):
 @njit(**HOT, inline="always")
 def tournament(pop, members, start, stop, tau):
     """Every micro-rule enters with probability tau; the entrant with the highest F/num wins."""
-    num = pop.num
-    F = pop.F
+    num = pop.counts.num
+    F = pop.reals.F
     while True:
         best = -1
         best_f = 0.0
@@ -66,83 +65,79 @@ def tournament(pop, members, start, stop, tau):
 
 
 @njit(**HOT, inline="always")
-def make_child(pop, parent, sc, c):
-    for d in range(sc.ca.shape[1]):
-        sc.ca[c, d] = pop.a[parent, d]
-        sc.cb[c, d] = pop.b[parent, d]
-    for k in range(sc.cw.shape[1]):
-        sc.cw[c, k] = pop.w[parent, k]
-        sc.cm[c, k] = pop.m[parent, k]
-        sc.cv[c, k] = pop.v[parent, k]
-    sc.cf[c, C_F] = pop.F[parent] / pop.num[parent]
-    sc.cf[c, C_EPS] = pop.eps[parent]
-    sc.cf[c, C_KAPPA] = pop.kappa[parent]
-    sc.cf[c, C_MS] = pop.ms[parent]
-    sc.cf[c, C_TS] = pop.ts[parent]
-    sc.cf[c, C_SUB] = pop.sub[parent]
+def make_child(pop, parent, kids, c):
+    """Child c is a copy of the parent with F = parent F / parent num."""
+    copy_stored(pop, parent, kids, c)
+    kids.reals.F[c] = pop.reals.F[parent] / pop.counts.num[parent]
 
 
 @njit(**HOT, inline="always")
-def order_pair(sc, c, d):
-    if sc.ca[c, d] > sc.cb[c, d]:
-        tmp = sc.ca[c, d]
-        sc.ca[c, d] = sc.cb[c, d]
-        sc.cb[c, d] = tmp
+def order_pair(a, b, c, d):
+    if a[c, d] > b[c, d]:
+        tmp = a[c, d]
+        a[c, d] = b[c, d]
+        b[c, d] = tmp
 
 
 @njit(**HOT, inline="always")
-def crossover(sc, article):
-    """Per dimension, swap first stored bounds w.p. 0.5 and, independently, second ones."""
+def crossover(pairs, article):
+    """Per dimension, swap the two children's first stored bounds w.p. 0.5 and, independently,
+    their second ones; `pairs` are the children's. Returns whether anything changed."""
+    a = pairs.a
+    b = pairs.b
     changed = False
-    D = sc.ca.shape[1]
-    for d in range(D):
+    for d in range(a.shape[1]):
         if np.random.random() < 0.5:
-            tmp = sc.ca[0, d]
-            sc.ca[0, d] = sc.ca[1, d]
-            sc.ca[1, d] = tmp
+            tmp = a[0, d]
+            a[0, d] = a[1, d]
+            a[1, d] = tmp
             changed = True
         if np.random.random() < 0.5:
-            tmp = sc.cb[0, d]
-            sc.cb[0, d] = sc.cb[1, d]
-            sc.cb[1, d] = tmp
+            tmp = b[0, d]
+            b[0, d] = b[1, d]
+            b[1, d] = tmp
             changed = True
         if article:
-            order_pair(sc, 0, d)
-            order_pair(sc, 1, d)
+            order_pair(a, b, 0, d)
+            order_pair(a, b, 1, d)
     return changed
 
 
 @njit(**HOT, inline="always")
-def mutate(sc, c, mu, m0, clip, article):
-    D = sc.ca.shape[1]
-    for d in range(D):
+def mutate(pairs, c, mu, m0, clip, article):
+    """Per dimension with probability mu, move both stored bounds of child c by U[-m0, m0]."""
+    a = pairs.a
+    b = pairs.b
+    for d in range(a.shape[1]):
         if np.random.random() < mu:
-            a = sc.ca[c, d] + 2.0 * m0 * np.random.random() - m0
-            b = sc.cb[c, d] + 2.0 * m0 * np.random.random() - m0
+            new_a = a[c, d] + 2.0 * m0 * np.random.random() - m0
+            new_b = b[c, d] + 2.0 * m0 * np.random.random() - m0
             if clip:
-                a = min(max(a, 0.0), 1.0)
-                b = min(max(b, 0.0), 1.0)
-            sc.ca[c, d] = a
-            sc.cb[c, d] = b
+                new_a = min(max(new_a, 0.0), 1.0)
+                new_b = min(max(new_b, 0.0), 1.0)
+            a[c, d] = new_a
+            b[c, d] = new_b
             if article:
-                order_pair(sc, c, d)
+                order_pair(a, b, c, d)
 
 
 @njit(**HOT, inline="always")
-def subsumes(pop, parent, sc, c, hp):
-    """Parent is experienced, accurate, and its intervals strictly contain the child's."""
-    if pop.num[parent] <= 0:
+def subsumes(pop, parent, kids, c, hp):
+    """Parent is experienced, accurate, and its intervals strictly contain child c's."""
+    if pop.counts.num[parent] <= 0:
         return False
-    if not (pop.exp[parent] > hp.theta_sub and pop.eps[parent] < hp.e0):
+    if not (pop.counts.exp[parent] > hp.theta_sub and pop.reals.eps[parent] < hp.e0):
         return False
-    if pop.sub[parent] != int(sc.cf[c, C_SUB]):
+    if pop.counts.sub[parent] != kids.counts.sub[c]:
         return False
+    ca = kids.pairs.a
+    cb = kids.pairs.b
     identical = True
-    for d in range(sc.ca.shape[1]):
-        c_lo = min(sc.ca[c, d], sc.cb[c, d])
-        c_hi = max(sc.ca[c, d], sc.cb[c, d])
-        p_lo = pop.lo[d, parent]
-        p_hi = pop.hi[d, parent]
+    for d in range(ca.shape[1]):
+        c_lo = min(ca[c, d], cb[c, d])
+        c_hi = max(ca[c, d], cb[c, d])
+        p_lo = pop.bounds.lo[d, parent]
+        p_hi = pop.bounds.hi[d, parent]
         if not (p_lo <= c_lo and c_hi <= p_hi):
             return False
         if p_lo != c_lo or p_hi != c_hi:
@@ -152,42 +147,33 @@ def subsumes(pop, parent, sc, c, hp):
 
 @njit(**HOT, inline="always")
 def insert_child(pop, sc, c, p1, p2):
-    """Merge the child into its identical rule (num += 1) or add it as a new macro-rule."""
+    """Merge child c into its identical rule (num += 1) or add it as a new macro-rule."""
+    kids = sc.children
     # Most children are unchanged copies of a parent, so the parents are looked at first.
     # Live rules with one antecedent are unique (merging keeps them so), which makes the
     # order of the search immaterial.
-    child_key = antecedent_key(int(sc.cf[c, C_SUB]), sc.ca, sc.cb, c)
-    if same_antecedent(pop, p1, sc, c):
+    child_key = antecedent_key(kids.counts.sub[c], kids.pairs.a, kids.pairs.b, c)
+    if same_antecedent(pop, p1, kids, c):
         j = p1
-    elif same_antecedent(pop, p2, sc, c):
+    elif same_antecedent(pop, p2, kids, c):
         j = p2
     else:
         j = find_identical(pop, sc, c, child_key)
     if j >= 0:
-        pop.num[j] += 1
+        pop.counts.num[j] += 1
         pop.scal[S_TOTAL] += 1
         return j
     i = pop.scal[S_P]
     pop.scal[S_P] = i + 1
-    for d in range(sc.ca.shape[1]):
-        set_bounds(pop, i, d, sc.ca[c, d], sc.cb[c, d])
-    for k in range(sc.cw.shape[1]):
-        pop.w[i, k] = sc.cw[c, k]
-        pop.m[i, k] = sc.cm[c, k]
-        pop.v[i, k] = sc.cv[c, k]
-    pop.F[i] = sc.cf[c, C_F]
-    pop.eps[i] = sc.cf[c, C_EPS]
-    pop.kappa[i] = sc.cf[c, C_KAPPA]
-    pop.ms[i] = sc.cf[c, C_MS]
-    pop.ts[i] = int(sc.cf[c, C_TS])
-    pop.sub[i] = int(sc.cf[c, C_SUB])
-    pop.exp[i] = 0
-    pop.num[i] = 1
+    copy_stored(kids, c, pop, i)
+    resolve_bounds(pop, i)
+    pop.counts.exp[i] = 0
+    pop.counts.num[i] = 1
     # The child's Adam moments are inherited, but its bias correction restarts with exp = 0.
-    pop.b1t[i] = 1.0
-    pop.b2t[i] = 1.0
+    pop.reals.b1t[i] = 1.0
+    pop.reals.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
-    pop.fsum[0] += pop.F[i]
+    pop.fsum[0] += pop.reals.F[i]
     sc.key[i] = child_key
     return i
 
@@ -209,34 +195,35 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
     Call `begin_ga_phase` once before the GA runs of an iteration.
     """
     t = pop.scal[S_T]
-    ts = pop.ts
+    ts = pop.counts.ts
     for k in range(start, stop):
         ts[index_at(members, k)] = t
-    tau = hp.tau
-    p1 = tournament(pop, members, start, stop, tau)
-    p2 = tournament(pop, members, start, stop, tau)
-    make_child(pop, p1, sc, 0)
-    make_child(pop, p2, sc, 1)
-    article = hp.article
+    p1 = tournament(pop, members, start, stop, hp.tau)
+    p2 = tournament(pop, members, start, stop, hp.tau)
+    kids = sc.children
+    make_child(pop, p1, kids, 0)
+    make_child(pop, p2, kids, 1)
     if np.random.random() < hp.chi:
-        if crossover(sc, article):
-            mean_eps = (pop.eps[p1] + pop.eps[p2]) / 2.0
-            mean_f = (pop.F[p1] + pop.F[p2]) / 2.0
-            sc.cf[0, C_EPS] = mean_eps
-            sc.cf[1, C_EPS] = mean_eps
-            sc.cf[0, C_F] = mean_f
-            sc.cf[1, C_F] = mean_f
-    sc.cf[0, C_F] *= 0.1
-    sc.cf[1, C_F] *= 0.1
-    do_sub = hp.do_subsumption
+        if crossover(kids.pairs, hp.article):
+            eps = pop.reals.eps
+            F = pop.reals.F
+            mean_eps = (eps[p1] + eps[p2]) / 2.0
+            mean_f = (F[p1] + F[p2]) / 2.0
+            kids.reals.eps[0] = mean_eps
+            kids.reals.eps[1] = mean_eps
+            kids.reals.F[0] = mean_f
+            kids.reals.F[1] = mean_f
+    kids.reals.F[0] *= 0.1
+    kids.reals.F[1] *= 0.1
+    num = pop.counts.num
     for c in range(2):
-        mutate(sc, c, hp.mu, hp.m0, clip, article)
-        if do_sub and subsumes(pop, p1, sc, c, hp):
-            pop.num[p1] += 1
+        mutate(kids.pairs, c, hp.mu, hp.m0, clip, hp.article)
+        if hp.do_subsumption and subsumes(pop, p1, kids, c, hp):
+            num[p1] += 1
             pop.scal[S_TOTAL] += 1
             touch(sc.del_state, sc.touched, p1)
-        elif do_sub and subsumes(pop, p2, sc, c, hp):
-            pop.num[p2] += 1
+        elif hp.do_subsumption and subsumes(pop, p2, kids, c, hp):
+            num[p2] += 1
             pop.scal[S_TOTAL] += 1
             touch(sc.del_state, sc.touched, p2)
         else:

@@ -11,7 +11,6 @@ from numba import njit
 from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.lanes import float_bits
 from kacs_cli.engine.population import S_P
-from kacs_cli.engine.scratch import C_SUB
 
 # Odd 64-bit multiplier of the antecedent hash (Fibonacci hashing).
 KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -37,9 +36,9 @@ def antecedent_key(sub, a, b, row):
 def rebuild_keys(pop, sc):
     """Every rule slot's antecedent key; the index is valid from here on."""
     key = sc.key
-    a = pop.a
-    b = pop.b
-    sub = pop.sub
+    a = pop.pairs.a
+    b = pop.pairs.b
+    sub = pop.counts.sub
     for i in range(pop.scal[S_P]):
         key[i] = antecedent_key(sub[i], a, b, i)
     sc.key_state[0] = 1
@@ -49,12 +48,12 @@ def rebuild_keys(pop, sc):
 def set_key(pop, sc, i):
     """Record rule i's key after its bounds were set (covering), if the index is in use."""
     if sc.key_state[0] != 0:
-        sc.key[i] = antecedent_key(pop.sub[i], pop.a, pop.b, i)
+        sc.key[i] = antecedent_key(pop.counts.sub[i], pop.pairs.a, pop.pairs.b, i)
 
 
 @njit(**HOT, inline="always")
 def find_identical(pop, sc, c, child_key):
-    """The first live rule, in population order, of the child's submodel whose stored pairs
+    """The first live rule, in population order, of child c's submodel whose stored pairs
     equal the child's element-wise; -1 if there is none.
 
     Rules are found by their antecedent key (`sc.key`, kept in step with the population by
@@ -72,13 +71,14 @@ def find_identical(pop, sc, c, child_key):
         hits += key[i] == child_key
     if hits == 0:
         return -1
-    sub = int(sc.cf[c, C_SUB])
-    ca = sc.ca
-    cb = sc.cb
-    pa = pop.a
-    pb = pop.b
-    num = pop.num
-    psub = pop.sub
+    kids = sc.children
+    sub = kids.counts.sub[c]
+    ca = kids.pairs.a
+    cb = kids.pairs.b
+    pa = pop.pairs.a
+    pb = pop.pairs.b
+    num = pop.counts.num
+    psub = pop.counts.sub
     for i in range(P):
         if key[i] != child_key:
             continue
@@ -95,11 +95,11 @@ def find_identical(pop, sc, c, child_key):
 
 
 @njit(**HOT, inline="always")
-def same_antecedent(pop, i, sc, c):
-    """Live rule i has the child's submodel and, element by element, its stored pairs."""
-    if pop.num[i] <= 0 or pop.sub[i] != int(sc.cf[c, C_SUB]):
+def same_antecedent(pop, i, kids, c):
+    """Live rule i has child c's submodel and, element by element, its stored pairs."""
+    if pop.counts.num[i] <= 0 or pop.counts.sub[i] != kids.counts.sub[c]:
         return False
-    for d in range(sc.ca.shape[1]):
-        if pop.a[i, d] != sc.ca[c, d] or pop.b[i, d] != sc.cb[c, d]:
+    for d in range(kids.pairs.a.shape[1]):
+        if pop.pairs.a[i, d] != kids.pairs.a[c, d] or pop.pairs.b[i, d] != kids.pairs.b[c, d]:
             return False
     return True

@@ -109,21 +109,21 @@ def train_step(pop, wk, x, y, n, hp, sc):
     s_in = n * n_q
     s_all = s_in + n_q
     # The arrays, fetched from their tuples once for the whole iteration.
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    m = pop.m
-    v = pop.v
-    F = pop.F
-    eps = pop.eps
-    kappa = pop.kappa
-    ms = pop.ms
-    b1t = pop.b1t
-    b2t = pop.b2t
-    exp = pop.exp
-    num = pop.num
-    ts = pop.ts
-    sub = pop.sub
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    m = pop.weights.m
+    v = pop.weights.v
+    F = pop.reals.F
+    eps = pop.reals.eps
+    kappa = pop.reals.kappa
+    ms = pop.reals.ms
+    b1t = pop.reals.b1t
+    b2t = pop.reals.b2t
+    exp = pop.counts.exp
+    num = pop.counts.num
+    ts = pop.counts.ts
+    sub = pop.counts.sub
     scal = pop.scal
     match = wk.match
     members = wk.members
@@ -290,18 +290,18 @@ def _population_frame(model):
     P = int(model.pop.scal[S_P])
     pop, n = model.pop, model.n
     s_in = n * (2 * n + 1)
-    sub = pop.sub[:P]
+    sub = pop.counts.sub[:P]
     inner = sub < s_in
     return {
         "type": np.where(inner, "inner", "outer"),
         "q": np.where(inner, sub // n, sub - s_in) + 1,
         "p": np.where(inner, sub % n + 1, 0),
-        "lower": pop.lo[0, :P].copy(),
-        "upper": pop.hi[0, :P].copy(),
-        "a": pop.a[:P, 0].copy(),
-        "b": pop.b[:P, 0].copy(),
-        "w0": pop.w[:P, 0].copy(),
-        "w1": pop.w[:P, 1].copy(),
+        "lower": pop.bounds.lo[0, :P].copy(),
+        "upper": pop.bounds.hi[0, :P].copy(),
+        "a": pop.pairs.a[:P, 0].copy(),
+        "b": pop.pairs.b[:P, 0].copy(),
+        "w0": pop.weights.w[:P, 0].copy(),
+        "w1": pop.weights.w[:P, 1].copy(),
     }
 
 

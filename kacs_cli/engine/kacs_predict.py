@@ -28,11 +28,11 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     s_in = n * n_q
     s_all = s_in + n_q
     P = pop.scal[S_P]
-    lo0 = pop.lo[0]
-    hi0 = pop.hi[0]
-    w = pop.w
-    F = pop.F
-    sub = pop.sub
+    lo0 = pop.bounds.lo[0]
+    hi0 = pop.bounds.hi[0]
+    w = pop.weights.w
+    F = pop.reals.F
+    sub = pop.counts.sub
     sub_input = submodel_input_table(n)
     rows = X.shape[0]
     y_hat = np.zeros(rows)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT, index_at
-from kacs_cli.engine.population import S_P
+from kacs_cli.engine.population import S_P, permute_rules
 
 # Per-iteration work buffers of KACS, allocated once per run.
 Work = namedtuple(
@@ -154,7 +154,7 @@ def sort_by_submodel(pop, wk, sc):
     A counting sort into the work buffers: no allocation.
     """
     P = pop.scal[S_P]
-    sub = pop.sub
+    sub = pop.counts.sub
     start = wk.sort_start
     order = wk.order
     for s in range(start.shape[0]):
@@ -171,24 +171,7 @@ def sort_by_submodel(pop, wk, sc):
         s = sub[i]
         order[start[s]] = i
         start[s] += 1
-    for arr in (pop.a, pop.b, pop.w, pop.m, pop.v):
-        for j in range(arr.shape[1]):
-            _permute(arr[:, j], order, P, wk.sort_f)
-    for arr in (pop.lo, pop.hi):
-        for d in range(arr.shape[0]):
-            _permute(arr[d], order, P, wk.sort_f)
-    for arr in (pop.F, pop.eps, pop.kappa, pop.ms, pop.b1t, pop.b2t):
-        _permute(arr, order, P, wk.sort_f)
-    for arr in (pop.exp, pop.num, pop.ts, pop.sub):
-        _permute(arr, order, P, wk.sort_i)
+    permute_rules(pop, order, P, wk.sort_f, wk.sort_i)
     # The antecedent keys are rebuilt when next needed.
     sc.key_state[0] = 0
 
-
-@njit(**HOT, inline="always")
-def _permute(values, order, P, buffer):
-    """values[:P] = values[order[:P]], through `buffer`."""
-    for k in range(P):
-        buffer[k] = values[order[k]]
-    for k in range(P):
-        values[k] = buffer[k]

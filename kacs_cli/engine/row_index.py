@@ -70,8 +70,8 @@ def rx_add(pop, rx, i):
     pre = rx.pre
     vals = rx.vals
     W = mask.shape[0]
-    lo = pop.lo
-    hi = pop.hi
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
     for w in range(W):
         mask[w] = ~np.uint64(0)
     for d in range(vals.shape[0]):

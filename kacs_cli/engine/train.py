@@ -15,6 +15,7 @@ from kacs_cli.engine.order import first_order, seed_rng
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, new_population,
+    rule_fields,
 )
 from kacs_cli.engine.scratch import new_scratch
 
@@ -122,7 +123,7 @@ class Model:
     @property
     def n_params(self) -> int:
         """Adjustable parameters: the consequent's weights of every rule."""
-        return self.n_rules * self.pop.w.shape[1]
+        return self.n_rules * self.pop.weights.w.shape[1]
 
     def _check_inputs(self, X, name="X"):
         X = _as_matrix(X, name)
@@ -204,8 +205,9 @@ class Model:
     def population_frame(self) -> pd.DataFrame:
         P = self.n_rules
         cols = dict(self.learner.population_frame(self))
+        fields = rule_fields(self.pop)
         for name in ("F", "eps", "kappa", "exp", "num", "ms", "ts"):
-            cols[name] = getattr(self.pop, name)[:P].copy()
+            cols[name] = fields[name][:P].copy()
         return pd.DataFrame(cols)
 
     def curve_frame(self, raw: np.ndarray, n_train: int) -> pd.DataFrame:
@@ -213,7 +215,7 @@ class Model:
         for c in ("iteration", "rules", "micro", "covers", "covers_inner", "covers_outer", "deletions",
                   "budget"):
             df[c] = df[c].astype(np.int64)
-        df["params"] = df["rules"] * self.pop.w.shape[1]
+        df["params"] = df["rules"] * self.pop.weights.w.shape[1]
         df["aic"] = aic(n_train, df["train_mse"].to_numpy(), df["params"].to_numpy())
         steps = np.diff(np.concatenate([[0], df["iteration"].to_numpy()]))
         for column, slots in zip(_COVER_RATES, self.learner.cover_slots(self.n)):

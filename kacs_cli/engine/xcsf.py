@@ -99,16 +99,16 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     P = pop.scal[S_P]
     n = x.shape[0]
     # The arrays, fetched from their tuples once for the whole iteration.
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    eps = pop.eps
-    kappa = pop.kappa
-    F = pop.F
-    ms = pop.ms
-    exp = pop.exp
-    num = pop.num
-    ts = pop.ts
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    eps = pop.reals.eps
+    kappa = pop.reals.kappa
+    F = pop.reals.F
+    ms = pop.reals.ms
+    exp = pop.counts.exp
+    num = pop.counts.num
+    ts = pop.counts.ts
     indexed = rx.state[0] != 0
     if row >= 0 and indexed:
         count = rx_members(rx, row, P, members)
@@ -133,8 +133,8 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     beta = hp.beta
     grad = sc.grad
     dx = sc.dx
-    a = pop.a
-    b = pop.b
+    a = pop.pairs.a
+    b = pop.pairs.b
     set_num = set_numerosity(num, members, 0, count)
     for k in range(count):
         i = index_at(members, k)
@@ -144,7 +144,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         grad[0] = -err
         for d in range(n):
             grad[d + 1] = -err * dx[d]
-        adam_step(w, pop.m, pop.v, pop.b1t, pop.b2t, i, grad, hp)
+        adam_step(w, pop.weights.m, pop.weights.v, pop.reals.b1t, pop.reals.b2t, i, grad, hp)
         # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
         eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
@@ -178,14 +178,14 @@ def predict_rows(pop, X, rx):
 @njit(cache=True)
 def _predict(pop, X, rx):
     P = pop.scal[S_P]
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    F = pop.F
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    F = pop.reals.F
     rows = X.shape[0]
     y_hat = np.zeros(rows)
-    a = pop.a
-    b = pop.b
+    a = pop.pairs.a
+    b = pop.pairs.b
     flags = np.empty(P, np.uint8)
     members = np.empty(P, np.int64)
     dx = np.empty(X.shape[1])
@@ -269,13 +269,13 @@ def _population_frame(model):
     pop, n = model.pop, model.n
     cols = {}
     for d in range(n):
-        cols[f"lower_{d + 1}"] = pop.lo[d, :P].copy()
-        cols[f"upper_{d + 1}"] = pop.hi[d, :P].copy()
+        cols[f"lower_{d + 1}"] = pop.bounds.lo[d, :P].copy()
+        cols[f"upper_{d + 1}"] = pop.bounds.hi[d, :P].copy()
     for d in range(n):
-        cols[f"a_{d + 1}"] = pop.a[:P, d].copy()
-        cols[f"b_{d + 1}"] = pop.b[:P, d].copy()
+        cols[f"a_{d + 1}"] = pop.pairs.a[:P, d].copy()
+        cols[f"b_{d + 1}"] = pop.pairs.b[:P, d].copy()
     for j in range(n + 1):
-        cols[f"w{j}"] = pop.w[:P, j].copy()
+        cols[f"w{j}"] = pop.weights.w[:P, j].copy()
     return cols
 
 
