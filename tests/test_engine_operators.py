@@ -240,17 +240,9 @@ def set_child(sc, c, a, b, *, w=None, F=0.05, eps=0.003, kappa=0.7, ms=4.0, ts=1
     """Child c of the GA scratch as the GA leaves it for insertion."""
     kids = sc.children
     K = kids.weights.w.shape[1]
-    kids.pairs.a[c] = np.atleast_1d(np.asarray(a, float))
-    kids.pairs.b[c] = np.atleast_1d(np.asarray(b, float))
-    kids.weights.w[c] = np.arange(1, K + 1) * 0.1 if w is None else w
-    kids.weights.m[c] = 0.01 if m is None else m
-    kids.weights.v[c] = 0.002 if v is None else v
-    kids.reals.F[c] = F
-    kids.reals.eps[c] = eps
-    kids.reals.kappa[c] = kappa
-    kids.reals.ms[c] = ms
-    kids.counts.ts[c] = ts
-    kids.counts.sub[c] = sub
+    put_rule(kids, c, a, b, np.arange(1, K + 1) * 0.1 if w is None else w, F, eps=eps,
+             kappa=kappa, ms=ms, ts=ts, sub=sub, m=0.01 if m is None else m,
+             v=0.002 if v is None else v)
 
 
 def subsumption_case(exp=21, eps=0.005, num=1):

@@ -74,13 +74,16 @@ def step(model, x, y):
 
 def put_rule(pop, i, a, b, w, F, *, sub=0, num=1, exp=0, eps=0.0, kappa=1.0, ms=1.0, ts=0,
              m=None, v=None, beta1=0.9, beta2=0.999):
-    """Write rule i. a, b: stored bounds (scalars for KACS, length-D for XCSF)."""
+    """Write rule i of a population, or child i of the GA's children (which have no resolved
+    bounds). a, b: stored bounds (scalars for KACS, length-D for XCSF)."""
     a = np.atleast_1d(np.asarray(a, dtype=float))
     b = np.atleast_1d(np.asarray(b, dtype=float))
     pop.pairs.a[i] = a
     pop.pairs.b[i] = b
-    rule_view(pop, "lo")[i] = np.minimum(a, b)
-    rule_view(pop, "hi")[i] = np.maximum(a, b)
+    fields = rule_fields(pop)
+    if "lo" in fields:
+        fields["lo"][i] = np.minimum(a, b)
+        fields["hi"][i] = np.maximum(a, b)
     pop.weights.w[i] = w
     pop.weights.m[i] = 0.0 if m is None else m
     pop.weights.v[i] = 0.0 if v is None else v
