@@ -34,9 +34,9 @@ the suggested suffix is ``.kacs``) holding:
     ``sub`` is the KACS submodel id: inner (q, p) -> q n + p, outer q -> n (2n+1) + q,
     0-based; 0 for XCSF), and the engine state ``scal`` (int64[8]: |P|, sum(num), t,
     covering/deletion counters, pending deaths) and ``fsum`` (float64[1], running sum of F).
-    Any further population field of the engine is stored the same way under its own name
-    (per rule if it has one entry per rule slot); on load, a field the file lacks keeps its
-    fresh value, a required one (the list above) missing makes the file corrupt.
+    Any further rule field the engine declares (engine/population.py) is stored the same way
+    under its own name; on load, a field the file lacks keeps its fresh value, a required one
+    (the list above) missing makes the file corrupt.
 
 Floats are stored exactly (binary .npy; JSON floats are written with Python's round-trip
 repr), so a loaded model predicts bit for bit what the saved one predicted, and training it
@@ -62,20 +62,19 @@ import numpy as np
 
 from kacs_cli import atomic
 from kacs_cli.engine import Hyperparameters, Model, registry
-from kacs_cli.engine.core import H_N, S_P, S_TOTAL
+from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
 FORMAT_VERSION = 1
 METADATA_ENTRY = "metadata.json"
 
-_FLOAT_ROWS = ("F", "eps", "kappa", "ms", "b1t", "b2t")
-_INT_ROWS = ("exp", "num", "ts", "sub")
-_BOUNDS = ("a", "b", "lo", "hi")
-_WEIGHTS = ("w", "m", "v")
-ROW_ARRAYS = _BOUNDS + _WEIGHTS + _FLOAT_ROWS + _INT_ROWS
-STATE_ARRAYS = ("scal", "fsum")
-REQUIRED_ARRAYS = ROW_ARRAYS + STATE_ARRAYS
+# What every format-1 file holds: the population's rule fields and state as they were when the
+# format was fixed (the engine declares its fields in engine/population.py). Files are written
+# and read by looping over that declaration, so a field added there later is saved too, and
+# an older file without it loads with the field's fresh value.
+REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
+                   "exp", "num", "ts", "sub", *STATE_FIELDS)
 # Written only for budget: adaptive: the budget's state and the N it has reached, so that
 # partial_fit after load continues with that N (docs/adaptive_budget.md).
 BUDGET_ARRAYS = ("budget_state", "budget_N")
@@ -87,33 +86,12 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "corrupt", "load_model", "load_state
 # ----------------------------------------------------------------------------- engine layout
 
 
-def _rows_view(arr: np.ndarray, capacity: int) -> np.ndarray:
-    """The engine array with rules along the first axis (the engine may store them last)."""
-    if arr.ndim >= 1 and arr.shape[0] == capacity:
-        return arr
-    if arr.ndim == 2 and arr.shape[1] == capacity:
-        return arr.T
-    raise RuntimeError(f"unexpected engine array layout {arr.shape} for capacity {capacity}")
-
-
-def _row_names(model: Model) -> tuple[str, ...]:
-    """Population fields holding one entry per rule slot."""
-    cap = model.capacity
-    return tuple(name for name in model.pop._fields
-                 if name not in STATE_ARRAYS and cap in getattr(model.pop, name).shape)
-
-
 def _population_arrays(model: Model) -> dict[str, np.ndarray]:
-    """Every population field in the file's layout: live rules only, one row per rule."""
+    """Every rule field (live rules only, one row per rule) and the saved state, by name."""
     P = model.n_rules
-    rows = _row_names(model)
-    out = {}
-    for name in model.pop._fields:
-        arr = getattr(model.pop, name)
-        if name in rows:
-            out[name] = np.ascontiguousarray(_rows_view(arr, model.capacity)[:P])
-        else:
-            out[name] = np.ascontiguousarray(arr)
+    out = {name: np.ascontiguousarray(arr[:P]) for name, arr in rule_fields(model.pop).items()}
+    for name in STATE_FIELDS:
+        out[name] = np.ascontiguousarray(getattr(model.pop, name))
     missing = [name for name in REQUIRED_ARRAYS if name not in out]
     if missing:  # pragma: no cover - guards against an engine change
         raise RuntimeError(f"engine population lacks {missing}; persistence needs updating")
@@ -274,7 +252,7 @@ def _build_model(path, meta, arrays) -> Model:
     P = int(scal[S_P])
     if not 0 <= P <= model.capacity or P != meta.get("n_rules"):
         raise corrupt(path, f"{P} rules recorded, metadata says {meta.get('n_rules')!r}")
-    rows = _row_names(model)
+    rows = rule_fields(model.pop)
     for name, fresh in expected.items():
         if name not in arrays:
             if name in REQUIRED_ARRAYS:
@@ -297,7 +275,7 @@ def _build_model(path, meta, arrays) -> Model:
             raise corrupt(path, "the adaptive budget's state is missing or out of range")
         budget_N = int(reached[0])
         fresh[...] = state
-        model.hp[H_N] = budget_N
+        model.pop.budget[0] = budget_N
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
         raise corrupt(path, "rule numerosities do not add up")
@@ -307,11 +285,10 @@ def _build_model(path, meta, arrays) -> Model:
     for name in expected:
         if name not in arrays:
             continue
-        target = getattr(model.pop, name)
         if name in rows:
-            _rows_view(target, model.capacity)[:P] = arrays[name]
+            rows[name][:P] = arrays[name]
         else:
-            target[...] = arrays[name]
+            getattr(model.pop, name)[...] = arrays[name]
     return model
 
 

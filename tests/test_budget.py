@@ -15,8 +15,8 @@ import pytest
 
 from kacs_cli.benchmarks import generate
 from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
-from kacs_cli.engine.core import (
-    H_N, N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL, hp_vector,
+from kacs_cli.engine.population import (
+    N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
 )
 from kacs_cli.errors import UserError
 
@@ -35,68 +35,68 @@ def small_f3(n=6, rows=300, seed=0):
 def decision_case(n=2, N=1000, window=100, rate=0.01, growth=0.1, n_max=5000):
     params = Hyperparameters(N=N, budget="adaptive", N_max=n_max, budget_window=window,
                              budget_cover_rate=rate, budget_growth=growth)
-    bp, bs = budget.new_budget(params, n, registry.get("kacs"))
-    return np.zeros(N_SCAL, np.int64), hp_vector(params), bp, bs
+    bs = budget.new_budget(params, registry.get("kacs"))
+    return np.zeros(N_SCAL, np.int64), np.array([N], np.int64), params.for_engine(), bs
 
 
-def end_window(scal, hp, bp, bs, n, covers_in, covers_out, deletions, total):
+def end_window(scal, N, hp, bs, n, covers_in, covers_out, deletions, total):
     """Advance the counters by one window's events and call the hook at its last iteration."""
-    scal[S_T] += int(bp[budget.BP_WINDOW])
+    scal[S_T] += hp.budget_window
     scal[S_COVERS_IN] += covers_in
     scal[S_COVERS_OUT] += covers_out
     scal[S_DELETIONS] += deletions
     scal[S_TOTAL] = total
-    budget.after_iteration(scal, hp, bp, bs, n)
-    return int(hp[H_N])
+    budget.after_iteration(scal, N, hp, bs, n)
+    return int(N[0])
 
 
 def test_decision_rule_window_by_window():
     # n = 2: 10 inner and 5 outer submodels; a window of 100 iterations evaluates 500 outer
     # match sets, so 6 outer covers are a rate of 0.012 > 0.01, and 5 are exactly 0.01 (not above).
     n = 2
-    scal, hp, bp, bs = decision_case(n)
+    scal, N, hp, bs = decision_case(n)
     # First window: the population was empty when it began (filling, not a cycle).
-    assert end_window(scal, hp, bp, bs, n, 40, 60, 30, 1000) == 1000
+    assert end_window(scal, N, hp, bs, n, 40, 60, 30, 1000) == 1000
     # Filled, deletions, outer rate 0.012: a cycle, but one window of it is a burst.
-    assert end_window(scal, hp, bp, bs, n, 0, 6, 50, 1000) == 1000
+    assert end_window(scal, N, hp, bs, n, 0, 6, 50, 1000) == 1000
     # Second window in a row: it persists, grow by ceil(0.1 * 1000).
-    assert end_window(scal, hp, bp, bs, n, 0, 6, 50, 1000) == 1100
+    assert end_window(scal, N, hp, bs, n, 0, 6, 50, 1000) == 1100
     # The new room fills within a few iterations; the next window is judged as usual:
     # an outer rate exactly at the threshold counts as stable coverage.
-    assert end_window(scal, hp, bp, bs, n, 0, 5, 50, 1100) == 1100
+    assert end_window(scal, N, hp, bs, n, 0, 5, 50, 1100) == 1100
     # The inner rate alone can show the cycle: 11 covers over 1000 inner sets = 0.011.
-    assert end_window(scal, hp, bp, bs, n, 11, 0, 50, 1100) == 1100
-    assert end_window(scal, hp, bp, bs, n, 11, 0, 50, 1100) == 1210
+    assert end_window(scal, N, hp, bs, n, 11, 0, 50, 1100) == 1100
+    assert end_window(scal, N, hp, bs, n, 11, 0, 50, 1100) == 1210
     # Covering without deletion: the budget does not bind, no cycle.
-    assert end_window(scal, hp, bp, bs, n, 0, 40, 0, 1210) == 1210
-    assert end_window(scal, hp, bp, bs, n, 0, 40, 0, 1210) == 1210
+    assert end_window(scal, N, hp, bs, n, 0, 40, 0, 1210) == 1210
+    assert end_window(scal, N, hp, bs, n, 0, 40, 0, 1210) == 1210
     # Bursts in every other window never persist.
     for covers in (50, 0, 50, 0):
-        assert end_window(scal, hp, bp, bs, n, 0, covers, 50, 1210) == 1210
+        assert end_window(scal, N, hp, bs, n, 0, covers, 50, 1210) == 1210
     assert bs[budget.BS_STEPS] == 2 and bs[budget.BS_LAST_STEP] == 600
     # Between window ends the hook does nothing, whatever the counters say.
     scal[S_T] += 1
     scal[S_COVERS_OUT] += 1000
     scal[S_DELETIONS] += 1000
-    budget.after_iteration(scal, hp, bp, bs, n)
-    assert hp[H_N] == 1210 and bs[budget.BS_LAST_OUT] != scal[S_COVERS_OUT]
+    budget.after_iteration(scal, N, hp, bs, n)
+    assert N[0] == 1210 and bs[budget.BS_LAST_OUT] != scal[S_COVERS_OUT]
 
 
 def test_no_decision_before_the_population_first_fills_its_budget():
     n = 2
-    scal, hp, bp, bs = decision_case(n)
+    scal, N, hp, bs = decision_case(n)
     for _ in range(3):  # slow filling: 500 of 1000 micro-rules, heavy covering
-        assert end_window(scal, hp, bp, bs, n, 100, 100, 5, 500) == 1000
-    end_window(scal, hp, bp, bs, n, 100, 100, 5, 1000)  # full now: judged from the next window
-    assert end_window(scal, hp, bp, bs, n, 0, 6, 5, 1000) == 1000
-    assert end_window(scal, hp, bp, bs, n, 0, 6, 5, 1000) == 1100
+        assert end_window(scal, N, hp, bs, n, 100, 100, 5, 500) == 1000
+    end_window(scal, N, hp, bs, n, 100, 100, 5, 1000)  # full now: judged from the next window
+    assert end_window(scal, N, hp, bs, n, 0, 6, 5, 1000) == 1000
+    assert end_window(scal, N, hp, bs, n, 0, 6, 5, 1000) == 1100
 
 
 def test_growth_stops_at_the_ceiling_exactly():
     n = 2
-    scal, hp, bp, bs = decision_case(n, N=1000, growth=0.5, n_max=2600)
-    end_window(scal, hp, bp, bs, n, 0, 0, 0, 1000)  # fill
-    seen = [end_window(scal, hp, bp, bs, n, 0, 100, 10, int(hp[H_N])) for _ in range(6)]
+    scal, N, hp, bs = decision_case(n, N=1000, growth=0.5, n_max=2600)
+    end_window(scal, N, hp, bs, n, 0, 0, 0, 1000)  # fill
+    seen = [end_window(scal, N, hp, bs, n, 0, 100, 10, int(N[0])) for _ in range(6)]
     assert seen == [1000, 1500, 2250, 2600, 2600, 2600]
     assert bs[budget.BS_STEPS] == 3
 

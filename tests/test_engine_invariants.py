@@ -7,8 +7,9 @@ import pytest
 from numba import njit
 
 from kacs_cli.engine import Hyperparameters, Model, train_run
-from kacs_cli.engine import core
-from kacs_cli.engine.core import S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL
+from kacs_cli.engine import identical, row_index
+from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine.population import S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL
 
 from test_engine_support import FIELDS, canonical, snapshot, step
 
@@ -79,12 +80,12 @@ def check_antecedent_index(model):
         return
     P = int(model.pop.scal[S_P])
     fresh = sc._replace(key=sc.key.copy(), key_state=sc.key_state.copy())
-    core.rebuild_keys(model.pop, fresh)
+    identical.rebuild_keys(model.pop, fresh)
     np.testing.assert_array_equal(sc.key[:P], fresh.key[:P])
     pop = model.pop
     ante = {}
     for i in range(P):
-        ident = (int(pop.sub[i]), tuple(pop.a[i] + 0.0), tuple(pop.b[i] + 0.0))
+        ident = (int(pop.counts.sub[i]), tuple(pop.pairs.a[i] + 0.0), tuple(pop.pairs.b[i] + 0.0))
         ante.setdefault(ident, set()).add(int(sc.key[i]))
     assert all(len(keys) == 1 for keys in ante.values())
     assert len({next(iter(k)) for k in ante.values()}) == len(ante)
@@ -105,7 +106,7 @@ def test_invariants_after_every_iteration(method, semantics):
                                  semantics=semantics)
     N = params.N
     model = Model(method, n, params)
-    core.seed_rng(7)
+    seed_rng(7)
     rng = np.random.default_rng(1)
     order = rng.permutation(len(X))
     reversed_seen = False
@@ -208,7 +209,7 @@ def test_training_order(method, semantics):
 
     def replay(new_order_each_epoch):
         model = Model(method, 3, params)
-        core.seed_rng(21)
+        seed_rng(21)
         order = _numba_permutation(rows)
         for it in range(iterations):
             pos = it % rows
@@ -232,7 +233,7 @@ def test_training_order(method, semantics):
 
 
 # --------------------------------------------------------------------------------------------
-# XCSF's row index (core.rx_*): match sets looked up instead of tested
+# XCSF's row index (row_index.py): match sets looked up instead of tested
 # --------------------------------------------------------------------------------------------
 
 def check_row_index(model, X):
@@ -256,8 +257,8 @@ def test_row_index_follows_the_population_after_every_iteration():
     model = Model("xcsf", n, params)
     model.learner.prepare(model, X)
     assert model.row_index.state[0] == 1
-    core.rx_build(model.pop, model.row_index)
-    core.seed_rng(3)
+    row_index.rx_build(model.pop, model.row_index)
+    seed_rng(3)
     order = np.random.default_rng(0).permutation(len(X))
     for it in range(1500):
         r = int(order[it % len(X)])

@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine import core, kacs
-from kacs_cli.engine.core import S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_P, S_T, S_TOTAL
+from kacs_cli.engine import kacs_submodels
+from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine.population import (
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL,
+)
 
 from test_engine_support import (
     FIELDS, finish, kacs_step, np_accuracy, np_kacs_forward, put_rule, rule_view, snapshot,
@@ -312,7 +315,7 @@ def cover_all(semantics, P_hash=0.0, trials=120, r0=0.3, x=(0.05, 0.9)):
     pop = model.pop
     x = np.array(x)
     out = []
-    core.seed_rng(123)
+    seed_rng(123)
     for _ in range(trials):
         finish(pop, 0, t=17)
         kacs_step(model, x, 0.3)
@@ -415,14 +418,14 @@ def test_covering_runs_deletion_and_the_budget_holds():
     n = 2
     model = Model("kacs", n, Hyperparameters(N=10, theta_GA=1e9))
     pop = model.pop
-    core.seed_rng(3)
+    seed_rng(3)
     finish(pop, 0)
     kacs_step(model, [0.2, 0.7], 0.1)
     P = int(pop.scal[S_P])
     assert int(pop.scal[S_COVERS]) == 15
-    assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
-    assert P == 10 and np.all(pop.num[:P] == 1)
-    assert int(pop.scal[core.S_DELETIONS]) == 5
+    assert int(pop.scal[S_TOTAL]) == 10 == int(pop.counts.num[:P].sum())
+    assert P == 10 and np.all(pop.counts.num[:P] == 1)
+    assert int(pop.scal[S_DELETIONS]) == 5
 
 
 def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
@@ -439,7 +442,7 @@ def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
         view = rule_view(pop, name)
         view[:P] = view[:P][scramble]
     before = snapshot(pop)
-    kacs.sort_by_submodel(pop, model.work, model.scratch)
+    kacs_submodels.sort_by_submodel(pop, model.work, model.scratch)
     after = snapshot(pop)
     expected = np.argsort(before["sub"], kind="stable")
     assert np.all(np.diff(after["sub"]) >= 0)

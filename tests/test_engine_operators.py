@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine import core
-from kacs_cli.engine.core import (
-    C_EPS, C_F, C_KAPPA, C_MS, C_SUB, C_TS, S_DEATHS, S_DELETIONS, S_P, S_TOTAL,
-)
+from kacs_cli.engine import deletion, ga, population, update
+from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL, new_children
 
 from test_engine_support import (
     FIELDS, finish, insert_child, kacs_step, put_rule, restore, snapshot,
@@ -17,7 +16,7 @@ from test_engine_support import (
 
 
 def hp(**kw):
-    return core.hp_vector(Hyperparameters(**kw))
+    return Hyperparameters(**kw).for_engine()
 
 
 def binom_ok(count, trials, p, sigmas=5.0):
@@ -34,9 +33,9 @@ def binom_ok(count, trials, p, sigmas=5.0):
 def test_accuracy(alpha, nu, e0):
     h = hp(alpha=alpha, nu=nu, e0=e0)
     for eps in [0.0, 0.3 * e0, 0.999 * e0]:
-        assert core.accuracy(eps, h) == 1.0
+        assert update.accuracy(eps, h) == 1.0
     for eps in [e0, 1.5 * e0, 10 * e0, 1.7]:
-        assert core.accuracy(eps, h) == pytest.approx(alpha * (eps / e0) ** (-nu), rel=1e-12)
+        assert update.accuracy(eps, h) == pytest.approx(alpha * (eps / e0) ** (-nu), rel=1e-12)
 
 
 def test_adam_step_is_textbook_adam_with_rule_local_step_count():
@@ -62,7 +61,7 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
     for k in range(12):
         i = 1 if k % 3 else 2
         g = rng.normal(size=K) * (0.01 if k % 2 else 3.0)
-        core.adam_step(w, m, v, b1t, b2t, i, g, h)
+        update.adam_step(w, m, v, b1t, b2t, i, g, h)
         steps[i] += 1
         t = steps[i]
         m_ref[i] = b1 * m_ref[i] + (1 - b1) * g
@@ -76,7 +75,7 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
     # First step from zero moments moves every weight by eta * g / (|g| + eps') exactly.
     w0 = np.zeros((1, 2))
     g = np.array([0.5, -2e-3])
-    core.adam_step(w0, np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), 0, g, h)
+    update.adam_step(w0, np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), 0, g, h)
     np.testing.assert_allclose(w0[0], -eta * g / (np.abs(g) + ea), rtol=1e-12)
 
 
@@ -84,29 +83,29 @@ def test_adam_step_is_textbook_adam_with_rule_local_step_count():
 # Crossover and mutation (on the GA scratch children)
 # --------------------------------------------------------------------------------------------
 
-def xcsf_scratch(D):
-    return core.new_scratch(64, D, D + 1)
+def xcsf_children(D):
+    return new_children(D, D + 1)
 
 
 def test_crossover_swaps_first_and_second_bounds_independently():
     D = 3
-    sc = xcsf_scratch(D)
+    kids = xcsf_children(D)
     A0 = np.array([[0.11, 0.12, 0.13], [0.21, 0.22, 0.23]])
     B0 = np.array([[0.61, 0.62, 0.63], [0.71, 0.72, 0.73]])
     swaps_a = []
     swaps_b = []
-    core.seed_rng(5)
+    seed_rng(5)
     for _ in range(2000):
-        sc.ca[:2] = A0
-        sc.cb[:2] = B0
-        changed = core.crossover(sc, False)
-        sa = sc.ca[0] != A0[0]
-        sb = sc.cb[0] != B0[0]
+        kids.pairs.a[:2] = A0
+        kids.pairs.b[:2] = B0
+        changed = ga.crossover(kids.pairs, False)
+        sa = kids.pairs.a[0] != A0[0]
+        sb = kids.pairs.b[0] != B0[0]
         # Either untouched or exactly swapped between the two children, per dimension.
-        np.testing.assert_array_equal(sc.ca[0], np.where(sa, A0[1], A0[0]))
-        np.testing.assert_array_equal(sc.ca[1], np.where(sa, A0[0], A0[1]))
-        np.testing.assert_array_equal(sc.cb[0], np.where(sb, B0[1], B0[0]))
-        np.testing.assert_array_equal(sc.cb[1], np.where(sb, B0[0], B0[1]))
+        np.testing.assert_array_equal(kids.pairs.a[0], np.where(sa, A0[1], A0[0]))
+        np.testing.assert_array_equal(kids.pairs.a[1], np.where(sa, A0[0], A0[1]))
+        np.testing.assert_array_equal(kids.pairs.b[0], np.where(sb, B0[1], B0[0]))
+        np.testing.assert_array_equal(kids.pairs.b[1], np.where(sb, B0[0], B0[1]))
         assert bool(changed) == bool(sa.any() or sb.any())
         swaps_a.append(sa)
         swaps_b.append(sb)
@@ -122,17 +121,17 @@ def test_crossover_swaps_first_and_second_bounds_independently():
 @pytest.mark.parametrize("article", [False, True])
 def test_crossover_of_crossing_intervals(article):
     """Parents [0.1, 0.5] and [0.6, 0.9]: swapping one bound crosses the pair."""
-    sc = xcsf_scratch(1)
+    kids = xcsf_children(1)
     seen = set()
-    core.seed_rng(6)
+    seed_rng(6)
     for _ in range(200):
-        sc.ca[:2, 0] = [0.1, 0.6]
-        sc.cb[:2, 0] = [0.5, 0.9]
-        core.crossover(sc, article)
-        pairs = {(sc.ca[0, 0], sc.cb[0, 0]), (sc.ca[1, 0], sc.cb[1, 0])}
+        kids.pairs.a[:2, 0] = [0.1, 0.6]
+        kids.pairs.b[:2, 0] = [0.5, 0.9]
+        ga.crossover(kids.pairs, article)
+        pairs = {(kids.pairs.a[0, 0], kids.pairs.b[0, 0]), (kids.pairs.a[1, 0], kids.pairs.b[1, 0])}
         seen |= pairs
         if article:
-            assert np.all(sc.ca[:2, 0] <= sc.cb[:2, 0])
+            assert np.all(kids.pairs.a[:2, 0] <= kids.pairs.b[:2, 0])
     if article:
         # (0.6, 0.5) is swapped back to (0.5, 0.6).
         assert seen == {(0.1, 0.5), (0.6, 0.9), (0.1, 0.9), (0.5, 0.6)}
@@ -142,22 +141,22 @@ def test_crossover_of_crossing_intervals(article):
 
 def test_mutation_moves_each_bound_by_at_most_m0():
     D = 4
-    sc = xcsf_scratch(D)
+    kids = xcsf_children(D)
     m0 = 0.1
     A = np.array([0.3, 0.4, 0.5, 0.6])
     B = np.array([0.7, 0.2, 0.55, 0.9])
     da = []
     db = []
-    core.seed_rng(7)
+    seed_rng(7)
     for _ in range(1000):
-        sc.ca[:2] = A
-        sc.cb[:2] = B
-        core.mutate(sc, 1, 1.0, m0, False, False)
+        kids.pairs.a[:2] = A
+        kids.pairs.b[:2] = B
+        ga.mutate(kids.pairs, 1, 1.0, m0, False, False)
         # Only child 1 is touched.
-        np.testing.assert_array_equal(sc.ca[0], A)
-        np.testing.assert_array_equal(sc.cb[0], B)
-        da.append(sc.ca[1] - A)
-        db.append(sc.cb[1] - B)
+        np.testing.assert_array_equal(kids.pairs.a[0], A)
+        np.testing.assert_array_equal(kids.pairs.b[0], B)
+        da.append(kids.pairs.a[1] - A)
+        db.append(kids.pairs.b[1] - B)
     da = np.array(da).ravel()
     db = np.array(db).ravel()
     assert np.all(np.abs(da) <= m0 + 1e-15) and np.all(np.abs(db) <= m0 + 1e-15)
@@ -169,25 +168,25 @@ def test_mutation_moves_each_bound_by_at_most_m0():
     # The two bounds get separate draws.
     assert abs(np.corrcoef(da, db)[0, 1]) < 0.1
     # mu = 0: nothing moves.
-    sc.ca[:2] = A
-    sc.cb[:2] = B
-    core.mutate(sc, 0, 0.0, m0, True, False)
-    np.testing.assert_array_equal(sc.ca[0], A)
-    np.testing.assert_array_equal(sc.cb[0], B)
+    kids.pairs.a[:2] = A
+    kids.pairs.b[:2] = B
+    ga.mutate(kids.pairs, 0, 0.0, m0, True, False)
+    np.testing.assert_array_equal(kids.pairs.a[0], A)
+    np.testing.assert_array_equal(kids.pairs.b[0], B)
 
 
 def test_mutation_rate_is_per_dimension_and_moves_both_bounds():
     D = 5
-    sc = xcsf_scratch(D)
+    kids = xcsf_children(D)
     mu = 0.3
     moved = []
-    core.seed_rng(8)
+    seed_rng(8)
     for _ in range(1000):
-        sc.ca[:2] = 0.5
-        sc.cb[:2] = 0.6
-        core.mutate(sc, 0, mu, 0.1, True, False)
-        ma = sc.ca[0] != 0.5
-        mb = sc.cb[0] != 0.6
+        kids.pairs.a[:2] = 0.5
+        kids.pairs.b[:2] = 0.6
+        ga.mutate(kids.pairs, 0, mu, 0.1, True, False)
+        ma = kids.pairs.a[0] != 0.5
+        mb = kids.pairs.b[0] != 0.6
         np.testing.assert_array_equal(ma, mb)  # a dimension mutates both of its bounds
         moved.append(ma)
     moved = np.array(moved)
@@ -197,15 +196,15 @@ def test_mutation_rate_is_per_dimension_and_moves_both_bounds():
 
 @pytest.mark.parametrize("clip", [True, False])
 def test_mutation_clipping(clip):
-    sc = xcsf_scratch(2)
+    kids = xcsf_children(2)
     m0 = 0.2
     vals = []
-    core.seed_rng(9)
+    seed_rng(9)
     for _ in range(500):
-        sc.ca[0] = [0.02, 0.5]
-        sc.cb[0] = [0.5, 0.97]
-        core.mutate(sc, 0, 1.0, m0, clip, False)
-        vals.append(np.concatenate([sc.ca[0], sc.cb[0]]))
+        kids.pairs.a[0] = [0.02, 0.5]
+        kids.pairs.b[0] = [0.5, 0.97]
+        ga.mutate(kids.pairs, 0, 1.0, m0, clip, False)
+        vals.append(np.concatenate([kids.pairs.a[0], kids.pairs.b[0]]))
     vals = np.array(vals)
     if clip:
         assert vals.min() == 0.0 and vals.max() == 1.0
@@ -218,14 +217,14 @@ def test_mutation_clipping(clip):
 
 @pytest.mark.parametrize("article", [False, True])
 def test_mutation_ordering_under_each_semantics(article):
-    sc = xcsf_scratch(1)
+    kids = xcsf_children(1)
     crossed = 0
-    core.seed_rng(10)
+    seed_rng(10)
     for _ in range(400):
-        sc.ca[0, 0] = 0.5
-        sc.cb[0, 0] = 0.5
-        core.mutate(sc, 0, 1.0, 0.1, True, article)
-        crossed += sc.ca[0, 0] > sc.cb[0, 0]
+        kids.pairs.a[0, 0] = 0.5
+        kids.pairs.b[0, 0] = 0.5
+        ga.mutate(kids.pairs, 0, 1.0, 0.1, True, article)
+        crossed += kids.pairs.a[0, 0] > kids.pairs.b[0, 0]
     if article:
         assert crossed == 0
     else:
@@ -238,20 +237,12 @@ def test_mutation_ordering_under_each_semantics(article):
 
 def set_child(sc, c, a, b, *, w=None, F=0.05, eps=0.003, kappa=0.7, ms=4.0, ts=11, sub=0,
               m=None, v=None):
-    a = np.atleast_1d(np.asarray(a, float))
-    b = np.atleast_1d(np.asarray(b, float))
-    K = sc.cw.shape[1]
-    sc.ca[c] = a
-    sc.cb[c] = b
-    sc.cw[c] = np.arange(1, K + 1) * 0.1 if w is None else w
-    sc.cm[c] = 0.01 if m is None else m
-    sc.cv[c] = 0.002 if v is None else v
-    sc.cf[c, C_F] = F
-    sc.cf[c, C_EPS] = eps
-    sc.cf[c, C_KAPPA] = kappa
-    sc.cf[c, C_MS] = ms
-    sc.cf[c, C_TS] = ts
-    sc.cf[c, C_SUB] = sub
+    """Child c of the GA scratch as the GA leaves it for insertion."""
+    kids = sc.children
+    K = kids.weights.w.shape[1]
+    put_rule(kids, c, a, b, np.arange(1, K + 1) * 0.1 if w is None else w, F, eps=eps,
+             kappa=kappa, ms=ms, ts=ts, sub=sub, m=0.01 if m is None else m,
+             v=0.002 if v is None else v)
 
 
 def subsumption_case(exp=21, eps=0.005, num=1):
@@ -276,17 +267,17 @@ def subsumption_case(exp=21, eps=0.005, num=1):
 def test_subsumes_interval_containment(a, b, expected):
     model = subsumption_case()
     set_child(model.scratch, 1, a, b)
-    assert bool(core.subsumes(model.pop, 0, model.scratch, 1, model.hp)) is expected
+    assert bool(ga.subsumes(model.pop, 0, model.scratch.children, 1, model.hp)) is expected
 
 
 @pytest.mark.parametrize("exp,eps,num", [(20, 0.005, 1), (21, 0.01, 1), (21, 0.02, 1), (21, 0.0, 0)])
 def test_subsumer_must_be_experienced_accurate_and_alive(exp, eps, num):
     model = subsumption_case(exp=exp, eps=eps, num=num)
     set_child(model.scratch, 0, [0.3, 0.3], [0.7, 0.7])
-    assert not core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert not ga.subsumes(model.pop, 0, model.scratch.children, 0, model.hp)
     model = subsumption_case(exp=21, eps=0.0099, num=1)
     set_child(model.scratch, 0, [0.3, 0.3], [0.7, 0.7])
-    assert core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert ga.subsumes(model.pop, 0, model.scratch.children, 0, model.hp)
 
 
 def test_kacs_subsumption_needs_the_same_submodel():
@@ -294,9 +285,9 @@ def test_kacs_subsumption_needs_the_same_submodel():
     put_rule(model.pop, 0, 0.1, 0.9, [0, 0], 0.5, sub=3, exp=30, eps=0.0)
     finish(model.pop, 1)
     set_child(model.scratch, 0, 0.2, 0.8, sub=4)
-    assert not core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert not ga.subsumes(model.pop, 0, model.scratch.children, 0, model.hp)
     set_child(model.scratch, 0, 0.2, 0.8, sub=3)
-    assert core.subsumes(model.pop, 0, model.scratch, 0, model.hp)
+    assert ga.subsumes(model.pop, 0, model.scratch.children, 0, model.hp)
 
 
 def insertion_case():
@@ -307,7 +298,7 @@ def insertion_case():
     put_rule(pop, 2, [0.3, 0.3], [0.4, 0.4], [3, 3, 3], 0.4, num=0)   # deleted this iteration
     put_rule(pop, 3, [0.7, 0.7], [0.9, 0.9], [4, 4, 4], 0.1, num=1)
     finish(pop, 4)
-    pop.num[2] = 0
+    pop.counts.num[2] = 0
     return model
 
 
@@ -370,7 +361,7 @@ def test_insertion_finds_the_first_identical_rule_and_treats_signed_zeros_as_equ
         finish(pop, 4)
         set_child(model.scratch, 0, [-0.0, 0.2], [0.5, 0.6])
         insert_child(pop, model.scratch, 0, hint)
-        np.testing.assert_array_equal(pop.num[:4], [1, 2, 1, 1])
+        np.testing.assert_array_equal(pop.counts.num[:4], [1, 2, 1, 1])
         assert int(pop.scal[S_P]) == 4
         # The index follows the population: a second, new child is found once inserted.
         set_child(model.scratch, 0, [0.25, 0.2], [0.5, 0.6])
@@ -378,7 +369,7 @@ def test_insertion_finds_the_first_identical_rule_and_treats_signed_zeros_as_equ
         assert int(pop.scal[S_P]) == 5
         set_child(model.scratch, 0, [0.25, 0.2], [0.5, 0.6])
         insert_child(pop, model.scratch, 0, hint)
-        assert int(pop.scal[S_P]) == 5 and pop.num[4] == 2
+        assert int(pop.scal[S_P]) == 5 and pop.counts.num[4] == 2
 
 
 def test_kacs_insertion_merges_within_the_same_submodel_only():
@@ -388,10 +379,10 @@ def test_kacs_insertion_merges_within_the_same_submodel_only():
     finish(pop, 1)
     set_child(model.scratch, 0, 0.2, 0.6, sub=2)
     insert_child(pop, model.scratch, 0, (0, 0))
-    assert int(pop.scal[S_P]) == 2 and pop.sub[1] == 2 and pop.num[0] == 1
+    assert int(pop.scal[S_P]) == 2 and pop.counts.sub[1] == 2 and pop.counts.num[0] == 1
     set_child(model.scratch, 0, 0.2, 0.6, sub=1)
     insert_child(pop, model.scratch, 0, (1, 1))
-    assert int(pop.scal[S_P]) == 2 and pop.num[0] == 2 and pop.num[1] == 1
+    assert int(pop.scal[S_P]) == 2 and pop.counts.num[0] == 2 and pop.counts.num[1] == 1
     assert int(pop.scal[S_TOTAL]) == 3
 
 
@@ -415,7 +406,7 @@ def deletion_case(N):
     for i, (num, ms, F, exp) in enumerate(DELETION_RULES):
         put_rule(pop, i, [0.1 * i], [0.1 * i + 0.05], [0, 0], F, num=num, ms=ms, exp=exp)
     finish(pop, len(DELETION_RULES))
-    pop.num[4] = 0
+    pop.counts.num[4] = 0
     return model
 
 
@@ -444,11 +435,11 @@ def test_deletion_pick_frequencies_follow_the_votes():
     scal = pop.scal.copy()
     fsum = pop.fsum.copy()
     counts = np.zeros(5, int)
-    core.seed_rng(2024)
+    seed_rng(2024)
     for _ in range(draws):
         restore(pop, snap, scal, fsum)
-        core.deletion(pop, model.hp, model.scratch)
-        diff = snap["num"] - pop.num[:5]
+        deletion.deletion(pop, model.hp, model.scratch)
+        diff = snap["num"] - pop.counts.num[:5]
         assert diff.sum() == 1 and diff.min() == 0
         picked = int(np.argmax(diff))
         counts[picked] += 1
@@ -467,17 +458,17 @@ def test_deletion_pick_frequencies_follow_the_votes():
 def test_deletion_brings_the_budget_back_to_N():
     model = deletion_case(N=4)
     pop = model.pop
-    core.seed_rng(1)
-    core.deletion(pop, model.hp, model.scratch)
-    assert int(pop.scal[S_TOTAL]) == 4 == int(pop.num[:5].sum())
+    seed_rng(1)
+    deletion.deletion(pop, model.hp, model.scratch)
+    assert int(pop.scal[S_TOTAL]) == 4 == int(pop.counts.num[:5].sum())
     assert int(pop.scal[S_DELETIONS]) == 4
-    assert np.all(pop.num[:5] >= 0) and pop.num[4] == 0
-    assert int(pop.scal[S_DEATHS]) == int(np.sum(pop.num[:4] == 0))
-    live = pop.num[:5] > 0
-    assert pop.fsum[0] == pytest.approx(pop.F[:5][live].sum(), rel=1e-12)
+    assert np.all(pop.counts.num[:5] >= 0) and pop.counts.num[4] == 0
+    assert int(pop.scal[S_DEATHS]) == int(np.sum(pop.counts.num[:4] == 0))
+    live = pop.counts.num[:5] > 0
+    assert pop.fsum[0] == pytest.approx(pop.reals.F[:5][live].sum(), rel=1e-12)
     # Already within budget: nothing happens.
     before = snapshot(pop)
-    core.deletion(pop, model.hp, model.scratch)
+    deletion.deletion(pop, model.hp, model.scratch)
     for f in FIELDS:
         np.testing.assert_array_equal(snapshot(pop)[f], before[f])
 
@@ -496,11 +487,11 @@ def test_compact_drops_dead_rules_and_moves_whole_rules():
     finish(pop, P)
     before = snapshot(pop)
     dead = [0, 3, 6]
-    pop.num[dead] = 0
+    pop.counts.num[dead] = 0
     # As deletion records them: in the order they died.
     model.scratch.dead[:3] = [6, 0, 3]
     pop.scal[S_DEATHS] = len(dead)
-    core.compact(pop, model.scratch)
+    population.compact(pop, model.scratch)
     P_new = int(pop.scal[S_P])
     assert P_new == 4 and int(pop.scal[S_DEATHS]) == 0
     after = snapshot(pop)
@@ -528,7 +519,7 @@ def test_tournament_probabilities():
     for i, (F, num) in enumerate(rules):
         put_rule(pop, i, [0.0], [1.0], [0, 0], F, num=num)
     finish(pop, 4)
-    pop.num[3] = 0
+    pop.counts.num[3] = 0
     members = np.arange(4, dtype=np.int64)
     tau = 0.3
     # A rule has an entrant with q = 1 - (1 - tau)^num; it wins when no fitter rule has one;
@@ -542,18 +533,18 @@ def test_tournament_probabilities():
     p /= p.sum()
     draws = 4000
     counts = np.zeros(4, int)
-    core.seed_rng(99)
+    seed_rng(99)
     for _ in range(draws):
-        counts[core.tournament(pop, members, 0, 4, tau)] += 1
+        counts[ga.tournament(pop, members, 0, 4, tau)] += 1
     assert counts[3] == 0
     for i in range(3):
         assert binom_ok(counts[i], draws, p[i]), (counts / draws, p)
     # tau = 1: every micro-rule enters, the fittest per micro-rule always wins.
     for _ in range(50):
-        assert core.tournament(pop, members, 0, 4, 1.0) == 1
+        assert ga.tournament(pop, members, 0, 4, 1.0) == 1
     # A sub-range of the member list is a set of its own.
     for _ in range(50):
-        assert core.tournament(pop, members, 2, 4, 0.5) == 2
+        assert ga.tournament(pop, members, 2, 4, 0.5) == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -573,7 +564,7 @@ def ga_model(rules, t=200, **params):
 
 def run_ga(model, members, clip=True):
     members = np.asarray(members, dtype=np.int64)
-    core.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch)
+    ga.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch)
 
 
 def rule(a, b, F, num=1, eps=0.02, exp=10, w=(0.5, -0.5), ts=0, m=(0.01, 0.02),
@@ -585,13 +576,13 @@ def rule(a, b, F, num=1, eps=0.02, exp=10, w=(0.5, -0.5), ts=0, m=(0.01, 0.02),
 def test_ga_copies_merge_into_their_parents_and_time_stamps_are_set():
     model = ga_model([rule(0.1, 0.5, 0.6, num=2), rule(0.3, 0.9, 0.2), rule(0.0, 0.2, 0.3)],
                      chi=0.0, mu=0.0)
-    core.seed_rng(0)
+    seed_rng(0)
     run_ga(model, [0, 1])
     pop = model.pop
     assert int(pop.scal[S_P]) == 3
-    assert int(pop.scal[S_TOTAL]) == 6 == int(pop.num[:3].sum())
-    assert pop.num[2] == 1
-    assert pop.ts[0] == pop.ts[1] == 200 and pop.ts[2] == 0
+    assert int(pop.scal[S_TOTAL]) == 6 == int(pop.counts.num[:3].sum())
+    assert pop.counts.num[2] == 1
+    assert pop.counts.ts[0] == pop.counts.ts[1] == 200 and pop.counts.ts[2] == 0
 
 
 @pytest.mark.parametrize("semantics", ["reference", "article"])
@@ -604,20 +595,20 @@ def test_ga_crossover_children(semantics):
     new_rules = 0
     for seed in range(40):
         model = ga_model(parents, chi=1.0, mu=0.0, tau=0.5, semantics=semantics)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0, 1])
         pop = model.pop
         assert int(pop.scal[S_TOTAL]) == 5
         P = int(pop.scal[S_P])
         for j in range(2, P):
             new_rules += 1
-            pair = (pop.a[j, 0], pop.b[j, 0])
+            pair = (pop.pairs.a[j, 0], pop.pairs.b[j, 0])
             crossed = (0.5, 0.6) if semantics == "article" else (0.6, 0.5)
             assert pair in {(0.1, 0.9), crossed}
-            assert pop.F[j] == pytest.approx(0.1 * (0.6 + 0.2) / 2, rel=1e-12)
-            assert pop.eps[j] == pytest.approx(0.03, rel=1e-12)
-            assert tuple(pop.w[j]) in {(1.0, 2.0), (3.0, 4.0)}
-            assert pop.num[j] == 1 and pop.exp[j] == 0 and pop.ts[j] == 200
+            assert pop.reals.F[j] == pytest.approx(0.1 * (0.6 + 0.2) / 2, rel=1e-12)
+            assert pop.reals.eps[j] == pytest.approx(0.03, rel=1e-12)
+            assert tuple(pop.weights.w[j]) in {(1.0, 2.0), (3.0, 4.0)}
+            assert pop.counts.num[j] == 1 and pop.counts.exp[j] == 0 and pop.counts.ts[j] == 200
     assert new_rules >= 10
 
 
@@ -628,19 +619,19 @@ def test_ga_mutated_children_are_copies_of_their_parent():
     parent = rule(0.3, 0.7, 0.8, num=4, eps=0.02, exp=30, w=(0.25, -0.75))
     for seed in range(10):
         model = ga_model([parent], chi=0.0, mu=1.0, m0=m0)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
-        assert int(pop.scal[S_P]) == 3 and int(pop.scal[S_TOTAL]) == 6 and pop.num[0] == 4
+        assert int(pop.scal[S_P]) == 3 and int(pop.scal[S_TOTAL]) == 6 and pop.counts.num[0] == 4
         for j in (1, 2):
-            assert abs(pop.a[j, 0] - 0.3) <= m0 and abs(pop.b[j, 0] - 0.7) <= m0
-            assert pop.a[j, 0] != 0.3 and pop.b[j, 0] != 0.7
-            assert pop.F[j] == pytest.approx(0.1 * 0.8 / 4, rel=1e-12)
-            assert pop.eps[j] == 0.02
-            assert pop.num[j] == 1 and pop.exp[j] == 0 and pop.ts[j] == 200
-            np.testing.assert_array_equal(pop.w[j], [0.25, -0.75])
-            np.testing.assert_array_equal(pop.m[j], [0.01, 0.02])
-            np.testing.assert_array_equal(pop.v[j], [1e-4, 2e-4])
+            assert abs(pop.pairs.a[j, 0] - 0.3) <= m0 and abs(pop.pairs.b[j, 0] - 0.7) <= m0
+            assert pop.pairs.a[j, 0] != 0.3 and pop.pairs.b[j, 0] != 0.7
+            assert pop.reals.F[j] == pytest.approx(0.1 * 0.8 / 4, rel=1e-12)
+            assert pop.reals.eps[j] == 0.02
+            assert pop.counts.num[j] == 1 and pop.counts.exp[j] == 0 and pop.counts.ts[j] == 200
+            np.testing.assert_array_equal(pop.weights.w[j], [0.25, -0.75])
+            np.testing.assert_array_equal(pop.weights.m[j], [0.01, 0.02])
+            np.testing.assert_array_equal(pop.weights.v[j], [1e-4, 2e-4])
         assert pop.fsum[0] == pytest.approx(0.8 + 2 * 0.02, rel=1e-12)
 
 
@@ -657,11 +648,11 @@ def test_ga_crossover_swap_counts_as_change_even_between_identical_parents():
     seeds = 40
     for seed in range(seeds):
         model = ga_model([parent], chi=1.0, mu=1.0, m0=0.05)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         assert int(pop.scal[S_P]) == 3
-        f_children = (pop.F[1], pop.F[2])
+        f_children = (pop.reals.F[1], pop.reals.F[2])
         assert f_children[0] == f_children[1]
         if f_children[0] == pytest.approx(0.1 * 0.8 / 4, rel=1e-12):
             kept += 1
@@ -685,16 +676,17 @@ def test_ga_subsumption(exp, eps, do_sub, can_subsume):
     for seed in range(30):
         model = ga_model([parent], chi=0.0, mu=1.0, m0=0.05, do_subsumption=do_sub,
                          theta_sub=50)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         P = int(pop.scal[S_P])
         inserted = P - 1
         assert int(pop.scal[S_TOTAL]) == 3
-        subsumed = pop.num[0] - 1
+        subsumed = pop.counts.num[0] - 1
         assert subsumed + inserted == 2
         for j in range(1, P):
-            lo, hi = min(pop.a[j, 0], pop.b[j, 0]), max(pop.a[j, 0], pop.b[j, 0])
+            a, b = pop.pairs.a[j, 0], pop.pairs.b[j, 0]
+            lo, hi = min(a, b), max(a, b)
             if can_subsume:
                 assert not (0.2 <= lo and hi <= 0.8), "a contained child was not subsumed"
         subsumed_total += subsumed
@@ -710,16 +702,16 @@ def test_ga_children_join_one_at_a_time_and_the_budget_holds():
     rules = [rule(0.1 * k, 0.1 * k + 0.3, 0.2 + 0.01 * k, num=2, ms=5.0) for k in range(5)]
     for seed in range(30):
         model = ga_model(rules, N=10, chi=0.0, mu=1.0, m0=0.05)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0, 1, 2])
         pop = model.pop
         P = int(pop.scal[S_P])
-        assert int(pop.scal[S_TOTAL]) == 10 == int(pop.num[:P].sum())
+        assert int(pop.scal[S_TOTAL]) == 10 == int(pop.counts.num[:P].sum())
         assert int(pop.scal[S_DELETIONS]) == 2
-        assert np.all(pop.num[:P] >= 0)
-        core.compact(pop, model.scratch)
+        assert np.all(pop.counts.num[:P] >= 0)
+        population.compact(pop, model.scratch)
         P = int(pop.scal[S_P])
-        assert np.all(pop.num[:P] >= 1) and int(pop.num[:P].sum()) == 10
+        assert np.all(pop.counts.num[:P] >= 1) and int(pop.counts.num[:P].sum()) == 10
 
 
 def test_kacs_ga_clips_inner_children_but_not_outer_children():
@@ -738,7 +730,7 @@ def test_kacs_ga_clips_inner_children_but_not_outer_children():
     outer_children = []
     for seed in range(20):
         finish(pop, 6, t=100)
-        core.seed_rng(seed)
+        seed_rng(seed)
         kacs_step(model, [0.4], 0.0)
         snap = snapshot(pop)
         P = len(snap["F"])
@@ -826,14 +818,14 @@ def test_deletion_inside_a_ga_event_uses_the_current_fbar(scenario):
     counts = np.zeros(len(num0), int)
     for seed in range(draws):
         model = ga_model(rules, **params)
-        core.seed_rng(seed)
+        seed_rng(seed)
         run_ga(model, [0])
         pop = model.pop
         P = int(pop.scal[S_P])
         assert P == len(rules) + 2  # both children are new rules (no compaction yet)
         assert int(pop.scal[S_TOTAL]) == N and int(pop.scal[S_DELETIONS]) == 2
-        assert pop.num[1] == 0, "the first deletion should have taken Z"
-        after = pop.num[:P].copy()
+        assert pop.counts.num[1] == 0, "the first deletion should have taken Z"
+        after = pop.counts.num[:P].copy()
         lost = num2 - after
         assert lost.sum() == 1 and lost.min() == 0
         counts[int(np.argmax(lost))] += 1

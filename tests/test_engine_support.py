@@ -4,36 +4,26 @@ SPEC, hand-built populations, and thin adapters to the compiled entry points.
 The adapters keep the tests independent of the engine's internal memory layout (e.g. lo/hi
 stored rule-major [capacity, D] or dimension-major [D, capacity]) and of extra work buffers
 that a compiled function may take, so that an optimization of the engine does not break a
-test that checks behaviour.
+test that checks behaviour. Whatever compares or restores whole rules loops over the
+engine's declaration of the per-rule fields (population.GROUPS).
 """
 
 import inspect
 
 import numpy as np
 
-from kacs_cli.engine import core, kacs, xcsf
-from kacs_cli.engine.core import S_P, S_T, S_TOTAL
-
-FIELDS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
-          "exp", "num", "ts", "sub")
+from kacs_cli.engine import ga, kacs, population, xcsf
+from kacs_cli.engine.population import FIELD_NAMES as FIELDS
+from kacs_cli.engine.population import S_P, S_T, S_TOTAL, rule_fields
 
 
 # ------------------------------------------------------------------------------------------
 # Layout adapters
 # ------------------------------------------------------------------------------------------
 
-def bounds_view(pop, name):
-    """pop.lo or pop.hi as a writable [capacity, D] view, whatever the stored layout."""
-    arr = getattr(pop, name)
-    capacity, D = pop.a.shape
-    if arr.shape == (capacity, D):
-        return arr
-    assert arr.shape == (D, capacity), f"unexpected {name} shape {arr.shape}"
-    return arr.T
-
-
 def rule_view(pop, name):
-    return bounds_view(pop, name) if name in ("lo", "hi") else getattr(pop, name)
+    """Rule field `name` as a writable view with the rules along the first axis."""
+    return rule_fields(pop)[name]
 
 
 def snapshot(pop, P=None):
@@ -68,10 +58,10 @@ def xcsf_step(model, x, y):
 
 
 def insert_child(pop, sc, c, parents=(0, 0)):
-    """core.insert_child; `parents` is passed where the engine takes the GA parents as a hint
+    """ga.insert_child; `parents` is passed where the engine takes the GA parents as a hint
     of where an identical rule may sit (the result must not depend on it)."""
     values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1]}
-    return _call(core.insert_child, values)
+    return _call(ga.insert_child, values)
 
 
 def step(model, x, y):
@@ -84,37 +74,40 @@ def step(model, x, y):
 
 def put_rule(pop, i, a, b, w, F, *, sub=0, num=1, exp=0, eps=0.0, kappa=1.0, ms=1.0, ts=0,
              m=None, v=None, beta1=0.9, beta2=0.999):
-    """Write rule i. a, b: stored bounds (scalars for KACS, length-D for XCSF)."""
+    """Write rule i of a population, or child i of the GA's children (which have no resolved
+    bounds). a, b: stored bounds (scalars for KACS, length-D for XCSF)."""
     a = np.atleast_1d(np.asarray(a, dtype=float))
     b = np.atleast_1d(np.asarray(b, dtype=float))
-    pop.a[i] = a
-    pop.b[i] = b
-    bounds_view(pop, "lo")[i] = np.minimum(a, b)
-    bounds_view(pop, "hi")[i] = np.maximum(a, b)
-    pop.w[i] = w
-    pop.m[i] = 0.0 if m is None else m
-    pop.v[i] = 0.0 if v is None else v
-    pop.F[i] = F
-    pop.eps[i] = eps
-    pop.kappa[i] = kappa
-    pop.ms[i] = ms
-    pop.exp[i] = exp
+    pop.pairs.a[i] = a
+    pop.pairs.b[i] = b
+    fields = rule_fields(pop)
+    if "lo" in fields:
+        fields["lo"][i] = np.minimum(a, b)
+        fields["hi"][i] = np.maximum(a, b)
+    pop.weights.w[i] = w
+    pop.weights.m[i] = 0.0 if m is None else m
+    pop.weights.v[i] = 0.0 if v is None else v
+    pop.reals.F[i] = F
+    pop.reals.eps[i] = eps
+    pop.reals.kappa[i] = kappa
+    pop.reals.ms[i] = ms
+    pop.counts.exp[i] = exp
     # Running beta^t of the rule-local Adam step count (= number of updates so far).
-    pop.b1t[i] = beta1 ** exp
-    pop.b2t[i] = beta2 ** exp
-    pop.num[i] = num
-    pop.ts[i] = ts
-    pop.sub[i] = sub
+    pop.reals.b1t[i] = beta1 ** exp
+    pop.reals.b2t[i] = beta2 ** exp
+    pop.counts.num[i] = num
+    pop.counts.ts[i] = ts
+    pop.counts.sub[i] = sub
 
 
 def finish(pop, P, t=0):
     """Declare slots 0..P-1 the population: P, total numerosity, t, counters, sum of F."""
-    pop.num[P:] = 0
+    pop.counts.num[P:] = 0
     pop.scal[:] = 0
     pop.scal[S_P] = P
-    pop.scal[S_TOTAL] = int(pop.num[:P].sum())
+    pop.scal[S_TOTAL] = int(pop.counts.num[:P].sum())
     pop.scal[S_T] = t
-    core.refresh_fitness_sum(pop)
+    population.refresh_fitness_sum(pop)
 
 
 def canonical(snap):

@@ -28,6 +28,22 @@ def test_good_extremes_are_accepted():
                     theta_GA=0, delta=1.0, semantics="article", do_subsumption=False)
 
 
+def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
+    import numba
+
+    base = Hyperparameters().for_engine()
+    # N is population state (it can grow), semantics becomes `article`, budget budget state.
+    assert set(base._fields) == set(Hyperparameters.names()) - {"N", "semantics", "budget"} | {
+        "article"}
+    assert base.beta == 0.2 and base.do_subsumption is True and base.article is False
+    # Integral values given as floats (and the reverse) do not change the compiled signature:
+    # one cached machine code for every config.
+    other = Hyperparameters(N=100.0, theta_GA=7, N_max=300.0, budget_window=10.0, e0=1,
+                            semantics="article").for_engine()
+    assert numba.typeof(other) == numba.typeof(base)
+    assert other.article is True and other.N_max == 300 and other.theta_GA == 7.0
+
+
 def test_unknown_override_is_named():
     with pytest.raises(ValueError, match="thetaGA"):
         Hyperparameters().with_overrides(thetaGA=3)

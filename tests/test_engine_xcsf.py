@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model
-from kacs_cli.engine import core
-from kacs_cli.engine.core import S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL
+from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine.population import S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL
 
 from test_engine_support import (
     FIELDS, finish, np_accuracy, np_xcsf_predict, np_xcsf_rule_predictions, put_rule,
@@ -109,7 +109,8 @@ def test_one_step_by_hand(alpha, nu):
                  num=int(rng.integers(1, 4)), exp=exp, eps=eps, ms=rng.uniform(1, 9), ts=5,
                  m=m, v=v)
     # Rule 0 predicts y exactly before the update, so that its error stays below e0.
-    pop.w[0, 0] = y - pop.w[0, 1] * (x[0] - 0.1) - pop.w[0, 2] * (x[1] - 0.6)
+    w = pop.weights.w
+    w[0, 0] = y - w[0, 1] * (x[0] - 0.1) - w[0, 2] * (x[1] - 0.6)
     finish(pop, len(specs), t=9)
     before = snapshot(pop)
 
@@ -166,7 +167,7 @@ def test_ga_runs_when_numerosity_weighted_timestamp_is_older_than_theta_ga():
         put_rule(pop, 1, [0.2], [0.8], [0.0, 0.0], 0.5, num=1, ts=40)
         put_rule(pop, 2, [0.6], [0.9], [0.0, 0.0], 0.5, num=2, ts=0)  # not in the match set
         finish(pop, 3, t=t)
-        core.seed_rng(1)
+        seed_rng(1)
         xcsf_step(model, [0.5], 0.0)
         # Mean time stamp (3*0 + 1*40) / 4 = 10; t - 10 = 50 is not > 50, 51 is.
         snap = snapshot(pop)
@@ -190,7 +191,7 @@ def cover_trials(semantics, P_hash=0.0, trials=300, r0=0.2, x=(0.02, 0.5, 0.97))
                              semantics=semantics)
     model = Model("xcsf", n, params)
     pop = model.pop
-    core.seed_rng(77)
+    seed_rng(77)
     out = []
     for _ in range(trials):
         finish(pop, 0, t=23)
@@ -260,9 +261,9 @@ def test_covering_is_followed_by_deletion():
     for i in range(3):
         put_rule(pop, i, [0.0, 0.0], [0.1, 0.1], [0.0, 0.0, 0.0], 0.3, ms=5.0)
     finish(pop, 3)
-    core.seed_rng(0)
+    seed_rng(0)
     xcsf_step(model, [0.5, 0.5], 0.0)
     P = int(pop.scal[S_P])
     assert int(pop.scal[S_COVERS]) == 1 and int(pop.scal[S_DELETIONS]) == 1
-    assert int(pop.scal[S_TOTAL]) == 3 == int(pop.num[:P].sum())
-    assert np.all(pop.num[:P] >= 1)
+    assert int(pop.scal[S_TOTAL]) == 3 == int(pop.counts.num[:P].sum())
+    assert np.all(pop.counts.num[:P] >= 1)

@@ -13,7 +13,8 @@ from numba import njit
 from cli_support import run_kacs
 from kacs_cli.api import LearnerRegressor, estimator_class, load
 from kacs_cli.engine import Learner, Model, registry
-from kacs_cli.engine.core import S_COVERS, S_P, S_T, S_TOTAL, next_row
+from kacs_cli.engine.order import next_row
+from kacs_cli.engine.population import S_COVERS, S_P, S_T, S_TOTAL
 
 TOY_BETA = 0.05
 
@@ -23,14 +24,14 @@ def _toy_steps(pop, X, y, order, start, stop, reshuffle, beta):
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if pop.scal[S_P] == 0:  # cover: the one rule, over the whole unit interval
-            pop.hi[0, 0] = 1.0
-            pop.num[0] = 1
-            pop.F[0] = 1.0
+            pop.bounds.hi[0, 0] = 1.0
+            pop.counts.num[0] = 1
+            pop.reals.F[0] = 1.0
             pop.scal[S_P] = 1
             pop.scal[S_TOTAL] = 1
             pop.scal[S_COVERS] += 1
-        pop.w[0, 0] += beta * (y[r] - pop.w[0, 0])
-        pop.exp[0] += 1
+        pop.weights.w[0, 0] += beta * (y[r] - pop.weights.w[0, 0])
+        pop.counts.exp[0] += 1
         pop.scal[S_T] += 1
 
 
@@ -39,8 +40,8 @@ TOY = Learner(
     cover_slots=lambda n: (1, None, None), new_buffers=lambda model: {},
     steps=lambda m, X, y, order, start, stop, reshuffle: _toy_steps(
         m.pop, X, y, order, start, stop, reshuffle, TOY_BETA),
-    predict=lambda m, X: np.full(X.shape[0], m.pop.w[0, 0] if m.pop.scal[S_P] else 0.0),
-    population_frame=lambda m: {"w0": m.pop.w[:m.pop.scal[S_P], 0].copy()},
+    predict=lambda m, X: np.full(X.shape[0], m.pop.weights.w[0, 0] if m.pop.scal[S_P] else 0.0),
+    population_frame=lambda m: {"w0": m.pop.weights.w[:m.pop.scal[S_P], 0].copy()},
 )
 
 
@@ -74,8 +75,8 @@ def test_each_model_allocates_only_its_own_learners_buffers():
     assert hasattr(kacs_model, "work") and not hasattr(kacs_model, "row_index")
     assert not hasattr(xcsf_model, "work")
     assert hasattr(xcsf_model, "members") and hasattr(xcsf_model, "row_index")
-    assert kacs_model.pop.w.shape[1] == 2 and xcsf_model.pop.w.shape[1] == 4
-    assert kacs_model.pop.lo.shape[0] == 1 and xcsf_model.pop.lo.shape[0] == 3
+    assert kacs_model.pop.weights.w.shape[1] == 2 and xcsf_model.pop.weights.w.shape[1] == 4
+    assert kacs_model.pop.bounds.lo.shape[0] == 1 and xcsf_model.pop.bounds.lo.shape[0] == 3
 
 
 def test_the_toy_learner_trains_in_the_engine_driver(toy):

@@ -3,9 +3,10 @@
 Under `budget: adaptive` the training driver calls `after_iteration` once per iteration;
 every `budget_window` iterations it reads the covering and deletion counters the engine
 keeps anyway (S_COVERS_IN, S_COVERS_OUT, S_DELETIONS) and, while a cover-delete cycle
-persists (the budget binds and covering stays above `budget_cover_rate`), raises the budget
-hp[H_N] by `budget_growth` * N, never above N_max. Nothing else changes: deletion reads
-hp[H_N] every time it runs, so a larger N simply means fewer deletions from then on.
+persists (the budget binds and covering stays above `budget_cover_rate`), raises the
+population's budget N (`pop.budget`) by `budget_growth` * N, never above N_max. Nothing else
+changes: deletion reads the budget every time it runs, so a larger N simply means fewer
+deletions from then on.
 
 It draws no random numbers, so the engine's random stream is the one of a fixed budget
 until the first growth; under `budget: fixed` the driver never calls it.
@@ -18,15 +19,11 @@ import math
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.core import (
-    H_N, HOT, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
-)
+from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.population import S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL
 from kacs_cli.errors import UserError
 
-# Budget parameters (float64 vector): window, rate threshold, growth fraction, ceiling.
-BP_WINDOW, BP_RATE, BP_GROWTH, BP_N_MAX = range(4)
-N_BP = 4
 # Budget state (int64 vector): on/off, counters at the start of the current window, whether
 # the population had filled its budget by the end of an earlier window, whether the previous
 # window showed the cycle, number of growth steps, iteration of the last growth, and the two
@@ -36,21 +33,16 @@ N_BP = 4
 N_BS = 10
 
 
-def new_budget(params: Hyperparameters, n: int, learner) -> tuple[np.ndarray, np.ndarray]:
-    """(parameters, state) of the budget of a `learner` (registry.Learner); the state's BS_ON
-    is 0 under a fixed budget."""
-    bp = np.zeros(N_BP)
+def new_budget(params: Hyperparameters, learner) -> np.ndarray:
+    """The budget state of a `learner` (registry.Learner); its BS_ON is 0 under a fixed
+    budget. (The budget's hyperparameters reach the engine with the others.)"""
     bs = np.zeros(N_BS, np.int64)
     if params.budget == "adaptive":
         if not learner.adaptive_budget:
             raise UserError(adaptive_refusal(learner.label))
-        bp[BP_WINDOW] = params.budget_window
-        bp[BP_RATE] = params.budget_cover_rate
-        bp[BP_GROWTH] = params.budget_growth
-        bp[BP_N_MAX] = params.N_max
         bs[BS_ON] = 1
         bs[BS_LAST_STEP] = -1
-    return bp, bs
+    return bs
 
 
 def adaptive_refusal(label: str) -> str:
@@ -67,7 +59,7 @@ def capacity_budget(params: Hyperparameters) -> int:
 
 
 @njit(**HOT)
-def after_iteration(scal, hp, bp, bs, n):
+def after_iteration(scal, budget, hp, bs, n):
     """At the end of every window of W iterations: grow N while a cover-delete cycle persists.
 
     Monitored (SPEC section 7 rates over the window): r_inner = C_in / (W n(2n+1)) and
@@ -82,7 +74,7 @@ def after_iteration(scal, hp, bp, bs, n):
     one cover is already a rate of 1 / (W (2n+1))) does not grow the budget.
     """
     t = scal[S_T]
-    window = np.int64(bp[BP_WINDOW])
+    window = hp.budget_window
     if t % window != 0:
         return
     c_in = scal[S_COVERS_IN] - bs[BS_LAST_IN]
@@ -94,20 +86,20 @@ def after_iteration(scal, hp, bp, bs, n):
     bs[BS_WIN_IN] = c_in
     bs[BS_WIN_OUT] = c_out
     was_filled = bs[BS_FILLED] != 0
-    if scal[S_TOTAL] >= hp[H_N]:
+    if scal[S_TOTAL] >= budget[0]:
         bs[BS_FILLED] = 1
     n_q = 2 * n + 1
     r_in = c_in / (window * n * n_q)
     r_out = c_out / (window * n_q)
-    cycle = was_filled and dels > 0 and max(r_in, r_out) > bp[BP_RATE]
+    cycle = was_filled and dels > 0 and max(r_in, r_out) > hp.budget_cover_rate
     persists = cycle and bs[BS_CYCLE] != 0
     bs[BS_CYCLE] = cycle
     if not persists:
         return
-    N = hp[H_N]
-    n_max = bp[BP_N_MAX]
+    N = budget[0]
+    n_max = hp.N_max
     if N >= n_max:
         return
-    hp[H_N] = min(n_max, N + math.ceil(bp[BP_GROWTH] * N))
+    budget[0] = min(n_max, N + math.ceil(hp.budget_growth * N))
     bs[BS_STEPS] += 1
     bs[BS_LAST_STEP] = t

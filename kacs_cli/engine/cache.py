@@ -1,8 +1,8 @@
 """Keep numba's on-disk cache of the engines consistent with their sources.
 
 numba checks only the source file of each cached function, but the engine's functions
-inline code from its other modules: after an edit of core.py, a cached kacs.train_step would
-still run the old core code, silently. So the cache is keyed on all engine sources together:
+inline code from its other modules: after an edit of ga.py, a cached kacs.train_step would
+still run the old GA code, silently. So the cache is keyed on all engine sources together:
 when any of them changes, every cached engine function is dropped and compiled afresh.
 """
 

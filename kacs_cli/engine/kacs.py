@@ -1,140 +1,31 @@
-"""KACS: one training iteration and prediction (SPEC sections 2 and 4), compiled with numba.
-
-Submodel ids: inner (q, p) is q * n + p (0-based, q < 2n+1, p < n), outer q is n(2n+1) + q.
-One pass over the population per stage finds every submodel's match set at once; the match
-sets are then processed in SPEC order, (q, p) ascending for the inner stage and q ascending
-for the outer stage, so covering and its deletions happen exactly in that order.
+"""KACS: one training iteration (SPEC section 4) and the learner's registry entry, compiled
+with numba. Match sets by submodel are in kacs_submodels.py, prediction in kacs_predict.py.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.core import (
-    H_ALPHA, H_ARTICLE, H_BETA, H_BETA1, H_BETA2, H_E0, H_EPS_ADAM, H_ETA, H_P_HASH, H_R0,
-    H_THETA_GA, HOT, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T,
-    accuracy_given, adam_bias, append_rule, begin_ga_phase, compact, covering_weights, deletion,
-    draw_interval, full_interval, ga_due, ga_due_sums, index_at, refresh_fitness_sum, run_ga,
-    next_row, set_bounds, set_key, set_numerosity,
-)
 from kacs_cli.engine.budget import BS_ON, after_iteration
-from kacs_cli.engine.lanes import div_pair, sqrt_pair
-from kacs_cli.engine.registry import Learner
-
-# Per-iteration work buffers, allocated once per run.
-Work = namedtuple(
-    "Work",
-    ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
-     "set_num", "set_ts", "outer_rules", "sub_input", "order", "sort_start", "sort_f", "sort_i"],
+from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
+from kacs_cli.engine.deletion import deletion
+from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
+from kacs_cli.engine.hot import HOT, index_at
+from kacs_cli.engine.identical import set_key
+from kacs_cli.engine.kacs_predict import predict, predict_components
+from kacs_cli.engine.kacs_submodels import (
+    bucket, collect_inner_matches, collect_outer_matches, drop_deleted, n_submodels, new_work,
+    set_range, sort_by_submodel,
 )
-
-
-def n_submodels(n: int) -> tuple[int, int]:
-    """(number of inner submodels, total): n(2n+1) inner and 2n+1 outer."""
-    q = 2 * n + 1
-    return n * q, (n + 1) * q
-
-
-def new_work(capacity: int, n: int) -> Work:
-    s_in, s_all = n_submodels(n)
-    return Work(
-        match=np.zeros(capacity, np.int64),
-        members=np.zeros(capacity + s_all, np.int64),
-        start=np.zeros(s_all + 1, np.int64),
-        count=np.zeros(s_all, np.int64),
-        psihat=np.zeros(s_in),
-        zhat=np.zeros(2 * n + 1),
-        phihat=np.zeros(2 * n + 1),
-        slope=np.zeros(2 * n + 1),
-        sum_f=np.zeros(s_all),
-        set_num=np.zeros(s_all, np.int64),
-        set_ts=np.zeros(s_all, np.int64),
-        outer_rules=np.zeros(capacity, np.int64),
-        sub_input=submodel_input_table(n),
-        order=np.zeros(capacity, np.int64),
-        sort_start=np.zeros(s_all, np.int64),
-        sort_f=np.zeros(capacity),
-        sort_i=np.zeros(capacity, np.int64),
-    )
-
-
-@njit(**HOT, inline="always")
-def _bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
-    """Counting sort of the matched rules by submodel into members[pos:].
-
-    Each set gets one spare slot for covering. The outer stage starts after the inner sets,
-    which are still needed for their updates and GA.
-    """
-    for s in range(lo_sub, hi_sub):
-        count[s] = 0
-    for k in range(n_match):
-        count[index_at(sub, index_at(match, k))] += 1
-    for s in range(lo_sub, hi_sub):
-        start[s] = pos
-        pos += count[s] + 1
-        count[s] = 0
-    for k in range(n_match):
-        i = index_at(match, k)
-        s = index_at(sub, i)
-        members[np.uint64(start[s] + count[s])] = i
-        count[s] += 1
-
-
-@njit(**HOT, inline="always")
-def _collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match, outer_rules):
-    """Inner rules whose interval contains their input, in population order; and, for the
-    outer stage, the list of outer rules (covering in the inner stage adds only inner rules).
-
-    Branch-free: every rule is written to both lists, and each count advances only on a hit.
-    """
-    n_match = 0
-    n_outer = 0
-    s_in = np.uint64(s_in)
-    for i in range(P):
-        s = index_at(sub, i)
-        inner = s < s_in
-        z = x[index_at(sub_input, s)] if inner else -np.inf
-        match[n_match] = i
-        n_match += (lo0[i] <= z) & (z <= hi0[i])
-        outer_rules[n_outer] = i
-        n_outer += not inner
-    return n_match, n_outer
-
-
-@njit(**HOT, inline="always")
-def _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match):
-    """Outer rules whose interval contains their channel sum, in population order."""
-    n_match = 0
-    for k in range(n_outer):
-        i = index_at(outer_rules, k)
-        z = zhat[np.uint64(sub[i] - s_in)]
-        match[n_match] = i
-        n_match += (lo0[i] <= z) & (z <= hi0[i])
-    return n_match
-
-
-@njit(**HOT, inline="always")
-def _set_range(start, count, s):
-    """Where set s lies in `members`, as unsigned bounds: the loops over its members then
-    index without wraparound code (see `index_at`)."""
-    st = index_at(start, s)
-    return st, st + index_at(count, s)
-
-
-@njit(**HOT, inline="always")
-def _drop_deleted(num, members, start, count, s):
-    """Rules deleted by an earlier covering in this iteration are not part of a later set."""
-    st = start[s]
-    kept = 0
-    for k in range(st, st + count[s]):
-        i = index_at(members, k)
-        if num[i] > 0:
-            members[st + kept] = i
-            kept += 1
-    count[s] = kept
+from kacs_cli.engine.lanes import div_pair, sqrt_pair
+from kacs_cli.engine.order import next_row
+from kacs_cli.engine.population import (
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
+    refresh_fitness_sum, set_bounds,
+)
+from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
 
 
 @njit(**HOT)
@@ -142,11 +33,10 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
     covering_weights(pop, i, hp)
-    article = hp[H_ARTICLE] != 0.0
-    if inner and np.random.random() < hp[H_P_HASH]:
-        a, b = full_interval(article)
+    if inner and np.random.random() < hp.P_hash:
+        a, b = full_interval(hp.article)
     else:
-        a, b = draw_interval(z, hp[H_R0], inner, article)
+        a, b = draw_interval(z, hp.r0, inner, hp.article)
     set_bounds(pop, i, 0, a, b)
     set_key(pop, sc, i)
     pop.scal[S_COVERS] += 1
@@ -219,21 +109,21 @@ def train_step(pop, wk, x, y, n, hp, sc):
     s_in = n * n_q
     s_all = s_in + n_q
     # The arrays, fetched from their tuples once for the whole iteration.
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    m = pop.m
-    v = pop.v
-    F = pop.F
-    eps = pop.eps
-    kappa = pop.kappa
-    ms = pop.ms
-    b1t = pop.b1t
-    b2t = pop.b2t
-    exp = pop.exp
-    num = pop.num
-    ts = pop.ts
-    sub = pop.sub
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    m = pop.weights.m
+    v = pop.weights.v
+    F = pop.reals.F
+    eps = pop.reals.eps
+    kappa = pop.reals.kappa
+    ms = pop.reals.ms
+    b1t = pop.reals.b1t
+    b2t = pop.reals.b2t
+    exp = pop.counts.exp
+    num = pop.counts.num
+    ts = pop.counts.ts
+    sub = pop.counts.sub
     scal = pop.scal
     match = wk.match
     members = wk.members
@@ -257,18 +147,18 @@ def train_step(pop, wk, x, y, n, hp, sc):
     deletions_before = scal[S_DELETIONS]
 
     # Stage 1: inner match sets, one branch-free pass over the population.
-    n_match, n_outer = _collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
+    n_match, n_outer = collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
                                               outer_rules)
-    _bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
+    bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
     for q in range(n_q):
         zq = 0.0
         for p in range(n):
             s = q * n + p
             if scal[S_DEATHS] != deaths_before:
-                _drop_deleted(num, members, start, count, s)
+                drop_deleted(num, members, start, count, s)
             if count[s] == 0:
                 _cover(pop, wk, s, x[p], True, hp, sc)
-            st, stop = _set_range(start, count, s)
+            st, stop = set_range(start, count, s)
             psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
                                                             x[p])
             psihat[s] = psi
@@ -279,17 +169,17 @@ def train_step(pop, wk, x, y, n, hp, sc):
         zhat[q] = zq
 
     # Stage 2: outer match sets on the channel sums.
-    n_match = _collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
+    n_match = collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
     outer_pos = start[s_in - 1] + count[s_in - 1] + 1
-    _bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
+    bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
     y_hat = 0.0
     for q in range(n_q):
         s = s_in + q
         if scal[S_DEATHS] != deaths_before:
-            _drop_deleted(num, members, start, count, s)
+            drop_deleted(num, members, start, count, s)
         if count[s] == 0:
             _cover(pop, wk, s, zhat[q], False, hp, sc)
-        st, stop = _set_range(start, count, s)
+        st, stop = set_range(start, count, s)
         phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
                                                                   stop, zhat[q])
         phihat[q] = phi
@@ -303,12 +193,12 @@ def train_step(pop, wk, x, y, n, hp, sc):
     # Backpropagation of L = (y - y_hat)^2 / 2 and the parameter updates.
     err = y - y_hat
     abs_err = abs(err)
-    beta = hp[H_BETA]
-    b1 = hp[H_BETA1]
-    b2 = hp[H_BETA2]
-    eta = hp[H_ETA]
-    eps_adam = hp[H_EPS_ADAM]
-    alpha_e0 = hp[H_ALPHA] * hp[H_E0]
+    beta = hp.beta
+    b1 = hp.beta1
+    b2 = hp.beta2
+    eta = hp.eta
+    eps_adam = hp.eps_adam
+    alpha_e0 = hp.alpha * hp.e0
     for s in range(s_all):
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -320,7 +210,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         else:
             z = zhat[s - s_in]
             scale = -err / sum_f
-        st, stop = _set_range(start, count, s)
+        st, stop = set_range(start, count, s)
         # Numerosities change before the update only through covering's deletions.
         if scal[S_DELETIONS] == deletions_before:
             sum_num = set_num[s]
@@ -346,7 +236,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
     t = scal[S_T]
-    theta_ga = hp[H_THETA_GA]
+    theta_ga = hp.theta_GA
     begin_ga_phase(sc)
     # The trigger sums from prediction time hold for a set until a deletion touches one of its
     # submodel's rules (`stale`); a GA changes the time stamps of its own set only.
@@ -354,7 +244,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
     stale = sc.stale
     for k in range(s_all):
         s = s_in + k if k < n_q else k - n_q
-        st, stop = _set_range(start, count, s)
+        st, stop = set_range(start, count, s)
         if sums_valid and stale[s] == 0:
             due = ga_due_sums(set_num[s], set_ts[s], t, theta_ga)
         else:
@@ -367,157 +257,6 @@ def train_step(pop, wk, x, y, n, hp, sc):
     return y_hat
 
 
-@njit(**HOT)
-def sort_by_submodel(pop, wk, sc):
-    """Reorder the live rules by submodel (stable), between iterations.
-
-    A match set's members then sit close together in every array, and the per-rule updates
-    read a few cache lines instead of one per array and rule. Population order carries no
-    meaning (roulette and tournament draws are order-independent in distribution).
-    A counting sort into the work buffers: no allocation.
-    """
-    P = pop.scal[S_P]
-    sub = pop.sub
-    start = wk.sort_start
-    order = wk.order
-    for s in range(start.shape[0]):
-        start[s] = 0
-    for i in range(P):
-        start[sub[i]] += 1
-    pos = 0
-    for s in range(start.shape[0]):
-        size = start[s]
-        start[s] = pos
-        pos += size
-    # order[k]: the rule that moves to slot k; rules of one submodel keep their order.
-    for i in range(P):
-        s = sub[i]
-        order[start[s]] = i
-        start[s] += 1
-    for arr in (pop.a, pop.b, pop.w, pop.m, pop.v):
-        for j in range(arr.shape[1]):
-            _permute(arr[:, j], order, P, wk.sort_f)
-    for arr in (pop.lo, pop.hi):
-        for d in range(arr.shape[0]):
-            _permute(arr[d], order, P, wk.sort_f)
-    for arr in (pop.F, pop.eps, pop.kappa, pop.ms, pop.b1t, pop.b2t):
-        _permute(arr, order, P, wk.sort_f)
-    for arr in (pop.exp, pop.num, pop.ts, pop.sub):
-        _permute(arr, order, P, wk.sort_i)
-    # The antecedent keys are rebuilt when next needed.
-    sc.key_state[0] = 0
-
-
-@njit(**HOT, inline="always")
-def _permute(values, order, P, buffer):
-    """values[:P] = values[order[:P]], through `buffer`."""
-    for k in range(P):
-        buffer[k] = values[order[k]]
-    for k in range(P):
-        values[k] = buffer[k]
-
-
-# Rows predicted together. The (submodels x rows) accumulators are rewritten by every rule of
-# the chunk's pass, so they must stay in cache: at n = 20 (861 submodels) 128 rows keep them
-# at 1.8 MB, where 1024 rows (14 MB) made an evaluation of 1000 rows 7 times slower (16 ms
-# against 2.3 ms). The chunking does not change any sum: each (submodel, row) sum still adds
-# its rules in population order.
-PREDICT_CHUNK = 128
-
-
-@njit(cache=True)
-def predict_components(pop, X, n, psihat, zhat, phihat):
-    """Prediction without learning: empty match sets contribute 0. Fills the components.
-
-    Rule by rule over a chunk of rows, so that the inner loop runs over contiguous rows and
-    vectorizes; each (submodel, row) sum still adds its rules in population order.
-    """
-    n_q = 2 * n + 1
-    s_in = n * n_q
-    s_all = s_in + n_q
-    P = pop.scal[S_P]
-    lo0 = pop.lo[0]
-    hi0 = pop.hi[0]
-    w = pop.w
-    F = pop.F
-    sub = pop.sub
-    sub_input = submodel_input_table(n)
-    rows = X.shape[0]
-    y_hat = np.zeros(rows)
-    chunk = max(1, min(rows, PREDICT_CHUNK))
-    columns = np.empty((n, chunk))
-    channel = np.empty((n_q, chunk))
-    sum_f = np.empty((s_all, chunk))
-    sum_fp = np.empty((s_all, chunk))
-    for r0 in range(0, rows, chunk):
-        m = min(chunk, rows - r0)
-        for p in range(n):
-            for r in range(m):
-                columns[p, r] = X[r0 + r, p]
-        sum_f[:, :m] = 0.0
-        sum_fp[:, :m] = 0.0
-        # Branch-free: a non-matching rule adds zero to its submodel's sums.
-        for i in range(P):
-            s = sub[i]
-            if s < s_in:
-                _accumulate(sum_f[s], sum_fp[s], columns[sub_input[s]], m,
-                            F[i], lo0[i], hi0[i], w[i, 0], w[i, 1])
-        for r in range(m):
-            for q in range(n_q):
-                zq = 0.0
-                for p in range(n):
-                    s = q * n + p
-                    psi = sum_fp[s, r] / sum_f[s, r] if sum_f[s, r] > 0.0 else 0.0
-                    psihat[r0 + r, s] = psi
-                    zq += psi
-                zhat[r0 + r, q] = zq
-                channel[q, r] = zq
-        for i in range(P):
-            s = sub[i]
-            if s >= s_in:
-                _accumulate(sum_f[s], sum_fp[s], channel[sub_input[s]], m,
-                            F[i], lo0[i], hi0[i], w[i, 0], w[i, 1])
-        for r in range(m):
-            total = 0.0
-            for q in range(n_q):
-                s = s_in + q
-                phi = sum_fp[s, r] / sum_f[s, r] if sum_f[s, r] > 0.0 else 0.0
-                phihat[r0 + r, q] = phi
-                total += phi
-            y_hat[r0 + r] = total
-    return y_hat
-
-
-@njit(cache=True, inline="always")
-def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
-    """Add one rule's fitness and fitness-weighted prediction to its submodel, row by row."""
-    for r in range(m):
-        fm = f * ((lo <= z[r]) & (z[r] <= hi))
-        sum_f[r] += fm
-        sum_fp[r] += fm * (w0 + w1 * z[r])
-
-
-@njit(cache=True)
-def submodel_input_table(n):
-    n_q = 2 * n + 1
-    s_in = n * n_q
-    table = np.empty(s_in + n_q, np.int64)
-    for s in range(s_in):
-        table[s] = s % n
-    for q in range(n_q):
-        table[s_in + q] = q
-    return table
-
-
-@njit(cache=True)
-def predict(pop, X, n):
-    n_q = 2 * n + 1
-    rows = X.shape[0]
-    return predict_components(
-        pop, X, n, np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))
-    )
-
-
 # --------------------------------------------------------------------------- the learner entry
 
 # The population is re-sorted by submodel this often (for memory locality only).
@@ -525,21 +264,21 @@ RESORT_EVERY = 100
 
 
 @njit(cache=True)
-def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bp, bs):
+def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs):
     """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if it % RESORT_EVERY == 0:
             sort_by_submodel(pop, wk, sc)
         train_step(pop, wk, X[r], y[r], n, hp, sc)
-        # Adaptive budget (budget.py): may raise hp[H_N] at the end of a window.
+        # Adaptive budget (budget.py): may raise the budget at the end of a window.
         if bs[BS_ON] != 0:
-            after_iteration(pop.scal, hp, bp, bs, n)
+            after_iteration(pop.scal, pop.budget, hp, bs, n)
 
 
 def _steps(model, X, y, order, start, stop, reshuffle):
     train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
-                model.scratch, model.budget_params, model.budget_state)
+                model.scratch, model.budget_state)
 
 
 def _cover_slots(n):
@@ -551,18 +290,18 @@ def _population_frame(model):
     P = int(model.pop.scal[S_P])
     pop, n = model.pop, model.n
     s_in = n * (2 * n + 1)
-    sub = pop.sub[:P]
+    sub = pop.counts.sub[:P]
     inner = sub < s_in
     return {
         "type": np.where(inner, "inner", "outer"),
         "q": np.where(inner, sub // n, sub - s_in) + 1,
         "p": np.where(inner, sub % n + 1, 0),
-        "lower": pop.lo[0, :P].copy(),
-        "upper": pop.hi[0, :P].copy(),
-        "a": pop.a[:P, 0].copy(),
-        "b": pop.b[:P, 0].copy(),
-        "w0": pop.w[:P, 0].copy(),
-        "w1": pop.w[:P, 1].copy(),
+        "lower": pop.bounds.lo[0, :P].copy(),
+        "upper": pop.bounds.hi[0, :P].copy(),
+        "a": pop.pairs.a[:P, 0].copy(),
+        "b": pop.pairs.b[:P, 0].copy(),
+        "w0": pop.weights.w[:P, 0].copy(),
+        "w1": pop.weights.w[:P, 1].copy(),
     }
 
 

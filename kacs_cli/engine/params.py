@@ -1,9 +1,11 @@
-"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once."""
+"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once, and their typed form
+for the compiled engine."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from typing import NamedTuple
 
 from kacs_cli.errors import UserError
 
@@ -60,6 +62,11 @@ class Hyperparameters:
                 f"unknown hyperparameter {unknown[0]!r}; known: {', '.join(self.names())}"
             )
         return replace(self, **overrides)
+
+    def for_engine(self) -> "EngineHyperparameters":
+        """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
+        values = {name: _ENGINE_TYPES[name](getattr(self, name)) for name in _ENGINE_TYPES}
+        return EngineHyperparameters(**values, article=self.semantics == "article")
 
     def as_dict(self) -> dict:
         """Every hyperparameter by name; under `budget: fixed` without the adaptive budget's
@@ -122,6 +129,22 @@ class Hyperparameters:
             bad("budget_cover_rate", "a covering rate must lie in (0, 1]")
         if not 0.0 < self.budget_growth <= 1.0:
             bad("budget_growth", "the growth step is a fraction of N in (0, 1]")
+
+
+# Hyperparameters the engine does not read from its tuple: the budget N is population state
+# (it grows under budget: adaptive; population.py), and the two switches become a flag
+# (`article`) or budget state (budget.py).
+_NOT_IN_ENGINE = ("N", "semantics", "budget")
+_ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
+                 for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
+
+# The hyperparameters as the compiled engine reads them, `hp.beta` rather than an index into
+# a float vector: one field per dataclass field above (same name, same Python type, so that
+# the numba signature, and with it the cached machine code, is the same for every config),
+# plus `article` for `semantics: article`. numba types it as a heterogeneous tuple: a field
+# read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
+EngineHyperparameters = NamedTuple(
+    "EngineHyperparameters", [*_ENGINE_TYPES.items(), ("article", bool)])
 
 
 def default_p_hash(real_world: bool) -> float:

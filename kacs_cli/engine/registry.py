@@ -28,7 +28,7 @@ class Learner:
     """What the engine driver and the layers above need of one learner.
 
     Every callable taking `model` receives the engine `Model` (train.py): its `n`, `params`,
-    `hp`, `capacity`, `pop`, `scratch`, budget arrays and the buffers from `new_buffers`.
+    `hp`, `capacity`, `pop`, `scratch`, `budget_state` and the buffers from `new_buffers`.
     """
 
     name: str                                    # configs, runs.csv, model files (lower case)
@@ -42,7 +42,7 @@ class Learner:
     new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
     # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one
     # training call, in a compiled loop (no Python per sample); the row of iteration `it` is
-    # core.next_row(order, it, reshuffle).
+    # order.next_row(order, it, reshuffle).
     steps: Callable[..., None]
     predict: Callable[[Any, Any], Any]           # predict(model, X) -> y_hat
     population_frame: Callable[[Any], dict]      # learner-specific columns, one row per rule

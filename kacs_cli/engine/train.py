@@ -11,11 +11,13 @@ import pandas as pd
 from numba import njit
 
 from kacs_cli.engine import budget, registry
-from kacs_cli.engine.core import (
-    H_N, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, hp_vector,
-    new_population, new_scratch, seed_rng,
-)
+from kacs_cli.engine.order import first_order, seed_rng
 from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.population import (
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL, new_population,
+    rule_fields,
+)
+from kacs_cli.engine.scratch import new_scratch
 
 CURVE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params",
@@ -50,12 +52,6 @@ def _errors(y_hat, y):
     return mae / y.shape[0], mse / y.shape[0]
 
 
-@njit(cache=True)
-def _first_order(rows):
-    """A training call's first permutation of the rows, from numba's seeded generator."""
-    return np.random.permutation(rows)
-
-
 def _as_matrix(X, name):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
@@ -85,16 +81,16 @@ class Model:
         self.method = method
         self.n = int(n)
         self.params = params if params is not None else Hyperparameters()
-        self.hp = hp_vector(self.params)
+        self.hp = self.params.for_engine()
         self.n_submodels = learner.submodels(self.n)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
         # largest budget the run can reach, N_max under budget: adaptive.
-        self.budget_params, self.budget_state = budget.new_budget(self.params, self.n, learner)
+        self.budget_state = budget.new_budget(self.params, learner)
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
         self.capacity = budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
-        self.pop = new_population(self.capacity, D, K)
+        self.pop = new_population(self.capacity, D, K, int(self.params.N))
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         # The learner's own work buffers (KACS: `work`; XCSF: `members`, `match_flags`,
         # `row_index`), and nothing of another learner's.
@@ -122,12 +118,12 @@ class Model:
     @property
     def budget_N(self) -> int:
         """The population budget N in force now (grows only under budget: adaptive)."""
-        return int(self.hp[H_N])
+        return int(self.pop.budget[0])
 
     @property
     def n_params(self) -> int:
         """Adjustable parameters: the consequent's weights of every rule."""
-        return self.n_rules * self.pop.w.shape[1]
+        return self.n_rules * self.pop.weights.w.shape[1]
 
     def _check_inputs(self, X, name="X"):
         X = _as_matrix(X, name)
@@ -166,7 +162,7 @@ class Model:
         evaluate = learner.evaluate or learner.predict
         reshuffle = self.params.semantics == "article"
         seed_rng(int(seed) % (2**32))
-        order = _first_order(X.shape[0])
+        order = first_order(X.shape[0])
         scal = self.pop.scal
         # Counters at the previous evaluation: the curve holds what happened in between.
         last = [int(scal[S_COVERS]), int(scal[S_COVERS_IN]), int(scal[S_COVERS_OUT]),
@@ -188,7 +184,7 @@ class Model:
                    int(scal[S_DELETIONS])]
             curve[row] = (done, train_mae, test_mae, train_mse, test_mse, scal[S_P], scal[S_TOTAL],
                           now[0] - last[0], now[1] - last[1], now[2] - last[2], now[3] - last[3],
-                          self.hp[H_N])
+                          self.pop.budget[0])
             last = now
         return curve
 
@@ -209,8 +205,9 @@ class Model:
     def population_frame(self) -> pd.DataFrame:
         P = self.n_rules
         cols = dict(self.learner.population_frame(self))
+        fields = rule_fields(self.pop)
         for name in ("F", "eps", "kappa", "exp", "num", "ms", "ts"):
-            cols[name] = getattr(self.pop, name)[:P].copy()
+            cols[name] = fields[name][:P].copy()
         return pd.DataFrame(cols)
 
     def curve_frame(self, raw: np.ndarray, n_train: int) -> pd.DataFrame:
@@ -218,7 +215,7 @@ class Model:
         for c in ("iteration", "rules", "micro", "covers", "covers_inner", "covers_outer", "deletions",
                   "budget"):
             df[c] = df[c].astype(np.int64)
-        df["params"] = df["rules"] * self.pop.w.shape[1]
+        df["params"] = df["rules"] * self.pop.weights.w.shape[1]
         df["aic"] = aic(n_train, df["train_mse"].to_numpy(), df["params"].to_numpy())
         steps = np.diff(np.concatenate([[0], df["iteration"].to_numpy()]))
         for column, slots in zip(_COVER_RATES, self.learner.cover_slots(self.n)):

@@ -5,13 +5,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.core import (
-    H_ARTICLE, H_BETA, H_P_HASH, H_R0, H_THETA_GA, HOT, S_COVERS, S_P, S_T, adam_step, append_rule,
-    begin_ga_phase, compact, covering_weights, deletion, draw_interval, full_interval, ga_due,
-    refresh_fitness_sum, index_at, run_ga, rx_end_iteration, rx_members, set_bounds, set_key,
-    set_numerosity, update_fitness, RowIndex, new_row_index, next_row, rx_build, rx_tables,
+from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
+from kacs_cli.engine.deletion import deletion
+from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
+from kacs_cli.engine.hot import HOT, index_at
+from kacs_cli.engine.identical import set_key
+from kacs_cli.engine.order import next_row
+from kacs_cli.engine.population import (
+    S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds,
 )
 from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.row_index import (
+    RowIndex, new_row_index, rx_build, rx_end_iteration, rx_members, rx_tables,
+)
+from kacs_cli.engine.update import adam_step, set_numerosity, update_fitness
 
 
 # Dimensions tested over the whole population before the survivors are listed (see _match_set).
@@ -85,23 +92,23 @@ def _prediction_at(w, i, dx):
 def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     """One XCSF training iteration on sample (x, y). Returns the match-set size.
 
-    `row` is x's row in the row index `rx` (core.rx_build) when that index is in use, else
+    `row` is x's row in the row index `rx` (row_index.rx_build) when that index is in use, else
     -1: the match set is then looked up rather than tested (the same rules, in the same
     order).
     """
     P = pop.scal[S_P]
     n = x.shape[0]
     # The arrays, fetched from their tuples once for the whole iteration.
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    eps = pop.eps
-    kappa = pop.kappa
-    F = pop.F
-    ms = pop.ms
-    exp = pop.exp
-    num = pop.num
-    ts = pop.ts
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    eps = pop.reals.eps
+    kappa = pop.reals.kappa
+    F = pop.reals.F
+    ms = pop.reals.ms
+    exp = pop.counts.exp
+    num = pop.counts.num
+    ts = pop.counts.ts
     indexed = rx.state[0] != 0
     if row >= 0 and indexed:
         count = rx_members(rx, row, P, members)
@@ -111,13 +118,11 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         t = pop.scal[S_T]
         i = append_rule(pop, 0, t, hp)
         covering_weights(pop, i, hp)
-        article = hp[H_ARTICLE] != 0.0
-        p_hash = hp[H_P_HASH]
         for d in range(n):
-            if np.random.random() < p_hash:
-                a, b = full_interval(article)
+            if np.random.random() < hp.P_hash:
+                a, b = full_interval(hp.article)
             else:
-                a, b = draw_interval(x[d], hp[H_R0], True, article)
+                a, b = draw_interval(x[d], hp.r0, True, hp.article)
             set_bounds(pop, i, d, a, b)
         set_key(pop, sc, i)
         pop.scal[S_COVERS] += 1
@@ -125,11 +130,11 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         members[0] = i
         count = 1
 
-    beta = hp[H_BETA]
+    beta = hp.beta
     grad = sc.grad
     dx = sc.dx
-    a = pop.a
-    b = pop.b
+    a = pop.pairs.a
+    b = pop.pairs.b
     set_num = set_numerosity(num, members, 0, count)
     for k in range(count):
         i = index_at(members, k)
@@ -139,13 +144,13 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         grad[0] = -err
         for d in range(n):
             grad[d + 1] = -err * dx[d]
-        adam_step(w, pop.m, pop.v, pop.b1t, pop.b2t, i, grad, hp)
+        adam_step(w, pop.weights.m, pop.weights.v, pop.reals.b1t, pop.reals.b2t, i, grad, hp)
         # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
         eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
     refresh_fitness_sum(pop)
-    if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp[H_THETA_GA]):
+    if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp.theta_GA):
         begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc)
     if indexed:
@@ -173,14 +178,14 @@ def predict_rows(pop, X, rx):
 @njit(cache=True)
 def _predict(pop, X, rx):
     P = pop.scal[S_P]
-    lo = pop.lo
-    hi = pop.hi
-    w = pop.w
-    F = pop.F
+    lo = pop.bounds.lo
+    hi = pop.bounds.hi
+    w = pop.weights.w
+    F = pop.reals.F
     rows = X.shape[0]
     y_hat = np.zeros(rows)
-    a = pop.a
-    b = pop.b
+    a = pop.pairs.a
+    b = pop.pairs.b
     flags = np.empty(P, np.uint8)
     members = np.empty(P, np.int64)
     dx = np.empty(X.shape[1])
@@ -205,7 +210,7 @@ def _predict(pop, X, rx):
 
 # --------------------------------------------------------------------------- the learner entry
 
-# XCSF looks its match sets up in a row index (core.rx_build) from this many inputs on, where
+# XCSF looks its match sets up in a row index (row_index.rx_build) from this many inputs on, where
 # testing n bounds per rule dominates its iteration; with few inputs rules are general, match
 # many rows, and keeping the index would cost more than the tests it saves.
 ROW_INDEX_MIN_INPUTS = 16
@@ -229,7 +234,7 @@ def _new_buffers(model):
 
 
 def _prepare(model, X_eval):
-    """Turn the row index (core.rx_build) on for the rows of X_eval, or off."""
+    """Turn the row index (row_index.rx_build) on for the rows of X_eval, or off."""
     rows = X_eval.shape[0]
     row_words = (rows + 63) // 64
     size = 8 * (model.n * (rows + 1) * row_words + rows * ((model.capacity + 63) // 64)
@@ -264,13 +269,13 @@ def _population_frame(model):
     pop, n = model.pop, model.n
     cols = {}
     for d in range(n):
-        cols[f"lower_{d + 1}"] = pop.lo[d, :P].copy()
-        cols[f"upper_{d + 1}"] = pop.hi[d, :P].copy()
+        cols[f"lower_{d + 1}"] = pop.bounds.lo[d, :P].copy()
+        cols[f"upper_{d + 1}"] = pop.bounds.hi[d, :P].copy()
     for d in range(n):
-        cols[f"a_{d + 1}"] = pop.a[:P, d].copy()
-        cols[f"b_{d + 1}"] = pop.b[:P, d].copy()
+        cols[f"a_{d + 1}"] = pop.pairs.a[:P, d].copy()
+        cols[f"b_{d + 1}"] = pop.pairs.b[:P, d].copy()
     for j in range(n + 1):
-        cols[f"w{j}"] = pop.w[:P, j].copy()
+        cols[f"w{j}"] = pop.weights.w[:P, j].copy()
     return cols
 
 

@@ -1,0 +1,74 @@
+"""Covering (SPEC section 3): a new rule where a needed match set is empty during training.
+
+The learners draw the intervals of the new rule (one per input for XCSF, one for a KACS
+rule) with `draw_interval` or `full_interval`, in the order SPEC fixes for the random stream;
+this module gives the new rule its slot, defaults and weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.population import S_P, S_TOTAL
+
+
+@njit(**HOT, inline="always")
+def draw_interval(z, r0, clip, article):
+    """Covering bounds z - U(0, r0] and z + U(0, r0], in random stored order (reference)."""
+    lower = z - (1.0 - np.random.random()) * r0
+    upper = z + (1.0 - np.random.random()) * r0
+    if clip:
+        lower = min(max(lower, 0.0), 1.0)
+        upper = min(max(upper, 0.0), 1.0)
+    if article or np.random.random() < 0.5:
+        return lower, upper
+    return upper, lower
+
+
+@njit(**HOT, inline="always")
+def full_interval(article):
+    if article or np.random.random() < 0.5:
+        return 0.0, 1.0
+    return 1.0, 0.0
+
+
+@njit(**HOT, inline="always")
+def append_rule(pop, sub, t, hp):
+    """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
+    i = pop.scal[S_P]
+    pop.scal[S_P] = i + 1
+    m = pop.weights.m
+    v = pop.weights.v
+    for j in range(m.shape[1]):
+        m[i, j] = 0.0
+        v[i, j] = 0.0
+    reals = pop.reals
+    reals.F[i] = hp.F_I
+    reals.eps[i] = 0.0
+    reals.kappa[i] = 1.0
+    reals.ms[i] = 1.0
+    reals.b1t[i] = 1.0
+    reals.b2t[i] = 1.0
+    counts = pop.counts
+    counts.exp[i] = 0
+    counts.num[i] = 1
+    counts.ts[i] = t
+    counts.sub[i] = sub
+    pop.scal[S_TOTAL] += 1
+    pop.fsum[0] += hp.F_I
+    return i
+
+
+@njit(**HOT, inline="always")
+def covering_weights(pop, i, hp):
+    """One U[-1, 1] value for every weight (reference), or each weight i.i.d. (article)."""
+    w = pop.weights.w
+    if hp.article:
+        for j in range(w.shape[1]):
+            w[i, j] = 2.0 * np.random.random() - 1.0
+    else:
+        value = 2.0 * np.random.random() - 1.0
+        for j in range(w.shape[1]):
+            w[i, j] = value
