@@ -30,6 +30,8 @@ smoke:
 # The article's experiments, in the article's order; results/paper/<experiment> each.
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
+# Beyond the article: the adaptive population budget (issue 14) and the baselines (issue 13).
+BEYOND := results/adaptive results/baselines
 
 # Train every article experiment (hours: see the README). Resumable: rerunning continues
 # where it stopped, and the rows of a committed runs.csv are finished runs, never redone.
@@ -40,13 +42,16 @@ paper-runs:
 
 # Render the reports of every experiment folder in results/paper (minutes; trains nothing,
 # needs no data): each experiment's own report (tables and figures), then one report over
-# all of them (tables only, one index at the top). Re-rendering committed results leaves
-# the tree unchanged byte for byte.
+# all of them (tables only, one index at the top), then the experiments beyond the article.
+# Re-rendering committed results leaves the tree unchanged byte for byte.
 paper-tables:
 	for d in $(PAPER)/*/; do \
 	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$${d%/}" --paper || exit 1; fi; \
 	done
 	$(BIN)/kacs report $(PAPER) --paper --no-figures
+	for d in $(BEYOND); do \
+	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$$d" || exit 1; fi; \
+	done
 
 # Both: train what is missing, then render.
 paper: paper-runs paper-tables

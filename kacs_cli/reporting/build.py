@@ -29,7 +29,7 @@ from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, 
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
 from kacs_cli.reporting.loading import (cells_of, config_benchmarks, config_methods, last_rows, load_config, load_runs,
-                                        protocol_of)
+                                        planned_methods, protocol_of)
 from kacs_cli.reporting.missing import what_is_missing
 from kacs_cli.reporting.model import PLAIN_VARIANTS, PROTOCOL_METRICS, ExperimentReport, ReportSummary
 from kacs_cli.reporting.pair import (across_statistics, cell_statistics, detailed_table, empty_cell_statistics,
@@ -61,7 +61,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     runs = last_rows(raw)
     methods = config_methods(config)
     cells = cells_of(runs, entries) if len(runs) else []
-    missing = included.missing + what_is_missing(raw, cells, entries, methods, expected)
+    missing = included.missing + what_is_missing(raw, cells, entries, methods, expected, planned_methods(config))
     cell_stats = cell_statistics(runs, cells, metrics) if cells else empty_cell_statistics()
     exp = ExperimentReport(
         name=name,

@@ -36,7 +36,7 @@ from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
 from kacs_cli.reporting import cd_diagram, kstats, stats
 from kacs_cli.reporting.files import slug, write_csv
-from kacs_cli.reporting.loading import cell_mask, config_methods, label_cells, method_values
+from kacs_cli.reporting.loading import cell_mask, config_methods, label_cells, method_values, planned_methods
 from kacs_cli.reporting.model import METRIC_LABELS, Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, fmt_rank, fmt_sd, fmt_value, tcell
 
@@ -88,17 +88,6 @@ class KMethods:
 
 
 # --------------------------------------------------------------------------- analysis
-
-
-def _planned(config: dict) -> dict[str, list[str]]:
-    """Methods of each cell of a resolved config (by label): its own `methods`, else the
-    methods it has hyperparameters for."""
-    out = {}
-    for c in config.get("cells") or []:
-        if isinstance(c, dict) and c.get("label"):
-            names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
-            out[str(c["label"])] = [str(m).strip().lower() for m in names]
-    return out
 
 
 def _benchmarks(exp: ExperimentReport, runs: pd.DataFrame, planned: dict, order: list[str]) -> list[Benchmark]:
@@ -195,7 +184,7 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: dict, control: st
     control = normalise_control(control) or kstats.DEFAULT_CONTROL
     metric = next(m for m in exp.metrics if m.startswith("test_"))
     order = list(dict.fromkeys([*config_methods(config), *(runs["method"] if len(runs) else [])]))
-    planned = _planned(config)
+    planned = planned_methods(config)
     benchmarks = _benchmarks(exp, runs, planned, order) if exp.cells else []
     known = tuple(dict.fromkeys([*order, *(m for ms in planned.values() for m in ms)]))
     sets = []

@@ -245,10 +245,15 @@ def label_cells(cells: list[Cell]) -> list[Cell]:
 
     labels = {c.key: build(c, by_bench[c.benchmark], False) for c in cells}
     if len(set(labels.values())) < len(labels):
-        labels = {c.key: build(c, by_bench[c.benchmark], True) for c in cells}
-    if len(set(labels.values())) < len(labels):
-        # cells that differ in something runs.csv does not record (dataset seed, P_hash)
-        labels = {c.key: f"{labels[c.key]} [{c.cell_id}]" for c in cells}
+        verbose = {c.key: build(c, by_bench[c.benchmark], True) for c in cells}
+        if len(set(verbose.values())) == len(verbose):
+            labels = verbose
+        else:
+            # cells that differ in something runs.csv does not record (source, dataset seed,
+            # P_hash): the runner's cell label tells apart those that collide, the rest stay short
+            seen = Counter(labels.values())
+            labels = {c.key: f"{labels[c.key]} [{c.cell_id}]" if seen[labels[c.key]] > 1 else labels[c.key]
+                      for c in cells}
     return [Cell(c.cell_id, c.benchmark, c.variant, c.n, c.samples, c.N, label=labels[c.key]) for c in cells]
 
 
@@ -326,3 +331,14 @@ def runs_for_scaling(exp: ExperimentReport) -> pd.DataFrame:
 
 def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.ndarray:
     return method_values(runs, cell, method, metric).to_numpy(dtype=float)
+
+
+def planned_methods(config: dict) -> dict[str, list[str]]:
+    """Methods of each cell of a resolved config (by label): its own `methods`, else the
+    methods it has hyperparameters for."""
+    out = {}
+    for c in config.get("cells") or []:
+        if isinstance(c, dict) and c.get("label"):
+            names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
+            out[str(c["label"])] = [str(m).strip().lower() for m in names]
+    return out

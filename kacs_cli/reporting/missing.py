@@ -18,8 +18,12 @@ def what_is_missing(
     entries: list[dict],
     methods: list[str],
     expected_runs: int | None,
+    planned: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """What the campaign lacks against its config, one line each, in cell order.
+
+    `planned` holds the methods of each cell (by runner cell label) when the config runs
+    only some methods on some cells; a cell without an entry there plans them all.
 
     A shortfall shared by every method of a cell is one line, and one shared by every cell
     one line overall, so a campaign stopped early does not bury the real gaps.
@@ -33,7 +37,8 @@ def what_is_missing(
     for cell in cells:
         in_cell = runs[cell_mask(runs, cell)]
         run_sets[cell.label] = {}
-        for method in methods:
+        here = (planned or {}).get(cell.cell_id)
+        for method in (methods if here is None else [m for m in methods if m in here]):
             ids = in_cell.loc[in_cell["method"] == method, "run"].dropna()
             dup = sorted(int(r) for r in ids[ids.duplicated()].unique())
             if dup:
@@ -59,7 +64,7 @@ def what_is_missing(
             if not collapse:
                 out.append(f"{cell.label}: {short} of {expected_runs} runs per method")
         else:
-            for method in methods:
+            for method in sets:
                 k = len(sets[method])
                 if k == 0:
                     out.append(f"{cell.label}: no {registry.label(method)} runs")
