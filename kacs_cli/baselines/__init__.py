@@ -24,7 +24,7 @@ import importlib.util
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -54,6 +54,9 @@ class Entry:
     modules: tuple[str, ...] = ()                # importable once that extra is installed
     # The estimator parameter that takes the config's `iterations` unless the method sets it.
     iterations_param: Optional[str] = None
+    # Run once per process before the first fit, beside importing `modules`: what the first
+    # fit would otherwise pay inside its timing.
+    warm_up: Optional[Callable[[], None]] = None
     # Relative seconds of one fit on (rows, n): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda rows, n: rows * n * 1e-6
 
@@ -234,6 +237,34 @@ def _constructible(cls) -> bool:
 
 
 # --------------------------------------------------------------------------- one run
+
+
+def specs_of(params: Iterable[Any]) -> tuple[Spec, ...]:
+    """The distinct baseline specs among per-method settings (learners' are skipped)."""
+    out: dict[tuple, Spec] = {}
+    for p in params:
+        if isinstance(p, Spec):
+            out.setdefault((p.engine, p.estimator), p)
+    return tuple(out.values())
+
+
+_PRELOADED: set[tuple] = set()
+
+
+def preload(specs: Iterable[Spec]) -> None:
+    """Import what these baselines fit with, once per process (their runs' timing then
+    holds no import, and a worker's memory does not grow after its first run)."""
+    for spec in specs:
+        key = (spec.engine, spec.estimator)
+        if key in _PRELOADED:
+            continue
+        import_estimator(spec.estimator)
+        entry = get(spec.engine)
+        for module in entry.modules:
+            importlib.import_module(module)
+        if entry.warm_up is not None:
+            entry.warm_up()
+        _PRELOADED.add(key)
 
 
 @dataclass
