@@ -136,7 +136,7 @@ def test_campaign_numbers_do_not_depend_on_jobs_and_runs_csv_leaves_empty_fields
     code, _, err = run_kacs(capsys, "run", cfg, "--out", tmp_path / "out1")
     assert code == 2 and "different config" in err
     # the report keeps each baseline in its cell and shows its rules as n/a
-    from kacs_cli.report import build_report
+    from kacs_cli.reporting.build import build_report
 
     build_report(tmp_path / "out1", figures=False)
     md = (tmp_path / "out1" / "report" / "report.md").read_text()
