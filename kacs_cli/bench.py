@@ -91,36 +91,23 @@ def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0,
 
 
 def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0, N: int = 6400) -> Timing:
-    """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows."""
+    """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows
+    (the `xcsf-lib` baseline's settings, kacs_cli/baselines/xcsf_lib.py), evaluating the
+    test split every EVAL_EVERY trials as the engines do."""
+    from kacs_cli.baselines.xcsf_lib import XCSFLibRegressor
+
     try:
-        import xcsf
+        import xcsf  # noqa: F401
     except ImportError as exc:
         raise UserError(
             "--vs-xcsf-lib needs the optional xcsf package: pip install 'kacs[xcsf-lib]'"
         ) from exc
-    p = Hyperparameters(N=N)
-    model = xcsf.XCS(
-        x_dim=split.X_train.shape[1], y_dim=1, n_actions=1, omp_num_threads=1,
-        random_state=seed, pop_size=p.N, max_trials=iterations, perf_trials=EVAL_EVERY,
-        loss_func="mae", set_subsumption=False, theta_sub=int(p.theta_sub), e0=p.e0,
-        alpha=p.alpha, nu=p.nu, beta=p.beta, delta=p.delta, theta_del=int(p.theta_del),
-        init_fitness=p.F_I, init_error=0.0, stateful=True, compaction=False,
-        ea={"select_type": "tournament", "select_size": p.tau, "theta_ea": p.theta_GA,
-            "lambda": 2, "p_crossover": p.chi, "err_reduc": 1.0, "fit_reduc": 0.1,
-            "subsumption": p.do_subsumption, "pred_reset": False},
-        condition={"type": "hyperrectangle_ubr",
-                   "args": {"eta": 0.0, "min": 0.0, "max": 1.0, "spread_min": p.r0,
-                            "mu": p.m0, "p_mu": p.mu, "sam": False}},
-        prediction={"type": "nlms_linear",
-                    "args": {"x0": 1.0, "eta": p.eta, "evolve_eta": False, "eta_min": 1e-5}},
-    )
-    y_train = split.y_train.reshape(-1, 1)
-    y_test = split.y_test.reshape(-1, 1)
+    model = XCSFLibRegressor(N=N, iterations=iterations, perf_trials=EVAL_EVERY, random_state=seed)
     start = time.perf_counter()
-    model.fit(split.X_train, y_train, validation_data=(split.X_test, y_test), verbose=False)
+    model.fit(split.X_train, split.y_train, validation_data=(split.X_test, split.y_test))
     seconds = time.perf_counter() - start
-    test_mae = float(np.mean(np.abs(model.predict(split.X_test).ravel() - split.y_test)))
-    return Timing("xcsf-lib", seconds, iterations, test_mae, int(model.pset_size()))
+    test_mae = float(np.mean(np.abs(model.predict(split.X_test) - split.y_test)))
+    return Timing("xcsf-lib", seconds, iterations, test_mae, model.rules_)
 
 
 def peak_memory_mib() -> float:

@@ -4,7 +4,7 @@ A config file describes one experiment (SPEC section 10). Example::
 
     experiment: main
     semantics: reference          # reference (default) | article, SPEC "Two semantics"
-    methods: [xcsf, kacs]         # or a mapping: {xcsf: {N: 3200}, kacs: null}
+    methods: [xcsf, kacs]         # or a mapping: {xcsf: {N: 3200}, kacs: null, rf: null}
     # method variants under their own labels (docs/adaptive_budget.md):
     #   methods: {kacs: null, kacs-adaptive: {method: kacs, budget: adaptive},
     #             kacs-guideline: {method: kacs, N: guideline}, xcsf: null}
@@ -31,9 +31,11 @@ Choices made here (documented in the README's config section too):
   default, top-level `hyperparameters`, the method's overrides, and finally the benchmark
   entry's own `N` / `P_hash` (the most specific setting wins).
 - Relative CSV paths are taken relative to the config file's folder and stored absolute.
-- A method is a learner (`xcsf`, `kacs`) or a labelled variant of one
-  (`kacs-adaptive: {method: kacs, budget: adaptive}`); the label names the method in the
-  results. `N: guideline` (a method override) is the article's budget guideline
+- A method is a learner (`xcsf`, `kacs`), a baseline (kacs_cli/baselines: `ridge`, `rf`,
+  ..., `xcsf-lib`, `kan`, or any regressor as `{estimator: module.Class, params: {...}}`), or
+  a labelled variant of either (`kacs-adaptive: {method: kacs, budget: adaptive}`,
+  `rf-50: {method: rf, n_estimators: 50}`); the label names the method in the results. A
+  baseline's parameters are its estimator's, spelled out in full in the resolved config. `N: guideline` (a method override) is the article's budget guideline
   24 n (2n + 1) at each cell's n. A benchmark entry's `methods` runs only those methods there.
 - `methods` defaults to both learners, `protocol` to main, `iterations` to 100,000 and
   `eval_every` to 2000; `experiment` to the config file's name.
@@ -53,6 +55,7 @@ from typing import Any, Iterable, NoReturn
 
 import yaml
 
+from kacs_cli import baselines
 from kacs_cli.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
 from kacs_cli.engine import registry
 from kacs_cli.engine import budget
@@ -109,7 +112,8 @@ class Cell:
     dataset_seed: int | None
     variant: str | None
     real_world: bool
-    params: dict[str, Hyperparameters] = field(default_factory=dict)
+    # Per method: a learner's hyperparameters, or a baseline's resolved spec (baselines.Spec).
+    params: dict[str, Any] = field(default_factory=dict)
     # The methods run on this cell (labels, config order) and the learner of each label; a
     # label missing from `engines` is the learner of that name.
     methods: tuple[str, ...] = ()
@@ -579,48 +583,60 @@ def _assign_labels(entries: list[_Entry]) -> list[str]:
     return labels  # type: ignore[return-value]
 
 
-def _methods(value: Any) -> dict[str, tuple[str, dict]]:
-    """label -> (learner, overrides); a plain learner's label is its name."""
+def _methods(value: Any) -> dict[str, tuple[str, Any]]:
+    """label -> (engine, overrides); a plain method's label is its name.
+
+    An engine is a learner (engine/registry.py) or a baseline (kacs_cli/baselines). A
+    learner's overrides are checked hyperparameters; a baseline's stay as written, resolved
+    in _resolve against the config's iterations.
+    """
     learners = registry.names()
+    known = (*learners, *baselines.names())
     if value is None:
         return {m: (m, {}) for m in registry.DEFAULT_PAIR}
     if isinstance(value, str):
         value = [value]
     if isinstance(value, list):
         if not value:
-            _fail("methods", f"must name at least one of {', '.join(learners)}")
-        out: dict[str, dict] = {}
+            _fail("methods", f"must name at least one of {', '.join(known)}")
+        out: dict[str, tuple[str, Any]] = {}
         for i, m in enumerate(value):
-            name = _choice(m, f"methods[{i}]", learners)
+            name = _choice(m, f"methods[{i}]", known)
             if name in out:
                 _fail(f"methods[{i}]", f"{name} is listed twice")
             out[name] = (name, {})
         return out
     if isinstance(value, dict):
         if not value:
-            _fail("methods", f"must name at least one of {', '.join(learners)}")
+            _fail("methods", f"must name at least one of {', '.join(known)}")
         out = {}
         for key, overrides in value.items():
             where = f"methods.{key}"
-            if isinstance(overrides, dict) and "method" in overrides:
-                # A variant: its own label, a learner, and that learner's overrides.
+            labelled = isinstance(overrides, dict) and ("method" in overrides or baselines.OPEN in overrides)
+            if labelled:
+                # A variant: its own label, an engine, and that engine's overrides; a bare
+                # {estimator: module.Class} is a variant of the open baseline entry.
                 if not isinstance(key, str):
                     _fail(where, "a method label must be text")
                 label = _text(key, where).lower()
                 if not _SAFE_LABEL.match(label):
                     _fail(where, f"a method label must be filename-safe (letters, digits, . _ -), got {key!r}")
-                engine = _choice(overrides["method"], f"{where}.method", learners)
-                if label in learners and label != engine:
-                    _fail(where, f"the label {label} names a learner; give the {engine} variant another label")
+                engine = (_choice(overrides["method"], f"{where}.method", known) if "method" in overrides
+                          else baselines.OPEN)
+                if label in known and label != engine:
+                    _fail(where, f"the label {label} names a method; give the {engine} variant another label")
                 overrides = {k: v for k, v in overrides.items() if k != "method"}
             else:
-                if not (isinstance(key, str) and key.strip().lower() in learners):
-                    _fail(where, f"unknown method; use {', '.join(learners)}, or a labelled variant "
-                                 f"such as kacs-adaptive: {{method: kacs, budget: adaptive}}")
+                if not (isinstance(key, str) and key.strip().lower() in known):
+                    _fail(where, f"unknown method; use {', '.join(known)}, a labelled variant such as "
+                                 f"kacs-adaptive: {{method: kacs, budget: adaptive}} or rf-50: {{method: rf, "
+                                 f"n_estimators: 50}}, or any regressor as {{estimator: module.Class}}")
                 label = engine = key.strip().lower()
             if label in out:
                 _fail(where, f"{label} is given twice")
-            out[label] = (engine, _hyperparameter_overrides(overrides, where, guideline_ok=True))
+            if baselines.find(engine) is None:
+                overrides = _hyperparameter_overrides(overrides, where, guideline_ok=True)
+            out[label] = (engine, overrides)
         return out
     _fail("methods", f"must be a list such as [xcsf, kacs] or a mapping of method to overrides, "
                      f"got {_type_name(value)}")
@@ -731,11 +747,22 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
 
     all_methods = tuple(methods)
     engines = {m: eng for m, (eng, _) in methods.items() if m != eng}
+    # Baselines: resolved once (every parameter spelled out, checked, extras present), the
+    # same on every cell; budgets, P_hash and the shared hyperparameters are the learners'.
+    specs: dict[str, baselines.Spec] = {}
+    for method, (engine, overrides) in methods.items():
+        if baselines.find(engine) is not None:
+            try:
+                specs[method] = baselines.resolve(engine, overrides, its)
+            except UserError as exc:
+                _fail(f"methods.{method}", str(exc))
     cells = []
     for i, (e, label) in enumerate(zip(entries, labels)):
         cell_methods = _cell_methods(bench[i], e.where, all_methods)
-        params: dict[str, Hyperparameters] = {}
+        params: dict[str, Hyperparameters | baselines.Spec] = dict(specs)
         for method, (engine, overrides) in methods.items():
+            if method in specs:
+                continue
             values: dict[str, Any] = {"P_hash": default_p_hash(e.real_world), "semantics": semantics}
             values.update(shared)
             values.update(overrides)

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from kacs_cli import atomic, reuse
+from kacs_cli import atomic, baselines, reuse
 from kacs_cli.config import Cell, ExperimentConfig
 from kacs_cli.engine import registry
 from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
@@ -102,6 +102,10 @@ class RunSettings:
     iterations: int
     eval_every: int
     data_dir: str | None
+    # The baselines of the campaign (baselines.Spec), imported by each worker before its
+    # first run: loky restarts a worker whose memory grows by 300 MB after its first task,
+    # as importing torch for a later `kan` run does, and no run's seconds include imports.
+    preload: tuple = ()
 
 
 @dataclass
@@ -169,6 +173,9 @@ def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: in
     Per iteration as the learner's registry entry estimates it (`Learner.cost`). Evaluation
     passes over all rows add the rest (what makes CCPP's 9568 rows slow).
     """
+    baseline = baselines.find(task.cell.engine(task.method))
+    if baseline is not None:  # one batch fit, whatever the iterations
+        return baseline.cost(rows, n)
     N = task.cell.params[task.method].N
     per_iteration = registry.get(task.cell.engine(task.method)).cost(n, N)
     evaluations = iterations // eval_every + 1
@@ -245,31 +252,39 @@ def _plain(value):
     return value
 
 
-def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
-    """Train one run and return its record, curve and population (nothing is written here)."""
-    from kacs_cli.engine.train import train_run
-
-    cell = task.cell
-    X, y = load_cell_data(cell, settings.data_dir)
-    split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
-    params = cell.params[task.method]
-    result = train_run(
-        cell.engine(task.method), split.X_train, split.y_train, split.X_test, split.y_test,
-        params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
-    )
-    record = {
+def _record_head(task: Task, settings: RunSettings, X: np.ndarray) -> dict:
+    """The columns that say which run a record is, shared by learners and baselines."""
+    return {
         "experiment": settings.experiment,
-        "benchmark": cell.label,
-        "variant": cell.variant or "",
+        "benchmark": task.cell.label,
+        "variant": task.cell.variant or "",
         "method": task.method,
         "run": task.run,
         "split_seed": task.split_seed,
         "seed": task.seed,
         "n": int(X.shape[1]),
         "samples": int(X.shape[0]),
-        "N": int(params.N),
-        "iterations": settings.iterations,
     }
+
+
+def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
+    """Train one run and return its record, curve and population (nothing is written here)."""
+    from kacs_cli.engine.train import train_run
+
+    cell = task.cell
+    baselines.preload(settings.preload)
+    X, y = load_cell_data(cell, settings.data_dir)
+    split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
+    params = cell.params[task.method]
+    if baselines.find(cell.engine(task.method)) is not None:
+        return _execute_baseline(task, settings, X, split)
+    result = train_run(
+        cell.engine(task.method), split.X_train, split.y_train, split.X_test, split.y_test,
+        params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
+    )
+    record = _record_head(task, settings, X)
+    record["N"] = int(params.N)
+    record["iterations"] = settings.iterations
     for key in FINAL_KEYS:
         record[key] = _plain(result.final[key])
     for key in ("rules", "micro", "params"):
@@ -278,6 +293,27 @@ def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record["final_N"] = int(result.final["final_N"])
     return TaskOutput(task.key, record, result.curve, result.population)
+
+
+def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> TaskOutput:
+    """One run of a baseline (kacs_cli/baselines): fitted once on the run's split, with the
+    run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
+    from kacs_cli.engine.train import CURVE_COLUMNS, aic
+
+    spec = task.cell.params[task.method]
+    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
+    record = _record_head(task, settings, X)
+    record.update(N=None, iterations=spec.iterations)
+    record["train_mae"], record["train_mse"] = baselines.errors(fitted.y_train, split.y_train)
+    record["test_mae"], record["test_mse"] = baselines.errors(fitted.y_test, split.y_test)
+    record.update(rules=None, micro=None, params=fitted.params)
+    record["aic"] = (math.nan if fitted.params is None
+                     else float(aic(split.X_train.shape[0], record["train_mse"], fitted.params)))
+    for key in ("cover_rate", "cover_rate_inner", "cover_rate_outer"):
+        record[key] = math.nan
+    record["seconds"] = float(fitted.seconds)
+    record["final_N"] = None
+    return TaskOutput(task.key, record, pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())
 
 
 # --------------------------------------------------------------------------- files
@@ -417,7 +453,8 @@ def records_frame(config: ExperimentConfig, records: dict[str, dict]) -> pd.Data
     frame["_m"] = frame["method"].map(method_order)
     frame = frame.sort_values(["_c", "_m", "run"], kind="stable").drop(columns=["_c", "_m"])
     for c in INT_COLUMNS:
-        frame[c] = frame[c].astype(np.int64)
+        # Nullable: a baseline has no rules, budget or iterations, written as empty fields.
+        frame[c] = pd.to_numeric(frame[c]).astype("Int64")
     return frame.reset_index(drop=True)
 
 
@@ -755,7 +792,8 @@ def _summary_table(config: ExperimentConfig, frame: pd.DataFrame):
             table.add_row(
                 cell.label, method, str(len(sub)),
                 f"{err.mean():.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"),
-                f"{rules.mean():.1f}" + ("" if math.isnan(sd_r) else f" ± {sd_r:.1f}"),
+                # a baseline has no rules
+                "-" if rules.isna().all() else f"{rules.mean():.1f}" + ("" if math.isnan(sd_r) else f" ± {sd_r:.1f}"),
             )
     return table
 
@@ -819,7 +857,9 @@ def run_campaign(
             raise UserError("every selected benchmark misses its data; " + _missing_message(missing, data_dir))
 
     settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
-                           None if data_dir is None else str(data_dir))
+                           None if data_dir is None else str(data_dir),
+                           preload=baselines.specs_of(t.cell.params[t.method]
+                                                      for t in expand_tasks(config, cells, chosen_methods)))
     plan = config.plan()
     shapes = _preflight(pending_cells, settings, plan)
     with contextlib.ExitStack() as stack:
