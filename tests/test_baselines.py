@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from kacs_cli import baselines
-from kacs_cli.config import load_config, resolve_config
+from kacs_cli.experiments.config import load_config, resolve_config
 from kacs_cli.engine.train import CURVE_COLUMNS, aic
 from kacs_cli.errors import UserError
-from kacs_cli.protocols import make_split
-from kacs_cli.runner import (RUN_COLUMNS, RunSettings, _runs_csv_records, execute_task, expand_tasks,
+from kacs_cli.experiments.protocols import make_split
+from kacs_cli.experiments.runner import (RUN_COLUMNS, RunSettings, _runs_csv_records, execute_task, expand_tasks,
                              load_cell_data, records_frame, with_runs)
 
 from cli_support import run_kacs

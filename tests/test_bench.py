@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cli_support import run_kacs
-from kacs_cli import bench
-from kacs_cli.bench import Timing, WORKLOADS, get_workload, median_timing
+from kacs_cli.experiments import bench
+from kacs_cli.experiments.bench import Timing, WORKLOADS, get_workload, median_timing
 from kacs_cli.errors import UserError
 
 

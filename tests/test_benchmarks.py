@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from kacs_cli import benchmarks
-from kacs_cli.benchmarks import evaluate, generate
+from kacs_cli.experiments import benchmarks
+from kacs_cli.experiments.benchmarks import evaluate, generate
 from kacs_cli.errors import UserError
 
 # First rows of the authors' published samples (dataset folder of YNU-NakataLab/KACS):

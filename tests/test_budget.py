@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kacs_cli.benchmarks import generate
+from kacs_cli.experiments.benchmarks import generate
 from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
 from kacs_cli.engine.population import (
     N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
@@ -143,8 +143,8 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
 def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
     """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
     iterations, every reported number equal."""
-    from kacs_cli.config import load_config
-    from kacs_cli.runner import RunSettings, Task, execute_task
+    from kacs_cli.experiments.config import load_config
+    from kacs_cli.experiments.runner import RunSettings, Task, execute_task
 
     committed = pd.read_csv(RESULTS / "runs.csv")
     row = committed[(committed["benchmark"] == "asn") & (committed["method"] == "kacs")

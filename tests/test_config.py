@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kacs_cli.config import (
+from kacs_cli.experiments.config import (
     guideline_budget,
     load_config,
     load_yaml,
@@ -235,7 +235,7 @@ def test_the_committed_resolved_config_is_still_what_main_yaml_resolves_to():
 
 
 def test_the_adaptive_budget_config():
-    from kacs_cli.datasets import get_registry
+    from kacs_cli.experiments.datasets import get_registry
 
     raw = load_yaml(CONFIG_DIR / "adaptive.yaml")
     names = [b["name"] for b in raw["benchmarks"]]

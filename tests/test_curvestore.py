@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 
-from kacs_cli import curvestore
-from kacs_cli.config import resolve_config
-from kacs_cli.runner import run_campaign
+from kacs_cli.experiments import curvestore
+from kacs_cli.experiments.config import resolve_config
+from kacs_cli.experiments.runner import run_campaign
 
 TINY = {
     "experiment": "tiny",

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kacs_cli import datasets
-from kacs_cli.datasets import (
+from kacs_cli.experiments import datasets
+from kacs_cli.experiments.datasets import (
     PUBLISHED,
     REAL_WORLD,
     SUPRB_EXTRA,
@@ -89,13 +89,13 @@ def test_registry_ships_as_package_data():
 
     package_dir = Path(datasets.__file__).resolve().parent
     relative = datasets.REGISTRY_PATH.relative_to(package_dir)
-    pyproject = tomllib.loads((package_dir.parent / "pyproject.toml").read_text())
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli"]
+    pyproject = tomllib.loads((package_dir.parents[1] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli.experiments"]
     assert any(relative.match(pattern) for pattern in patterns), (relative, patterns)
 
 
 def test_resolve_data_dir_precedence(monkeypatch, tmp_path):
-    assert resolve_data_dir() == Path(datasets.__file__).resolve().parents[1] / "datasets"
+    assert resolve_data_dir() == Path(datasets.__file__).resolve().parents[2] / "datasets"
     monkeypatch.setenv("KACS_DATA_DIR", str(tmp_path / "env"))
     assert resolve_data_dir() == tmp_path / "env"
     assert resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"

@@ -228,8 +228,8 @@ def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
 
     from rich.console import Console
 
-    from kacs_cli.config import resolve_config
-    from kacs_cli.runner import run_campaign
+    from kacs_cli.experiments.config import resolve_config
+    from kacs_cli.experiments.runner import run_campaign
 
     raw = {"experiment": "tiny", "hyperparameters": {"N": 200},
            "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
@@ -301,8 +301,8 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
 
     from rich.console import Console
 
-    from kacs_cli.config import resolve_config
-    from kacs_cli.runner import run_campaign
+    from kacs_cli.experiments.config import resolve_config
+    from kacs_cli.experiments.runner import run_campaign
 
     raw = {"experiment": "budgets",
            "methods": {"xcsf": None, "kacs": None, "kacs-big": {"method": "kacs", "N": 400}},

@@ -5,10 +5,10 @@ copies must equal what training would have given, bit for bit, and only identica
 import pandas as pd
 import pytest
 
-from kacs_cli import curvestore
-from kacs_cli.config import resolve_config
+from kacs_cli.experiments import curvestore
+from kacs_cli.experiments.config import resolve_config
 from kacs_cli.errors import UserError
-from kacs_cli.runner import RUN_COLUMNS
+from kacs_cli.experiments.runner import RUN_COLUMNS
 
 from test_runner import campaign
 

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from kacs_cli.config import resolve_config
+from kacs_cli.experiments.config import resolve_config
 from kacs_cli.engine.train import CURVE_COLUMNS
 from kacs_cli.errors import UserError
-from kacs_cli.runner import RUN_COLUMNS, expand_tasks, load_cell_data, run_campaign
+from kacs_cli.experiments.runner import RUN_COLUMNS, expand_tasks, load_cell_data, run_campaign
 
 TINY = {
     "experiment": "tiny",

@@ -21,7 +21,7 @@ def _load_estimator(path: Path):
 def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     import numpy as np
 
-    from kacs_cli import datasets
+    from kacs_cli.experiments import datasets
     from kacs_cli.api import estimator_class
     from kacs_cli.engine import default_p_hash, registry
 
@@ -66,7 +66,7 @@ def _predict(model_path, data, out):
 
     est = _load_estimator(model_path)
     n = est.n_features_in_
-    from kacs_cli.datasets import read_matrix
+    from kacs_cli.experiments.datasets import read_matrix
 
     M = read_matrix(data)
     if M.shape[1] == n:

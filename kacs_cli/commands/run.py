@@ -48,7 +48,7 @@ def _scale_out(option: str, spec: str, function: str, guideline: bool) -> Path:
 
 
 def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, methods, backend, scheduler):
-    from kacs_cli.runner import run_campaign
+    from kacs_cli.experiments.runner import run_campaign
 
     out_dir = Path(out) if out is not None else Path("results") / config.experiment
     try:
@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
 
         An interrupted campaign resumes where it stopped; another config is refused there unless --force.
         """
-        from kacs_cli.config import load_config
+        from kacs_cli.experiments.config import load_config
 
         _check_positive(jobs, "--jobs")
         _check_positive(runs, "--runs")
@@ -124,8 +124,8 @@ def register(app: typer.Typer) -> None:
 
         Same results layout and resume behaviour as `kacs run`.
         """
-        from kacs_cli.benchmarks import FUNCTIONS
-        from kacs_cli.config import parse_int_list, resolve_config, scaling_raw_config
+        from kacs_cli.experiments.benchmarks import FUNCTIONS
+        from kacs_cli.experiments.config import parse_int_list, resolve_config, scaling_raw_config
 
         _check_positive(jobs, "--jobs")
         _check_positive(runs, "--runs")

@@ -14,9 +14,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from kacs_cli import atomic, curvestore
-from kacs_cli.config import guideline_budget
-from kacs_cli.curvestore import AGGREGATE_FILE, CURVE_DIR
+from kacs_cli import atomic
+from kacs_cli.experiments import curvestore
+from kacs_cli.experiments.config import guideline_budget
+from kacs_cli.experiments.curvestore import AGGREGATE_FILE, CURVE_DIR
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.reporting import kmethods, stats

@@ -18,10 +18,10 @@ import yaml
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
-from kacs_cli.protocols import PROTOCOLS
+from kacs_cli.experiments.protocols import PROTOCOLS
 from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS, PROTOCOL_METRICS,
                                       Cell, ExperimentReport)
-from kacs_cli.runner import read_runs_csv
+from kacs_cli.experiments.runner import read_runs_csv
 
 
 def load_config(exp_dir: Path) -> dict:

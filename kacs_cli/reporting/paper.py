@@ -9,12 +9,12 @@ published setting.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from kacs_cli.engine.registry import BASELINE, PROPOSED
+from kacs_cli.experiments import PACKAGE_DATA
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import int_or_none
@@ -30,8 +30,8 @@ PUBLISHED_SETTING = {"iterations": 100_000, "runs": PAPER_RUNS, "protocol": "mai
 
 
 def load_paper_table() -> pd.DataFrame:
-    """The published main table shipped as package data (kacs_cli/data/paper_main_table.csv)."""
-    path = Path(__file__).resolve().parent.parent / "data" / "paper_main_table.csv"
+    """The published main table shipped as package data (kacs_cli/experiments/data/paper_main_table.csv)."""
+    path = PACKAGE_DATA / "paper_main_table.csv"
     table = pd.read_csv(path)
     table["benchmark"] = table["benchmark"].str.strip().str.lower()
     return table

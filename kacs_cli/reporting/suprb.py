@@ -3,23 +3,23 @@
 Per dataset, mean ± SD over the runs (64 under the alternative protocol) of the test MSE on
 the standardized target and of the macro-rule count, for our XCSF and KACS, beside the
 values Heider et al. (2025) report for XCSF after compaction and for SupRB-ES
-(kacs_cli/data/suprb_literature.csv, verbatim from SPEC section 10). Those are reference
+(kacs_cli/experiments/data/suprb_literature.csv, verbatim from SPEC section 10). Those are reference
 points from another study, so the table is descriptive only: no test, no ranks, no bold.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
+from kacs_cli.experiments import PACKAGE_DATA
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.tables import Table, fmt_sd, fmt_value, tcell
 
-LITERATURE_PATH = Path(__file__).resolve().parent.parent / "data" / "suprb_literature.csv"
+LITERATURE_PATH = PACKAGE_DATA / "suprb_literature.csv"
 # Datasets only the SupRB comparison uses: an alternative-protocol experiment holding one
 # of them gets the table.
 SUPRB_ONLY = ("pppts", "pt")

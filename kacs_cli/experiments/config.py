@@ -56,12 +56,12 @@ from typing import Any, Iterable, NoReturn
 import yaml
 
 from kacs_cli import baselines
-from kacs_cli.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
+from kacs_cli.experiments.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
 from kacs_cli.engine import registry
 from kacs_cli.engine import budget
 from kacs_cli.engine.params import BUDGETS, SEMANTICS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
-from kacs_cli.protocols import PROTOCOLS, Protocol, run_plan
+from kacs_cli.experiments.protocols import PROTOCOLS, Protocol, run_plan
 
 SOURCES = ("published", "generated")
 DEFAULT_ITERATIONS = 100_000
@@ -166,7 +166,7 @@ class ExperimentConfig:
     report: dict | None = None
     # Learner of each method label that is a variant (e.g. kacs-adaptive -> kacs).
     engines: dict[str, str] = field(default_factory=dict)
-    # Results folders whose identical runs are copied instead of trained again (kacs_cli.reuse):
+    # Results folders whose identical runs are copied instead of trained again (kacs_cli.experiments.reuse):
     # as written in the config, and resolved against the config file's folder. Like `report`,
     # they change no number, so the runner ignores them when it matches an output folder.
     reuse: tuple[str, ...] = ()
@@ -405,13 +405,13 @@ def _hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fal
 
 def _registry_names() -> tuple[str, ...]:
     # The registry file is read on first use only, so `kacs --help` touches no data file.
-    from kacs_cli.datasets import get_registry
+    from kacs_cli.experiments.datasets import get_registry
 
     return tuple(get_registry())
 
 
 def _registry_info(name: str):
-    from kacs_cli.datasets import get_registry
+    from kacs_cli.experiments.datasets import get_registry
 
     return get_registry()[name]
 
@@ -804,7 +804,7 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
 
 def _reuse_settings(value: Any, base_dir: Path | None) -> dict:
     """`reuse: [../results/paper/main]`: folders of finished campaigns whose identical runs
-    are copied (kacs_cli.reuse). Relative paths are taken from the config file's folder, as
+    are copied (kacs_cli.experiments.reuse). Relative paths are taken from the config file's folder, as
     CSV paths are; they must exist, or the runs would silently be trained again."""
     if value is None:
         return {}

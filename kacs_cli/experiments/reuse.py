@@ -21,7 +21,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from kacs_cli import curvestore
+from kacs_cli.experiments import curvestore
 
 # Fields of a resolved cell that name it or list its methods rather than say what its data are.
 _NOT_DATA = ("label", "hyperparameters", "methods")

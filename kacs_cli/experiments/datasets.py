@@ -1,6 +1,6 @@
 """Datasets: the registry, a validating CSV loader, and fetch/import/verify of the data dir.
 
-The eight datasets of the article (SPEC section 8) are described in kacs_cli/data/registry.yaml
+The eight datasets of the article (SPEC section 8) are described in kacs_cli/experiments/data/registry.yaml
 (committed); the CSV files live in a data directory (never committed) and are pinned by
 SHA-256, so every machine trains on byte-identical data. Any other headerless numeric CSV
 (target last) can be used by path.
@@ -23,10 +23,10 @@ import numpy as np
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import PACKAGE_DATA
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
-# Package data: found by every kind of install, not only by a checkout.
-REGISTRY_PATH = Path(__file__).resolve().parent / "data" / "registry.yaml"
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+REGISTRY_PATH = PACKAGE_DATA / "registry.yaml"
 # A checkout's datasets/ folder; an installed package has none, and uses ./datasets instead.
 IN_CHECKOUT = (PROJECT_DIR / "pyproject.toml").is_file()
 DEFAULT_DATA_DIR = PROJECT_DIR / "datasets" if IN_CHECKOUT else Path("datasets")
@@ -72,7 +72,7 @@ class DatasetInfo:
 
 
 def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
-    """Parse and validate a registry YAML file (kacs_cli/data/registry.yaml by default)."""
+    """Parse and validate a registry YAML file (kacs_cli/experiments/data/registry.yaml by default)."""
     import yaml
 
     path = Path(path)
@@ -81,7 +81,7 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
     except FileNotFoundError:
         raise UserError(
             f"dataset registry not found at {path}; it ships with the package "
-            f"(kacs_cli/data/registry.yaml): reinstall kacs or restore the file"
+            f"(kacs_cli/experiments/data/registry.yaml): reinstall kacs or restore the file"
         ) from None
     except yaml.YAMLError as exc:
         raise UserError(f"dataset registry {path} is not valid YAML: {str(exc).splitlines()[0]}; fix the file") from None

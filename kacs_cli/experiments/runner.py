@@ -10,7 +10,7 @@ Output folder layout (`--out`)::
     runs.csv                             one row per finished run, RUN_COLUMNS, sorted
     runs/<cell>__<method>__<run>.json    the finished run's row: the mark of completion
     curves/<cell>__<method>__<run>.csv   its learning curve (engine CURVE_COLUMNS)
-    curves.csv.gz                        every finished run's curve, compact (kacs_cli.curvestore)
+    curves.csv.gz                        every finished run's curve, compact (kacs_cli.experiments.curvestore)
     populations/<cell>__<method>__<run>.csv   its final rules
 
 Every file is written to a temporary name and moved into place with os.replace, the
@@ -41,12 +41,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from kacs_cli import atomic, baselines, reuse
-from kacs_cli.config import Cell, ExperimentConfig
+from kacs_cli import atomic, baselines
+from kacs_cli.experiments import reuse
+from kacs_cli.experiments.config import Cell, ExperimentConfig
 from kacs_cli.engine import registry
-from kacs_cli.curvestore import AGGREGATE_FILE  # the compact curves committed with results
+from kacs_cli.experiments.curvestore import AGGREGATE_FILE  # the compact curves committed with results
 from kacs_cli.errors import UserError
-from kacs_cli.protocols import Protocol, make_split
+from kacs_cli.experiments.protocols import Protocol, make_split
 
 RUN_COLUMNS = (
     "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
@@ -192,7 +193,7 @@ _DATA_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a cell, loaded or generated once per process."""
-    from kacs_cli import benchmarks, datasets
+    from kacs_cli.experiments import benchmarks, datasets
 
     key = (cell.dataset_id, str(datasets.resolve_data_dir(data_dir)) if cell.kind == "dataset" else None)
     if key not in _DATA_CACHE:
@@ -211,7 +212,7 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
 
 def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cell]:
     """Cells whose data file is absent (or fails its checksum); generated cells never are."""
-    from kacs_cli import datasets
+    from kacs_cli.experiments import datasets
 
     out = []
     for cell in cells:
@@ -223,7 +224,7 @@ def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cel
 
 
 def _missing_message(missing: list[Cell], data_dir: str | Path | None) -> str:
-    from kacs_cli import datasets
+    from kacs_cli.experiments import datasets
 
     named = list(dict.fromkeys(c.benchmark for c in missing if c.kind == "dataset"))
     files = list(dict.fromkeys(c.path for c in missing if c.kind == "csv"))
@@ -466,8 +467,8 @@ def write_runs_csv(out: Path, config: ExperimentConfig, records: dict[str, dict]
 
 def write_curves_aggregate(out: Path, config: ExperimentConfig, records: dict[str, dict]) -> None:
     """curves.csv.gz beside runs.csv: the finished runs' curves in runs.csv order, the compact
-    form that is committed with the results (see kacs_cli.curvestore)."""
-    from kacs_cli import curvestore
+    form that is committed with the results (see kacs_cli.experiments.curvestore)."""
+    from kacs_cli.experiments import curvestore
 
     curvestore.update_aggregate(out, [t.key for t in expand_tasks(config) if t.key in records])
 
@@ -711,7 +712,7 @@ def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -
 
 
 def _resolved(config: ExperimentConfig) -> dict:
-    """The config as config.yaml holds it (what kacs_cli.reuse compares runs by)."""
+    """The config as config.yaml holds it (what kacs_cli.experiments.reuse compares runs by)."""
     return yaml.safe_load(config.to_yaml())
 
 
@@ -751,7 +752,7 @@ class CampaignResult:
     ran: int            # finished by this call
     runs: pd.DataFrame  # runs.csv as written (all finished runs of the config)
     skipped: list[str] = field(default_factory=list)  # cell labels left out by --skip-missing
-    reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.reuse)
+    reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.experiments.reuse)
 
 
 def _preflight(cells: list[Cell], settings: RunSettings, plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
