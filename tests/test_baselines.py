@@ -16,8 +16,8 @@ from kacs_cli.experiments.config import load_config, resolve_config
 from kacs_cli.engine.train import CURVE_COLUMNS, aic
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.protocols import make_split
-from kacs_cli.experiments.runner import (RUN_COLUMNS, RunSettings, _runs_csv_records, execute_task, expand_tasks,
-                             load_cell_data, records_frame, with_runs)
+from kacs_cli.experiments.results import RUN_COLUMNS, _runs_csv_records, records_frame
+from kacs_cli.experiments.runner import RunSettings, execute_task, expand_tasks, load_cell_data, with_runs
 
 from cli_support import run_kacs
 
@@ -149,9 +149,10 @@ def test_committed_runs_csv_files_render_byte_identical():
         config = load_config(ROOT / "configs" / f"{folder.parent.name}.yaml")
         runs = pd.read_csv(folder)
         config = with_runs(config, max(config.protocol.runs, int(runs["run"].max()) + 1))
-        records = _runs_csv_records(folder.parent, expand_tasks(config), {})
+        tasks = expand_tasks(config)
+        records = _runs_csv_records(folder.parent, tasks, {})
         assert len(records) == len(runs), folder
-        text = records_frame(config, records).to_csv(index=False)
+        text = records_frame(records, [t.key for t in tasks]).to_csv(index=False)
         assert text == folder.read_text(), folder
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 
-from kacs_cli.experiments import curvestore
+from kacs_cli.experiments import curvestore, results
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.experiments.runner import run_campaign
 
@@ -83,24 +83,24 @@ def test_aggregate_keeps_committed_runs_and_drops_unfinished_ones(tmp_path):
 
 
 def test_unreadable_aggregate_is_ignored(tmp_path):
-    (tmp_path / curvestore.AGGREGATE_FILE).write_bytes(b"not gzip")
+    (tmp_path / results.AGGREGATE_FILE).write_bytes(b"not gzip")
     assert curvestore.load_curves(tmp_path) == {}
 
 
 def test_runner_keeps_the_aggregate_and_a_fresh_clone_reads_it(tmp_path):
     out = tmp_path / "tiny"
     assert _campaign(out).ran == 4
-    table = pd.read_csv(out / curvestore.AGGREGATE_FILE)
+    table = pd.read_csv(out / results.AGGREGATE_FILE)
     # 2 methods x 2 runs x evaluations at 200, 400, 600
     assert len(table) == 12 and table["iteration"].tolist()[:3] == [200, 400, 600]
     assert table[["method", "run"]].drop_duplicates().values.tolist() == [["xcsf", 0], ["xcsf", 1], ["kacs", 0], ["kacs", 1]]
     full = pd.read_csv(out / "curves" / "f3__kacs__1.csv")
     mine = table[(table["method"] == "kacs") & (table["run"] == 1)]
     assert np.allclose(mine["test_mae"], full["test_mae"], rtol=1e-5, atol=0)
-    first = (out / curvestore.AGGREGATE_FILE).read_bytes()
+    first = (out / results.AGGREGATE_FILE).read_bytes()
     # as committed: runs.csv and the aggregate, no per-run files; a rerun trains nothing
     for sub in ("curves", "runs", "populations"):
         shutil.rmtree(out / sub)
     assert _campaign(out).ran == 0
-    assert (out / curvestore.AGGREGATE_FILE).read_bytes() == first
+    assert (out / results.AGGREGATE_FILE).read_bytes() == first
     assert sum(len(v) for v in curvestore.load_curves(out)["f3"].values()) == 4

@@ -21,7 +21,8 @@ from scipy import stats as sps
 from cli_support import run_kacs
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.reporting.build import build_report
-from kacs_cli.experiments.runner import expand_tasks, write_runs_csv
+from kacs_cli.experiments.results import write_runs_csv
+from kacs_cli.experiments.runner import expand_tasks
 from test_report import PNG_SIGNATURE, _row, _rows_after, run_row
 
 METHODS = ["xcsf", "kacs", "kacs-small", "kacs-big"]
@@ -69,7 +70,7 @@ def write_campaign(out: Path, values: np.ndarray, drop: tuple[str, str] | None =
         }
     out.mkdir(parents=True)
     (out / "config.yaml").write_text(config.to_yaml())
-    write_runs_csv(out, config, records)
+    write_runs_csv(out, records, [t.key for t in expand_tasks(config)])
     return out
 
 

@@ -8,7 +8,7 @@ import pytest
 from kacs_cli.experiments import curvestore
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.runner import RUN_COLUMNS
+from kacs_cli.experiments.results import RUN_COLUMNS
 
 from test_runner import campaign
 

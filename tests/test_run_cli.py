@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from cli_support import run_kacs
-from kacs_cli.experiments.runner import RUN_COLUMNS
+from kacs_cli.experiments.results import RUN_COLUMNS
 
 NUMBERS = [c for c in RUN_COLUMNS if c != "seconds"]
 

@@ -13,7 +13,8 @@ from rich.console import Console
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.engine.train import CURVE_COLUMNS
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.runner import RUN_COLUMNS, expand_tasks, load_cell_data, run_campaign
+from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.experiments.runner import expand_tasks, load_cell_data, run_campaign
 
 TINY = {
     "experiment": "tiny",

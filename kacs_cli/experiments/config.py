@@ -61,6 +61,7 @@ from kacs_cli.engine import registry
 from kacs_cli.engine import budget
 from kacs_cli.engine.params import BUDGETS, SEMANTICS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
 from kacs_cli.experiments.protocols import PROTOCOLS, Protocol, run_plan
 
 SOURCES = ("published", "generated")
@@ -819,9 +820,9 @@ def _reuse_settings(value: Any, base_dir: Path | None) -> dict:
         if not folder.is_absolute() and base_dir is not None:
             folder = base_dir / folder
         folder = folder.resolve()
-        if not (folder / "config.yaml").is_file() or not (folder / "runs.csv").is_file():
-            _fail(f"reuse[{i}]", f"{folder} is not a results folder of `kacs run` (it needs config.yaml "
-                                 f"and runs.csv); fix the path (relative to the config file) or remove it")
+        if not results.is_results_folder(folder):
+            _fail(f"reuse[{i}]", f"{folder} is not a results folder of `kacs run` (it needs {results.CONFIG_FILE} "
+                                 f"and {results.RUNS_FILE}); fix the path (relative to the config file) or remove it")
         written.append(text)
         dirs.append(str(folder))
     return {"reuse": tuple(written), "reuse_dirs": tuple(dirs)}

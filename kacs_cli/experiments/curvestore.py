@@ -11,7 +11,8 @@ stamp and no file name, so the same curves always give the same bytes.
 The runner refreshes the aggregate at the end of every `kacs run` (`update_aggregate`);
 the report reads curves through `load_curves`, which takes a run's per-run file when it
 exists and its aggregate rows otherwise, and rounds both the same way: a report drawn from
-the per-run files and one drawn on a fresh clone from the aggregate alone are identical.
+the per-run files and one drawn on a fresh clone from the aggregate alone are identical. Where
+the files lie in the folder is results.py's to say.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic
+from kacs_cli.experiments import results
 
-AGGREGATE_FILE = "curves.csv.gz"
-CURVE_DIR = "curves"
 KEY_COLUMNS = ("cell", "method", "run")
 # What the report's figures draw: errors (MAE for the main protocol, MSE for the
 # alternative), model size and the covering rates (SPEC section 7).
@@ -36,18 +36,6 @@ VALUE_COLUMNS = (
     "cover_rate", "cover_rate_inner", "cover_rate_outer",
 )
 SIGNIFICANT = 6
-
-
-def run_key(cell: str, method: str, run: int | str) -> str:
-    """The runner's task key, also the per-run file's stem: <cell>__<method>__<run>."""
-    return f"{cell}__{method}__{run}"
-
-
-def _split_key(stem: str) -> tuple[str, str, int] | None:
-    parts = stem.rsplit("__", 2)
-    if len(parts) != 3 or not parts[2].isdigit():
-        return None
-    return parts[0], parts[1].lower(), int(parts[2])
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
@@ -74,7 +62,7 @@ def _read_run_file(path: Path) -> pd.DataFrame | None:
 
 def read_aggregate(exp_dir: Path) -> dict[tuple[str, str, int], pd.DataFrame]:
     """{(cell, method, run): canonical frame} from curves.csv.gz; empty when absent or unreadable."""
-    path = Path(exp_dir) / AGGREGATE_FILE
+    path = results.aggregate_path(exp_dir)
     if not path.is_file():
         return {}
     try:
@@ -94,15 +82,13 @@ def collect(exp_dir: Path) -> dict[tuple[str, str, int], pd.DataFrame]:
     """Every run's curve: the per-run file where there is one, else the aggregate's rows."""
     exp_dir = Path(exp_dir)
     runs = read_aggregate(exp_dir)
-    folder = exp_dir / CURVE_DIR
-    if folder.is_dir():
-        for path in sorted(folder.glob("*.csv")):
-            key = _split_key(path.stem)
-            if key is None:
-                continue
-            frame = _read_run_file(path)
-            if frame is not None:
-                runs[key] = frame
+    for path in results.curve_files(exp_dir):
+        key = results.parse_run_key(path.stem)
+        if key is None:
+            continue
+        frame = _read_run_file(path)
+        if frame is not None:
+            runs[key] = frame
     return runs
 
 
@@ -142,10 +128,10 @@ def update_aggregate(exp_dir: Path, keys: Iterable[str]) -> Path | None:
     available = collect(exp_dir)
     chosen = []
     for key in keys:
-        parsed = _split_key(key)
+        parsed = results.parse_run_key(key)
         if parsed is not None and parsed in available:
             chosen.append((parsed, available[parsed]))
-    path = exp_dir / AGGREGATE_FILE
+    path = results.aggregate_path(exp_dir)
     if not chosen:
         return path if path.is_file() else None
     data = aggregate_bytes(chosen)

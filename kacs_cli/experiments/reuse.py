@@ -21,7 +21,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from kacs_cli.experiments import curvestore
+from kacs_cli.errors import UserError
+from kacs_cli.experiments import curvestore, results
 
 # Fields of a resolved cell that name it or list its methods rather than say what its data are.
 _NOT_DATA = ("label", "hyperparameters", "methods")
@@ -58,6 +59,21 @@ class Source:
     folder: Path
     resolved: dict
     runs: pd.DataFrame
+
+
+def sources(folders: Iterable[str | Path]) -> list[Source]:
+    """The finished campaigns of a config's `reuse:` folders, read and checked."""
+    out = []
+    for folder in map(Path, folders):
+        try:
+            resolved = results.read_config(folder)
+        except results.UnreadableConfig as exc:
+            raise UserError(f"reuse: {exc}; fix or remove that folder from `reuse`") from None
+        if not isinstance(resolved, dict) or not isinstance(resolved.get("cells"), list):
+            raise UserError(f"reuse: {results.config_path(folder)} is not the resolved config `kacs run` "
+                            f"writes; fix or remove that folder from `reuse`")
+        out.append(Source(folder, resolved, results.read_runs_csv(results.runs_path(folder))))
+    return out
 
 
 def find(resolved: dict, tasks: Iterable, sources: Iterable[Source]) -> dict[str, Reused]:

@@ -4,30 +4,17 @@ A task is one run: (cell, method, run index) with the split seed and learner see
 protocol's run plan. Both methods of one run share the split seed, so XCSF and KACS see
 the identical split (SPEC section 9).
 
-Output folder layout (`--out`)::
-
-    config.yaml                          the resolved config (every hyperparameter)
-    runs.csv                             one row per finished run, RUN_COLUMNS, sorted
-    runs/<cell>__<method>__<run>.json    the finished run's row: the mark of completion
-    curves/<cell>__<method>__<run>.csv   its learning curve (engine CURVE_COLUMNS)
-    curves.csv.gz                        every finished run's curve, compact (kacs_cli.experiments.curvestore)
-    populations/<cell>__<method>__<run>.csv   its final rules
-
-Every file is written to a temporary name and moved into place with os.replace, the
-record last, so a run killed at any instant is either complete on disk or redone on the
-next start. Workers only compute; the parent process writes every file, so a Dask worker
-on another machine needs the data but not the output folder.
+The output folder (`--out`) and its files are results.py's. Workers only compute; the
+parent process writes every file, so a Dask worker on another machine needs the data but
+not the output folder.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
-import json
 import math
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -41,35 +28,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from kacs_cli import atomic, baselines
-from kacs_cli.experiments import reuse
+from kacs_cli import baselines
+from kacs_cli.experiments import curvestore, results, reuse
 from kacs_cli.experiments.config import Cell, ExperimentConfig
 from kacs_cli.engine import registry
-from kacs_cli.experiments.curvestore import AGGREGATE_FILE  # the compact curves committed with results
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.protocols import Protocol, make_split
-
-RUN_COLUMNS = (
-    "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
-    "N", "iterations", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
-    "params", "aic", "cover_rate", "cover_rate_inner", "cover_rate_outer", "seconds", "final_N",
-)
-# final_N came after results were committed: a record or runs.csv without it still counts as
-# a finished run, with final_N = N (a fixed budget; see `_fill_later_columns`).
-FINAL_KEYS = (
-    "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params", "aic",
-    "cover_rate", "cover_rate_inner", "cover_rate_outer",
-)
-INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
-               "final_N")
-
-CONFIG_FILE = "config.yaml"
-RUNS_FILE = "runs.csv"
-LOCK_FILE = ".lock"
-RECORD_DIR = "runs"
-CURVE_DIR = "curves"
-POPULATION_DIR = "populations"
-OWNED = (CONFIG_FILE, RUNS_FILE, RECORD_DIR, CURVE_DIR, POPULATION_DIR, AGGREGATE_FILE)
 
 BACKENDS = ("local", "dask")
 # runs.csv is rebuilt from the finished records at most this often during a campaign
@@ -91,7 +55,12 @@ class Task:
 
     @property
     def key(self) -> str:
-        return f"{self.cell.label}__{self.method}__{self.run}"
+        return results.run_key(self.cell.label, self.method, self.run)
+
+    @property
+    def identity(self) -> tuple:
+        """The values of results.IDENTITY_COLUMNS that the task's row holds."""
+        return (self.cell.label, self.method, self.run, self.split_seed, self.seed)
 
 
 @dataclass(frozen=True)
@@ -107,14 +76,6 @@ class RunSettings:
     # first run: loky restarts a worker whose memory grows by 300 MB after its first task,
     # as importing torch for a later `kan` run does, and no run's seconds include imports.
     preload: tuple = ()
-
-
-@dataclass
-class TaskOutput:
-    key: str
-    record: dict
-    curve: pd.DataFrame
-    population: pd.DataFrame
 
 
 def select_cells(config: ExperimentConfig, benchmarks: Iterable[str] | None) -> list[Cell]:
@@ -268,7 +229,7 @@ def _record_head(task: Task, settings: RunSettings, X: np.ndarray) -> dict:
     }
 
 
-def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
+def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     """Train one run and return its record, curve and population (nothing is written here)."""
     from kacs_cli.engine.train import train_run
 
@@ -286,17 +247,17 @@ def execute_task(task: Task, settings: RunSettings) -> TaskOutput:
     record = _record_head(task, settings, X)
     record["N"] = int(params.N)
     record["iterations"] = settings.iterations
-    for key in FINAL_KEYS:
+    for key in results.FINAL_KEYS:
         record[key] = _plain(result.final[key])
     for key in ("rules", "micro", "params"):
         record[key] = int(record[key])
     record["seconds"] = float(result.seconds)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record["final_N"] = int(result.final["final_N"])
-    return TaskOutput(task.key, record, result.curve, result.population)
+    return results.RunOutput(task.key, record, result.curve, result.population)
 
 
-def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> TaskOutput:
+def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> results.RunOutput:
     """One run of a baseline (kacs_cli/baselines): fitted once on the run's split, with the
     run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
     from kacs_cli.engine.train import CURVE_COLUMNS, aic
@@ -314,163 +275,16 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -
         record[key] = math.nan
     record["seconds"] = float(fitted.seconds)
     record["final_N"] = None
-    return TaskOutput(task.key, record, pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())
+    return results.RunOutput(task.key, record, pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())
 
 
 # --------------------------------------------------------------------------- files
 
 
-def _write_csv_atomic(path: Path, frame: pd.DataFrame) -> None:
-    with atomic.replacing(path) as tmp:
-        frame.to_csv(tmp, index=False)
-
-
-def save_output(out: Path, output: TaskOutput) -> None:
-    """Curve, population, then the record: the record's presence means the run is complete."""
-    _write_csv_atomic(out / CURVE_DIR / f"{output.key}.csv", output.curve)
-    _write_csv_atomic(out / POPULATION_DIR / f"{output.key}.csv", output.population)
-    # json writes NaN as a bare token (cover_rate_inner/outer of XCSF); json.loads reads it back.
-    atomic.write_text(out / RECORD_DIR / f"{output.key}.json", json.dumps(output.record, indent=1) + "\n")
-
-
-def load_records(out: Path, tasks: Iterable[Task]) -> dict[str, dict]:
-    """Finished runs among `tasks`: a readable record that matches the task, with its files."""
-    found: dict[str, dict] = {}
-    for task in tasks:
-        path = out / RECORD_DIR / f"{task.key}.json"
-        if not path.is_file():
-            continue
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # unreadable: the run is simply done again
-        if not isinstance(record, dict):
-            continue
-        _fill_later_columns(record)
-        if any(c not in record for c in RUN_COLUMNS):
-            continue
-        if (record["benchmark"], record["method"], record["run"], record["split_seed"], record["seed"]) != (
-            task.cell.label, task.method, task.run, task.split_seed, task.seed
-        ):
-            continue
-        if not (out / CURVE_DIR / f"{task.key}.csv").is_file() or not (out / POPULATION_DIR / f"{task.key}.csv").is_file():
-            continue
-        found[task.key] = record
-    found.update(_runs_csv_records(out, tasks, found))
-    return found
-
-
-def read_runs_csv(path: Path) -> pd.DataFrame:
-    """A runs.csv as a frame, every row checked first; a damaged row is a UserError naming its line.
-
-    pandas pads a short row with NaN, so a hand-truncated last line (`main,f`) became a run of
-    a phantom cell (benchmark "f", method "nan") in the report, and a crash in the runner.
-    Columns a runs.csv lacks are the reader's business (the report shows them as n/a).
-    """
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is not None:
-                for row in reader:
-                    if row:
-                        _check_runs_row(path, reader.line_num, header, row)
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text, so not a runs.csv written by `kacs run`; "
-                        f"restore it or rerun the campaign") from None
-    except csv.Error as exc:
-        raise UserError(f"{path}: not a readable CSV ({exc}); restore it or rerun the campaign") from None
-    return pd.read_csv(path)
-
-
-def _check_runs_row(path: Path, line: int, header: list[str], row: list[str]) -> None:
-    """The fields that say which run a row is; the metrics are the reader's to judge."""
-    fix = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
-    if len(row) != len(header):
-        raise UserError(f"{path}:{line}: {len(row)} fields where the header has {len(header)} (a cut "
-                        f"or hand-edited row); {fix}")
-    values = dict(zip(header, (v.strip() for v in row)))
-    for name in ("benchmark", "method"):
-        if name in values and not values[name]:
-            raise UserError(f"{path}:{line}: the {name} is empty; {fix}")
-    if "run" in values:
-        try:
-            ok = float(values["run"]).is_integer() and float(values["run"]) >= 0
-        except ValueError:
-            ok = False
-        if not ok:
-            raise UserError(f"{path}:{line}: run is {values['run']!r}, not a run number (0, 1, ...); {fix}")
-
-
-def _runs_csv_records(out: Path, tasks: Iterable[Task], found: dict[str, dict]) -> dict[str, dict]:
-    """Rows of an existing runs.csv whose run records are absent: finished runs all the same.
-
-    runs.csv only ever holds finished runs, and a results folder may be shipped without the
-    per-run records, curves and populations (as results/paper/ is committed). Without this,
-    resuming there would rewrite runs.csv from nothing and redo every run.
-    """
-    path = out / RUNS_FILE
-    if not path.is_file():
-        return {}
-    try:
-        frame = read_runs_csv(path)
-    except UserError:
-        raise  # a damaged row: guessing which runs it held would redo or lose them
-    except (OSError, ValueError):
-        return {}
-    if "final_N" not in frame.columns and "N" in frame.columns:
-        frame["final_N"] = frame["N"]
-    if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
-        return {}
-    frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
-    rows = {
-        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
-        for r in frame[list(RUN_COLUMNS)].to_dict("records")
-    }
-    extra: dict[str, dict] = {}
-    for task in tasks:
-        if task.key in found:
-            continue
-        row = rows.get((task.cell.label, task.method, task.run, task.split_seed, task.seed))
-        if row is not None:
-            extra[task.key] = row
-    return extra
-
-
-def _fill_later_columns(record: dict) -> None:
-    """A run finished before `final_N` was recorded had a fixed budget: final_N = N."""
-    if "final_N" not in record and "N" in record:
-        record["final_N"] = record["N"]
-
-
-def records_frame(config: ExperimentConfig, records: dict[str, dict]) -> pd.DataFrame:
-    """runs.csv content: RUN_COLUMNS, sorted by cell order, method order, run."""
-    if not records:
-        return pd.DataFrame(columns=list(RUN_COLUMNS))
-    frame = pd.DataFrame([{c: r[c] for c in RUN_COLUMNS} for r in records.values()], columns=list(RUN_COLUMNS))
-    cell_order = {c.label: i for i, c in enumerate(config.cells)}
-    method_order = {m: i for i, m in enumerate(config.methods)}
-    frame["_c"] = frame["benchmark"].map(cell_order)
-    frame["_m"] = frame["method"].map(method_order)
-    frame = frame.sort_values(["_c", "_m", "run"], kind="stable").drop(columns=["_c", "_m"])
-    for c in INT_COLUMNS:
-        # Nullable: a baseline has no rules, budget or iterations, written as empty fields.
-        frame[c] = pd.to_numeric(frame[c]).astype("Int64")
-    return frame.reset_index(drop=True)
-
-
-def write_runs_csv(out: Path, config: ExperimentConfig, records: dict[str, dict]) -> pd.DataFrame:
-    frame = records_frame(config, records)
-    _write_csv_atomic(out / RUNS_FILE, frame)
-    return frame
-
-
-def write_curves_aggregate(out: Path, config: ExperimentConfig, records: dict[str, dict]) -> None:
+def write_curves_aggregate(out: Path, order: list[str], records: dict[str, dict]) -> None:
     """curves.csv.gz beside runs.csv: the finished runs' curves in runs.csv order, the compact
     form that is committed with the results (see kacs_cli.experiments.curvestore)."""
-    from kacs_cli.experiments import curvestore
-
-    curvestore.update_aggregate(out, [t.key for t in expand_tasks(config) if t.key in records])
+    curvestore.update_aggregate(out, [key for key in order if key in records])
 
 
 def _config_differences(old: dict, new: dict) -> list[str]:
@@ -526,26 +340,20 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
     differ: run r has the same seeds whatever the count, so the folder's config takes the
     larger count, finished runs keep their numbers and only the requested ones are run now.
     """
-    config_path = out / CONFIG_FILE
-    new = yaml.safe_load(config.to_yaml())
+    new = _resolved(config)
     folder, more_runs = config, False
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder; choose another --out")
     if force:
-        for name in OWNED:
-            target = out / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-    elif config_path.is_file():
+        results.clear(out)
+    elif results.config_path(out).is_file():
         try:
-            old = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
+            old = results.read_config(out)
+        except results.UnreadableConfig:
             old = None
         if not isinstance(old, dict):
-            raise UserError(f"{config_path} is unreadable, so the results in {out} cannot be matched to "
-                            f"this config; use --force to start over there or choose another --out")
+            raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
+                            f"matched to this config; use --force to start over there or choose another --out")
         diffs = _config_differences(_without_runs(old), _without_runs(new))
         if diffs:
             raise UserError(
@@ -556,21 +364,13 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
         if old_runs is not None and old_runs > config.protocol.runs:
             folder = with_runs(config, old_runs)
         more_runs = old_runs is not None and old_runs < config.protocol.runs
-    elif (out / RECORD_DIR).is_dir() and any((out / RECORD_DIR).iterdir()):
-        raise UserError(f"{out} holds run records but no {CONFIG_FILE}, so they cannot be matched to this "
-                        f"config; use --force to start over there or choose another --out")
-    try:
-        for sub in (RECORD_DIR, CURVE_DIR, POPULATION_DIR):
-            (out / sub).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create the output folder {out}: {exc.strerror or exc}; choose another --out") from None
-    # Temporary files of a killed campaign are garbage: their runs will be redone.
-    for sub in (out, out / RECORD_DIR, out / CURVE_DIR, out / POPULATION_DIR):
-        for tmp in sub.glob(".*.tmp"):
-            tmp.unlink(missing_ok=True)
-    kept = config_path.is_file()
+    elif results.has_records(out):
+        raise UserError(f"{out} holds run records but no {results.CONFIG_FILE}, so they cannot be matched to "
+                        f"this config; use --force to start over there or choose another --out")
+    results.make_run_dirs(out)
+    kept = results.config_path(out).is_file()
     if not kept or more_runs:
-        atomic.write_text(config_path, folder.to_yaml())
+        results.write_config(out, folder.to_yaml())
     return kept, folder
 
 
@@ -634,12 +434,12 @@ def _die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="kacs-parent-watch", daemon=True).start()
 
 
-def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> TaskOutput:
+def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> results.RunOutput:
     _die_with_parent(parent_pid)
     return execute_task(task, settings)
 
 
-def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[TaskOutput]:
+def _run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[results.RunOutput]:
     if jobs == 1:
         for task in todo:
             yield execute_task(task, settings)
@@ -685,7 +485,7 @@ def connect_scheduler(scheduler: str):
         raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
 
 
-def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -> Iterator[TaskOutput]:
+def _run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -> Iterator[results.RunOutput]:
     """Fan out on `client` (connected to a scheduler), or else on a local cluster of `jobs` workers."""
     try:
         import joblib
@@ -716,31 +516,16 @@ def _resolved(config: ExperimentConfig) -> dict:
     return yaml.safe_load(config.to_yaml())
 
 
-def _reuse_sources(config: ExperimentConfig) -> list[reuse.Source]:
-    sources = []
-    for folder in map(Path, config.reuse_dirs):
-        try:
-            resolved = yaml.safe_load((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise UserError(f"reuse: cannot read {folder / CONFIG_FILE} ({exc}); fix or remove that folder "
-                            f"from `reuse`") from None
-        if not isinstance(resolved, dict) or not isinstance(resolved.get("cells"), list):
-            raise UserError(f"reuse: {folder / CONFIG_FILE} is not the resolved config `kacs run` writes; "
-                            f"fix or remove that folder from `reuse`")
-        sources.append(reuse.Source(folder, resolved, read_runs_csv(folder / RUNS_FILE)))
-    return sources
-
-
 def _copy_reused(out: Path, config: ExperimentConfig, todo: list[Task], records: dict[str, dict]) -> dict:
     """Copy the runs of `todo` that a `reuse:` folder holds (row and curve) into `out`."""
     if not config.reuse_dirs or not todo:
         return {}
-    copied = reuse.find(_resolved(config), todo, _reuse_sources(config))
+    copied = reuse.find(_resolved(config), todo, reuse.sources(config.reuse_dirs))
     for key, item in copied.items():
         if item.curve is not None:
-            _write_csv_atomic(out / CURVE_DIR / f"{key}.csv", item.curve)
-        _fill_later_columns(item.record)
-        records[key] = {c: item.record[c] for c in RUN_COLUMNS}
+            results.write_curve(out, key, item.curve)
+        results.fill_later_columns(item.record)
+        records[key] = {c: item.record[c] for c in results.RUN_COLUMNS}
     return copied
 
 
@@ -839,11 +624,11 @@ def run_campaign(
     # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
     # Runs that `reuse:` copies need no data either.
     pending_cells = cells
-    if config.reuse_dirs or (not force and (out / CONFIG_FILE).is_file()):
+    if config.reuse_dirs or (not force and results.config_path(out).is_file()):
         wanted = expand_tasks(config, cells, chosen_methods)
-        done = load_records(out, wanted) if not force and (out / CONFIG_FILE).is_file() else {}
+        done = results.load_records(out, wanted) if not force and results.config_path(out).is_file() else {}
         wanted = [t for t in wanted if t.key not in done]
-        copyable = reuse.find(_resolved(config), wanted, _reuse_sources(config)) if config.reuse_dirs else {}
+        copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
         pending = {t.cell.label for t in wanted if t.key not in copyable}
         pending_cells = [c for c in cells if c.label in pending]
     missing = missing_data(pending_cells, data_dir)
@@ -875,25 +660,26 @@ def run_campaign(
             except ImportError:
                 raise UserError(_DASK_MISSING) from None
         # Held from the first write to the last, so two campaigns never share a folder.
-        stack.enter_context(_exclusive(out))
+        stack.enter_context(results.exclusive(out))
         kept, folder = prepare_out_dir(out, config, force)
         all_tasks = expand_tasks(folder)
-        records = load_records(out, all_tasks) if kept else {}
+        row_order = [t.key for t in all_tasks]
+        records = results.load_records(out, all_tasks) if kept else {}
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]
         already = len(selected) - len(todo)
         copied = _copy_reused(out, config, todo, records)
         if copied:
             todo = [t for t in todo if t.key not in copied]
-            write_runs_csv(out, folder, records)
+            results.write_runs_csv(out, records, row_order)
             console.print(f"{len(copied)} run(s) copied from identical runs in {', '.join(config.reuse)} (reuse)")
 
         if not todo:
-            frame = write_runs_csv(out, folder, records)
-            write_curves_aggregate(out, folder, records)
+            frame = results.write_runs_csv(out, records, row_order)
+            write_curves_aggregate(out, row_order, records)
             console.print(
                 f"Nothing to do: all {len(selected)} selected runs of experiment {config.experiment} "
-                f"are already finished in {out} (runs.csv is up to date; --force starts over)."
+                f"are already finished in {out} ({results.RUNS_FILE} is up to date; --force starts over)."
             )
             console.print(_summary_table(config, frame))
             return CampaignResult(out, len(selected), already, 0, frame, skipped, len(copied))
@@ -904,8 +690,8 @@ def run_campaign(
             for t in todo
         ]
         # Longest first, ties in result order: the slowest runs do not end up alone at the end.
-        order = {t.key: i for i, t in enumerate(todo)}
-        todo.sort(key=lambda t: (-t.cost, order[t.key]))
+        position = {t.key: i for i, t in enumerate(todo)}
+        todo.sort(key=lambda t: (-t.cost, position[t.key]))
         jobs = min(jobs, len(todo))
         where = f"Dask at {scheduler}" if scheduler else (
             f"a local Dask cluster of {jobs} worker(s)" if backend == "dask" else f"{jobs} local process(es)")
@@ -921,54 +707,19 @@ def run_campaign(
         try:
             with _progress(console, len(todo), enabled=progress) as advance:
                 for output in stream:
-                    save_output(out, output)
+                    results.save_output(out, output)
                     records[output.key] = output.record
                     ran += 1
                     advance(output.key)
                     if time.monotonic() - last_write > RUNS_CSV_EVERY_S:
-                        write_runs_csv(out, folder, records)
+                        results.write_runs_csv(out, records, row_order)
                         last_write = time.monotonic()
         finally:
-            frame = write_runs_csv(out, folder, records)
-            write_curves_aggregate(out, folder, records)
+            frame = results.write_runs_csv(out, records, row_order)
+            write_curves_aggregate(out, row_order, records)
         console.print(_summary_table(config, frame))
-        console.print(f"{ran} run(s) finished; results in {out / RUNS_FILE}")
+        console.print(f"{ran} run(s) finished; results in {results.runs_path(out)}")
         return CampaignResult(out, len(selected), already, ran, frame, skipped, len(copied))
-
-
-class _exclusive:
-    """Hold an advisory lock on the output folder: two campaigns writing (or one --force
-    deleting) the same folder at once would waste work or remove the other's results. The
-    kernel drops the lock when the process dies, even by SIGKILL."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        self._fh = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: run without the guard
-            return self
-        try:
-            self.out.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.out / LOCK_FILE, "a")
-        except OSError as exc:
-            raise UserError(f"cannot create the output folder {self.out}: {exc.strerror or exc}; "
-                            f"choose another --out") from None
-        try:
-            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._fh.close()
-            self._fh = None
-            raise UserError(f"another `kacs run` is writing to {self.out} right now; wait for it to "
-                            f"finish or choose another --out") from None
-        return self
-
-    def __exit__(self, *exc):
-        if self._fh is not None:
-            self._fh.close()  # closing releases the lock
-        return False
 
 
 class _progress:

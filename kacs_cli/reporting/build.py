@@ -23,6 +23,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from kacs_cli.experiments import results
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
 from kacs_cli.reporting import kmethods, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
@@ -54,10 +55,10 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
     notes = list(included.notes)
     if not config:
-        notes.append(f"no config.yaml in {exp_dir}: missing benchmarks cannot be detected")
+        notes.append(f"no {results.CONFIG_FILE} in {exp_dir}: missing benchmarks cannot be detected")
     lacking = [m for m in metrics if m not in raw.columns]
     if lacking:
-        notes.append(f"runs.csv lacks {', '.join(lacking)}; shown as n/a")
+        notes.append(f"{results.RUNS_FILE} lacks {', '.join(lacking)}; shown as n/a")
     runs = last_rows(raw)
     methods = config_methods(config)
     cells = cells_of(runs, entries) if len(runs) else []
@@ -80,7 +81,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     )
     exp.kmethods = kmethods.analyse(exp, runs, config, control)
     if not cells:
-        exp.missing.insert(0, "no finished runs in runs.csv")
+        exp.missing.insert(0, f"no finished runs in {results.RUNS_FILE}")
     if paper and protocol == "main":
         exp.paper = paper_comparison(exp)
         exp.paper_warning = paper_setting_warning(config, runs)
@@ -132,7 +133,7 @@ def build_report(
         f"% Source: {tex_escape(results_dir.as_posix())}",
         "",
     ]
-    skipped_lines = [f"{p.as_posix()}: no runs.csv at any depth" for p in skipped]
+    skipped_lines = [f"{p.as_posix()}: no {results.RUNS_FILE} at any depth" for p in skipped]
     if len(exps) > 1 or skipped_lines:
         md_parts.append(index_markdown(exps, skipped_lines))
     console = []

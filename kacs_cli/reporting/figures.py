@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic
-from kacs_cli.experiments import curvestore
+from kacs_cli.experiments import curvestore, results
 from kacs_cli.experiments.config import guideline_budget
-from kacs_cli.experiments.curvestore import AGGREGATE_FILE, CURVE_DIR
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.reporting import kmethods, stats
@@ -347,7 +346,7 @@ def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path]
     if not curves:
         notes.append(
             f"Learning and covering-rate curves: not drawn, {exp.path.as_posix()} holds no curve data "
-            f"(neither {CURVE_DIR}/ nor {AGGREGATE_FILE}); `kacs run` writes both."
+            f"(neither {results.CURVE_DIR}/ nor {results.AGGREGATE_FILE}); `kacs run` writes both."
         )
     else:
         for kind, (column, ylabel, title) in kinds.items():

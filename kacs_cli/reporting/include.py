@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kacs_cli.experiments import results
 from kacs_cli.reporting.loading import config_benchmarks, load_config, load_runs
 
 # What must agree between an experiment and one it includes cells from.
@@ -53,7 +54,7 @@ def find_sibling(exp_dir: Path, name: str) -> Path | None:
     direct = parent / name
     candidates = [direct] + sorted(p for p in parent.iterdir() if p.is_dir() and p != direct) if parent.is_dir() else []
     for folder in candidates:
-        if folder.resolve() == Path(exp_dir).resolve() or not (folder / "runs.csv").is_file():
+        if folder.resolve() == Path(exp_dir).resolve() or not results.has_runs(folder):
             continue
         recorded = load_config(folder).get("experiment")
         if recorded == name or (recorded is None and folder.name == name):

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
 from kacs_cli.reporting.model import ExperimentReport
 
 # Folders an experiment directory owns (the runner's and the report's): never experiments.
-OWNED_SUBDIRS = ("curves", "runs", "populations", "report", "figures")
+OWNED_SUBDIRS = (*results.RUN_DIRS, "report", "figures")
 
 
 def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -29,7 +30,7 @@ def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
     skipped: list[Path] = []
 
     def walk(folder: Path) -> bool:
-        if (folder / "runs.csv").is_file():
+        if results.has_runs(folder):
             found.append(folder)
             return True
         children = sorted(p for p in folder.iterdir()
@@ -44,7 +45,7 @@ def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
 
     walk(results_dir)
     if not found:
-        raise UserError(f"no runs.csv under {results_dir}: run `kacs run CONFIG` first")
+        raise UserError(f"no {results.RUNS_FILE} under {results_dir}: run `kacs run CONFIG` first")
     return found, sorted(skipped)
 
 

@@ -14,34 +14,30 @@ from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
 from kacs_cli.experiments.protocols import PROTOCOLS
 from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS, PROTOCOL_METRICS,
                                       Cell, ExperimentReport)
-from kacs_cli.experiments.runner import read_runs_csv
 
 
 def load_config(exp_dir: Path) -> dict:
     """The experiment's config.yaml as a dict ({} when there is none)."""
-    path = exp_dir / "config.yaml"
-    if not path.is_file():
-        return {}
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path} is not valid YAML ({exc.__class__.__name__}); fix or delete it") from None
+        data = results.read_config(exp_dir)
+    except results.UnreadableConfig as exc:
+        raise UserError(f"{exc}; fix or delete it") from None
     return data if isinstance(data, dict) else {}
 
 
 def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
     """runs.csv with the report's columns: cell_id (the runner's cell label), benchmark,
     variant, n, samples, N; a method run at its own budget joins its runner cell's N."""
-    path = exp_dir / "runs.csv"
+    path = results.runs_path(exp_dir)
     try:
-        runs = read_runs_csv(path)
+        runs = results.read_runs_csv(path)
     except pd.errors.EmptyDataError:  # created, no run finished yet
         runs = pd.DataFrame(columns=["benchmark", "method", "run"])
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
