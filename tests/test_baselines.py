@@ -17,7 +17,9 @@ from kacs_cli.engine.train import CURVE_COLUMNS, aic
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.protocols import make_split
 from kacs_cli.experiments.results import RUN_COLUMNS, _runs_csv_records, records_frame
-from kacs_cli.experiments.runner import RunSettings, execute_task, expand_tasks, load_cell_data, with_runs
+from kacs_cli.experiments.execution import RunSettings, execute_task, load_cell_data
+from kacs_cli.experiments.runner import with_runs
+from kacs_cli.experiments.tasks import expand_tasks
 
 from cli_support import run_kacs
 

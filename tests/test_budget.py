@@ -144,7 +144,8 @@ def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
     """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
     iterations, every reported number equal."""
     from kacs_cli.experiments.config import load_config
-    from kacs_cli.experiments.runner import RunSettings, Task, execute_task
+    from kacs_cli.experiments.execution import RunSettings, execute_task
+    from kacs_cli.experiments.tasks import Task
 
     committed = pd.read_csv(RESULTS / "runs.csv")
     row = committed[(committed["benchmark"] == "asn") & (committed["method"] == "kacs")

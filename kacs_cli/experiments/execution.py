@@ -1,0 +1,163 @@
+"""One run of a campaign: its cell's data, its training (a learner or a baseline), its record.
+
+Nothing here writes a file: a run returns a results.RunOutput, which the campaign's parent
+process saves, so a worker process (or a Dask worker on another machine) needs the data but
+not the output folder.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from kacs_cli import baselines
+from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
+from kacs_cli.experiments import benchmarks, datasets, results
+from kacs_cli.experiments.config import Cell
+from kacs_cli.experiments.protocols import Protocol, make_split
+from kacs_cli.experiments.tasks import Task
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every task of a campaign shares; sent to the workers with each task."""
+
+    experiment: str
+    protocol: Protocol
+    iterations: int
+    eval_every: int
+    data_dir: str | None
+    # The baselines of the campaign (baselines.Spec), imported by each worker before its
+    # first run: loky restarts a worker whose memory grows by 300 MB after its first task,
+    # as importing torch for a later `kan` run does, and no run's seconds include imports.
+    preload: tuple = ()
+
+
+# --------------------------------------------------------------------------- data
+
+
+# Per-process cache: a worker runs many tasks on the same dataset, and reading CCPP or
+# generating f3 at n = 20 for each of them would be wasted work.
+_DATA_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of a cell, loaded or generated once per process."""
+    key = (cell.dataset_id, str(datasets.resolve_data_dir(data_dir)) if cell.kind == "dataset" else None)
+    if key not in _DATA_CACHE:
+        if cell.kind == "function":
+            X, y = benchmarks.generate(cell.benchmark, cell.n, cell.samples, seed=cell.dataset_seed,
+                                       variant=cell.variant)
+        elif cell.kind == "dataset":
+            X, y = datasets.load_dataset(cell.benchmark, data_dir)
+        else:
+            X, y = datasets.load_dataset(Path(cell.path), data_dir)
+        X.setflags(write=False)
+        y.setflags(write=False)
+        _DATA_CACHE[key] = (X, y)
+    return _DATA_CACHE[key]
+
+
+def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cell]:
+    """Cells whose data file is absent (or fails its checksum); generated cells never are."""
+    out = []
+    for cell in cells:
+        if cell.kind == "dataset" and datasets.missing_datasets([cell.benchmark], data_dir):
+            out.append(cell)
+        elif cell.kind == "csv" and not Path(cell.path).is_file():
+            out.append(cell)
+    return out
+
+
+def missing_message(missing: list[Cell], data_dir: str | Path | None) -> str:
+    """What to do about the cells `missing_data` found, in one line."""
+    named = list(dict.fromkeys(c.benchmark for c in missing if c.kind == "dataset"))
+    files = list(dict.fromkeys(c.path for c in missing if c.kind == "csv"))
+    parts = []
+    if named:
+        where = datasets.resolve_data_dir(data_dir)
+        parts.append(
+            f"missing dataset(s) {', '.join(named)} in {where} (absent, or not matching the registry "
+            f"checksum): get them with `kacs data fetch` "
+            f"(needs internet) or `kacs data import DIR` (from a folder holding the CSVs), or point "
+            f"--data-dir / ${datasets.DATA_DIR_ENV} at the folder that has them"
+        )
+    if files:
+        parts.append(f"CSV file(s) not found: {', '.join(files)} (check the path in the config)")
+    return "; ".join(parts) + "; or pass --skip-missing to run the other benchmarks"
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def _plain(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    return value
+
+
+def _record_head(task: Task, settings: RunSettings, X: np.ndarray) -> dict:
+    """The columns that say which run a record is, shared by learners and baselines."""
+    return {
+        "experiment": settings.experiment,
+        "benchmark": task.cell.label,
+        "variant": task.cell.variant or "",
+        "method": task.method,
+        "run": task.run,
+        "split_seed": task.split_seed,
+        "seed": task.seed,
+        "n": int(X.shape[1]),
+        "samples": int(X.shape[0]),
+    }
+
+
+def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
+    """Train one run and return its record, curve and population (nothing is written here)."""
+    cell = task.cell
+    baselines.preload(settings.preload)
+    X, y = load_cell_data(cell, settings.data_dir)
+    split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
+    params = cell.params[task.method]
+    if baselines.find(cell.engine(task.method)) is not None:
+        return _execute_baseline(task, settings, X, split)
+    result = train_run(
+        cell.engine(task.method), split.X_train, split.y_train, split.X_test, split.y_test,
+        params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
+    )
+    record = _record_head(task, settings, X)
+    record["N"] = int(params.N)
+    record["iterations"] = settings.iterations
+    for key in results.FINAL_KEYS:
+        record[key] = _plain(result.final[key])
+    for key in ("rules", "micro", "params"):
+        record[key] = int(record[key])
+    record["seconds"] = float(result.seconds)
+    # The budget at the end of the run: N itself unless budget: adaptive grew it.
+    record["final_N"] = int(result.final["final_N"])
+    return results.RunOutput(task.key, record, result.curve, result.population)
+
+
+def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> results.RunOutput:
+    """One run of a baseline (kacs_cli/baselines): fitted once on the run's split, with the
+    run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
+    spec = task.cell.params[task.method]
+    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
+    record = _record_head(task, settings, X)
+    record.update(N=None, iterations=spec.iterations)
+    record["train_mae"], record["train_mse"] = baselines.errors(fitted.y_train, split.y_train)
+    record["test_mae"], record["test_mse"] = baselines.errors(fitted.y_test, split.y_test)
+    record.update(rules=None, micro=None, params=fitted.params)
+    record["aic"] = (math.nan if fitted.params is None
+                     else float(aic(split.X_train.shape[0], record["train_mse"], fitted.params)))
+    for key in ("cover_rate", "cover_rate_inner", "cover_rate_outer"):
+        record[key] = math.nan
+    record["seconds"] = float(fitted.seconds)
+    record["final_N"] = None
+    return results.RunOutput(task.key, record, pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())

@@ -1,0 +1,107 @@
+"""The tasks of a campaign: the runs a resolved config asks for, the ones chosen now, their cost.
+
+A task is one run: (cell, method, run index) with the split seed and learner seed of the
+protocol's run plan. Both methods of one run share the split seed, so XCSF and KACS see
+the identical split (SPEC section 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from kacs_cli import baselines
+from kacs_cli.engine import registry
+from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
+from kacs_cli.experiments.config import Cell, ExperimentConfig
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    cell: Cell
+    method: str
+    run: int
+    split_seed: int
+    seed: int
+    cost: float = 0.0  # rough relative duration, only for longest-first scheduling
+
+    @property
+    def key(self) -> str:
+        return results.run_key(self.cell.label, self.method, self.run)
+
+    @property
+    def identity(self) -> tuple:
+        """The values of results.IDENTITY_COLUMNS that the task's row holds."""
+        return (self.cell.label, self.method, self.run, self.split_seed, self.seed)
+
+
+def select_cells(config: ExperimentConfig, benchmarks: Iterable[str] | None) -> list[Cell]:
+    """Cells picked by --benchmarks: a term matches a cell label or a benchmark name."""
+    if not benchmarks:
+        return list(config.cells)
+    terms = [t.strip() for t in benchmarks if t and t.strip()]
+    chosen: list[Cell] = []
+    for term in terms:
+        hits = [c for c in config.cells if term.lower() in (c.label.lower(), c.benchmark.lower())]
+        if not hits:
+            known = ", ".join(dict.fromkeys([c.label for c in config.cells] + [c.benchmark for c in config.cells]))
+            raise UserError(f"--benchmarks: {term!r} is not in experiment {config.experiment}; choose from {known}")
+        chosen.extend(c for c in hits if c not in chosen)
+    return [c for c in config.cells if c in chosen]
+
+
+def select_methods(config: ExperimentConfig, methods: Iterable[str] | None) -> list[str]:
+    if not methods:
+        return list(config.methods)
+    chosen = []
+    for m in methods:
+        key = m.strip().lower()
+        if not key:
+            continue
+        if key not in config.methods:
+            raise UserError(f"--methods: {m!r} is not a method of experiment {config.experiment}; "
+                            f"choose from {', '.join(config.methods)}")
+        if key not in chosen:
+            chosen.append(key)
+    if not chosen:
+        raise UserError(f"--methods: name at least one of {', '.join(config.methods)}")
+    return [m for m in config.methods if m in chosen]
+
+
+def expand_tasks(
+    config: ExperimentConfig,
+    cells: Iterable[Cell] | None = None,
+    methods: Iterable[str] | None = None,
+) -> list[Task]:
+    """Tasks in result order: cell order, then method order, then run."""
+    cells = list(config.cells if cells is None else cells)
+    methods = list(config.methods if methods is None else methods)
+    plan = config.plan()
+    return [
+        Task(cell, method, run, split_seed, seed)
+        for cell in cells
+        for method in methods
+        if not cell.methods or method in cell.methods
+        for run, split_seed, seed in plan
+    ]
+
+
+def result_order(config: ExperimentConfig) -> list[str]:
+    """The keys of every run of `config` in result order, the order of runs.csv's rows."""
+    return [t.key for t in expand_tasks(config)]
+
+
+def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: int) -> float:
+    """Relative run time, only to start the longest runs first.
+
+    Per iteration as the learner's registry entry estimates it (`Learner.cost`). Evaluation
+    passes over all rows add the rest (what makes CCPP's 9568 rows slow).
+    """
+    baseline = baselines.find(task.cell.engine(task.method))
+    if baseline is not None:  # one batch fit, whatever the iterations
+        return baseline.cost(rows, n)
+    N = task.cell.params[task.method].N
+    per_iteration = registry.get(task.cell.engine(task.method)).cost(n, N)
+    evaluations = iterations // eval_every + 1
+    return iterations * per_iteration + evaluations * rows * per_iteration * 0.3
