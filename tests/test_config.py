@@ -6,14 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kacs_cli.experiments.config import (
-    guideline_budget,
-    load_config,
-    load_yaml,
-    parse_int_list,
-    resolve_config,
-    scaling_raw_config,
-)
+from kacs_cli.experiments.config import load_config, resolve_config
+from kacs_cli.experiments.methods import guideline_budget
+from kacs_cli.experiments.schema import load_yaml
+from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
 from kacs_cli.engine.params import BUDGET_FIELDS, Hyperparameters
 from kacs_cli.errors import UserError
 
@@ -129,8 +125,8 @@ def test_defaults_and_explicit_resolution():
     assert (config.iterations, config.eval_every, config.semantics) == (100_000, 2000, "reference")
     f3, asn = config.cells
     # f1-f4 default to generated data (n = 10, 1000 samples, dataset seed 0).
-    assert (f3.kind, f3.source, f3.n, f3.samples, f3.dataset_seed) == ("function", "generated", 10, 1000, 0)
-    assert (asn.kind, asn.n, asn.samples, asn.real_world) == ("dataset", 5, 1503, True)
+    assert (f3.data.kind, f3.data.source, f3.data.n, f3.data.samples, f3.data.dataset_seed) == ("function", "generated", 10, 1000, 0)
+    assert (asn.data.kind, asn.data.n, asn.data.samples, asn.data.real_world) == ("dataset", 5, 1503, True)
     # SPEC section 6: P_hash 0.0 on synthetic functions, 0.8 on real-world data.
     assert f3.params["kacs"].P_hash == 0.0 and asn.params["xcsf"].P_hash == 0.8
     assert f3.params["kacs"] == Hyperparameters()
@@ -183,7 +179,7 @@ def test_csv_paths_are_relative_to_the_config_and_real_world(tmp_path):
     cfg.write_text("benchmarks: [data/my-set.csv, {path: data/other.csv, P_hash: 0.1}]\n")
     config = load_config(cfg)
     mine, other = config.cells
-    assert mine.kind == "csv" and mine.path == str((tmp_path / "data" / "my-set.csv").resolve())
+    assert mine.data.kind == "csv" and mine.data.path == str((tmp_path / "data" / "my-set.csv").resolve())
     assert mine.label == "my-set" and mine.params["kacs"].P_hash == 0.8
     assert other.params["xcsf"].P_hash == 0.1
     assert config.experiment == "exp"
@@ -247,15 +243,15 @@ def test_the_adaptive_budget_config():
     assert config.methods == ("xcsf", "kacs", "kacs-guideline", "kacs-adaptive")
     assert config.engines == {"kacs-guideline": "kacs", "kacs-adaptive": "kacs"}
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)
-    f3 = [c for c in config.cells if c.kind == "function"]
-    assert [(c.n, c.samples) for c in f3] == [(n, 1000) for n in (2, 6, 10, 14, 16, 18, 20)]
+    f3 = [c for c in config.cells if c.data.kind == "function"]
+    assert [(c.data.n, c.data.samples) for c in f3] == [(n, 1000) for n in (2, 6, 10, 14, 16, 18, 20)]
     for c in f3:
         assert c.methods == config.methods
         assert c.params["kacs"].N == 6400 and c.params["kacs"].budget == "fixed"
-        assert c.params["kacs-guideline"].N == 24 * c.n * (2 * c.n + 1) == guideline_budget(c.n)
+        assert c.params["kacs-guideline"].N == 24 * c.data.n * (2 * c.data.n + 1) == guideline_budget(c.data.n)
         assert c.params["kacs-adaptive"].budget == "adaptive" and c.params["kacs-adaptive"].N == 6400
         assert c.params["xcsf"].N == 6400
-    rest = [c for c in config.cells if c.kind != "function"]
+    rest = [c for c in config.cells if c.data.kind != "function"]
     assert [c.label for c in rest][:8] == ["f1", "f2", "f3-published", "f4", "asn", "ccpp", "cs", "eec"]
     assert all(c.methods == ("kacs", "kacs-adaptive") for c in rest)
     assert [c.params["kacs-adaptive"].P_hash for c in rest[:8]] == [0.0] * 4 + [0.8] * 4
@@ -306,7 +302,7 @@ def test_shipped_configs_match_the_article():
     main_labels = ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     main = load_config(CONFIG_DIR / "main.yaml")
     assert [c.label for c in main.cells] == main_labels
-    assert [c.source for c in main.cells[:4]] == ["published"] * 4
+    assert [c.data.source for c in main.cells[:4]] == ["published"] * 4
     assert [c.params["kacs"].P_hash for c in main.cells] == [0.0] * 4 + [0.8] * 4
     assert (main.protocol.name, main.protocol.runs, main.iterations, main.eval_every) == ("main", 30, 100_000, 2000)
 
@@ -319,18 +315,18 @@ def test_shipped_configs_match_the_article():
     assert (smoke.protocol.runs, smoke.iterations) == (2, 4000)
 
     samples = load_config(CONFIG_DIR / "sample_scaling.yaml")
-    assert [c.samples for c in samples.cells] == [125, 250, 500, 1000, 2000, 4000, 8000]
-    assert {(c.benchmark, c.source, c.n) for c in samples.cells} == {("f3", "generated", 10)}
+    assert [c.data.samples for c in samples.cells] == [125, 250, 500, 1000, 2000, 4000, 8000]
+    assert {(c.data.benchmark, c.data.source, c.data.n) for c in samples.cells} == {("f3", "generated", 10)}
 
     dims = load_config(CONFIG_DIR / "dim_scaling.yaml")
-    grid = [(c.n, c.params["kacs"].N) for c in dims.cells]
+    grid = [(c.data.n, c.params["kacs"].N) for c in dims.cells]
     assert grid == [(n, 6400) for n in range(2, 21, 2)] + [(n, guideline_budget(n)) for n in (16, 18, 20)]
     assert [guideline_budget(n) for n in (16, 18, 20)] == [12672, 15984, 19680]
-    assert {c.samples for c in dims.cells} == {1000}
+    assert {c.data.samples for c in dims.cells} == {1000}
     assert dims.cells[-2].label == "f3-n18-N15984" and dims.cells[4].label == "f3-n10"
 
     variants = load_config(CONFIG_DIR / "f3_variants.yaml")
-    assert [(c.variant, c.n, c.samples) for c in variants.cells] == [
+    assert [(c.data.variant, c.data.n, c.data.samples) for c in variants.cells] == [
         ("rotated", 10, 1000), ("translated", 10, 1000), ("scaled", 10, 1000)]
 
 
@@ -356,7 +352,7 @@ def test_scaling_config_applies_the_guideline_only_when_asked():
     assert [c.params["kacs"].N for c in guided.cells] == [6400, 7200]  # max(6400, 24n(2n+1))
     assert [c.label for c in guided.cells] == ["f3-n10", "f3-n12-N7200"]
     sizes = resolve_config(scaling_raw_config(sample_sizes=[125, 250]))
-    assert sizes.experiment == "sample_scaling" and [c.n for c in sizes.cells] == [10, 10]
+    assert sizes.experiment == "sample_scaling" and [c.data.n for c in sizes.cells] == [10, 10]
     with pytest.raises(UserError, match="choose one sweep"):
         scaling_raw_config(dims=[2], sample_sizes=[125])
 

@@ -62,7 +62,7 @@ def write_campaign(out: Path, values: np.ndarray, drop: tuple[str, str] | None =
         N = int(cell.params[task.method].N)
         records[task.key] = {
             "experiment": config.experiment, "benchmark": cell.label, "variant": "", "method": task.method,
-            "run": task.run, "split_seed": task.split_seed, "seed": task.seed, "n": cell.n, "samples": 100,
+            "run": task.run, "split_seed": task.split_seed, "seed": task.seed, "n": cell.data.n, "samples": 100,
             "N": N, "iterations": 400, "train_mae": mae - 0.01, "test_mae": mae, "train_mse": mae**2,
             "test_mse": mae**2, "rules": 10 + task.run, "micro": N, "params": 30 + task.run, "aic": 1.0,
             "cover_rate": 0.0, "cover_rate_inner": math.nan, "cover_rate_outer": math.nan, "seconds": 1.0,

@@ -125,7 +125,8 @@ def register(app: typer.Typer) -> None:
         Same results layout and resume behaviour as `kacs run`.
         """
         from kacs_cli.experiments.benchmarks import FUNCTIONS
-        from kacs_cli.experiments.config import parse_int_list, resolve_config, scaling_raw_config
+        from kacs_cli.experiments.config import resolve_config
+        from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
 
         _check_positive(jobs, "--jobs")
         _check_positive(runs, "--runs")

@@ -18,7 +18,7 @@ import pandas as pd
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
 from kacs_cli.experiments import benchmarks, datasets, results
-from kacs_cli.experiments.config import Cell
+from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.protocols import Protocol, make_split
 from kacs_cli.experiments.tasks import Task
 
@@ -43,20 +43,21 @@ class RunSettings:
 
 # Per-process cache: a worker runs many tasks on the same dataset, and reading CCPP or
 # generating f3 at n = 20 for each of them would be wasted work.
-_DATA_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray]] = {}
 
 
 def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a cell, loaded or generated once per process."""
-    key = (cell.dataset_id, str(datasets.resolve_data_dir(data_dir)) if cell.kind == "dataset" else None)
+    data = cell.data
+    key = (data, str(datasets.resolve_data_dir(data_dir)) if data.kind == "dataset" else None)
     if key not in _DATA_CACHE:
-        if cell.kind == "function":
-            X, y = benchmarks.generate(cell.benchmark, cell.n, cell.samples, seed=cell.dataset_seed,
-                                       variant=cell.variant)
-        elif cell.kind == "dataset":
-            X, y = datasets.load_dataset(cell.benchmark, data_dir)
+        if data.kind == "function":
+            X, y = benchmarks.generate(data.benchmark, data.n, data.samples, seed=data.dataset_seed,
+                                       variant=data.variant)
+        elif data.kind == "dataset":
+            X, y = datasets.load_dataset(data.benchmark, data_dir)
         else:
-            X, y = datasets.load_dataset(Path(cell.path), data_dir)
+            X, y = datasets.load_dataset(Path(data.path), data_dir)
         X.setflags(write=False)
         y.setflags(write=False)
         _DATA_CACHE[key] = (X, y)
@@ -67,17 +68,17 @@ def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cel
     """Cells whose data file is absent (or fails its checksum); generated cells never are."""
     out = []
     for cell in cells:
-        if cell.kind == "dataset" and datasets.missing_datasets([cell.benchmark], data_dir):
+        if cell.data.kind == "dataset" and datasets.missing_datasets([cell.data.benchmark], data_dir):
             out.append(cell)
-        elif cell.kind == "csv" and not Path(cell.path).is_file():
+        elif cell.data.kind == "csv" and not Path(cell.data.path).is_file():
             out.append(cell)
     return out
 
 
 def missing_message(missing: list[Cell], data_dir: str | Path | None) -> str:
     """What to do about the cells `missing_data` found, in one line."""
-    named = list(dict.fromkeys(c.benchmark for c in missing if c.kind == "dataset"))
-    files = list(dict.fromkeys(c.path for c in missing if c.kind == "csv"))
+    named = list(dict.fromkeys(c.data.benchmark for c in missing if c.data.kind == "dataset"))
+    files = list(dict.fromkeys(c.data.path for c in missing if c.data.kind == "csv"))
     parts = []
     if named:
         where = datasets.resolve_data_dir(data_dir)
@@ -108,7 +109,7 @@ def _record_head(task: Task, settings: RunSettings, X: np.ndarray) -> dict:
     return {
         "experiment": settings.experiment,
         "benchmark": task.cell.label,
-        "variant": task.cell.variant or "",
+        "variant": task.cell.data.variant or "",
         "method": task.method,
         "run": task.run,
         "split_seed": task.split_seed,

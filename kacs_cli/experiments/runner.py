@@ -27,7 +27,8 @@ from rich.table import Table
 from kacs_cli import baselines
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import curvestore, results, reuse, workers
-from kacs_cli.experiments.config import Cell, ExperimentConfig
+from kacs_cli.experiments.cells import Cell
+from kacs_cli.experiments.config import ExperimentConfig
 from kacs_cli.experiments.execution import RunSettings, load_cell_data, missing_data, missing_message
 from kacs_cli.experiments.protocols import make_split
 from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, result_order, select_cells, select_methods
@@ -165,7 +166,8 @@ class CampaignResult:
     reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.experiments.reuse)
 
 
-def _preflight(cells: list[Cell], settings: RunSettings, plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
+def _preflight(cells: list[Cell], settings: RunSettings,
+               plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
     """Load every selected dataset and build one split, so bad data stops the campaign before
     any run; returns (rows, n) per cell label for scheduling."""
     shapes = {}

@@ -14,7 +14,8 @@ from kacs_cli import baselines
 from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import results
-from kacs_cli.experiments.config import Cell, ExperimentConfig
+from kacs_cli.experiments.cells import Cell
+from kacs_cli.experiments.config import ExperimentConfig
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,9 +44,9 @@ def select_cells(config: ExperimentConfig, benchmarks: Iterable[str] | None) -> 
     terms = [t.strip() for t in benchmarks if t and t.strip()]
     chosen: list[Cell] = []
     for term in terms:
-        hits = [c for c in config.cells if term.lower() in (c.label.lower(), c.benchmark.lower())]
+        hits = [c for c in config.cells if term.lower() in (c.label.lower(), c.data.benchmark.lower())]
         if not hits:
-            known = ", ".join(dict.fromkeys([c.label for c in config.cells] + [c.benchmark for c in config.cells]))
+            known = ", ".join(dict.fromkeys([c.label for c in config.cells] + [c.data.benchmark for c in config.cells]))
             raise UserError(f"--benchmarks: {term!r} is not in experiment {config.experiment}; choose from {known}")
         chosen.extend(c for c in hits if c not in chosen)
     return [c for c in config.cells if c in chosen]

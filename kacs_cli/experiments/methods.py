@@ -1,0 +1,199 @@
+"""The methods of a config and the hyperparameters each of them runs with on each cell.
+
+A method is a learner (`xcsf`, `kacs`), a baseline (kacs_cli/baselines: `ridge`, `rf`, ...,
+`xcsf-lib`, `kan`, or any regressor as `{estimator: module.Class, params: {...}}`), or a
+labelled variant of either (`kacs-adaptive: {method: kacs, budget: adaptive}`). A learner's
+hyperparameters on a cell come from, lowest first: the SPEC defaults, the cell's P_hash
+default, the config's shared `hyperparameters`, the method's overrides (`N: guideline` is
+the article's budget guideline at the cell's n), and the benchmark entry's own N / P_hash.
+A baseline's parameters are resolved once, the same on every cell.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kacs_cli import baselines
+from kacs_cli.engine import budget, registry
+from kacs_cli.engine.params import BUDGETS, Hyperparameters, default_p_hash
+from kacs_cli.errors import UserError
+from kacs_cli.experiments.cells import BenchmarkEntry
+from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
+
+# A method override `N: guideline` is the article's budget guideline at each cell's n.
+GUIDELINE = "guideline"
+
+
+def guideline_budget(n: int) -> int:
+    """The article's budget guideline for KACS at n inputs: N = 24 n (2n + 1)."""
+    return 24 * n * (2 * n + 1)
+
+
+def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = False) -> dict:
+    """Validate a mapping of hyperparameter overrides, naming the offending key.
+
+    `guideline_ok`: N may be the text `guideline` (method overrides), resolved per cell.
+    """
+    names = tuple(n for n in Hyperparameters.names() if n != "semantics")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        fail(path, f"must be a mapping of hyperparameter overrides such as {{N: 3200}}, got {type_name(value)}")
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        where = f"{path}.{key}"
+        if key == "semantics":
+            fail(where, "set semantics once at the top level of the config (semantics: reference|article)")
+        if key not in names:
+            close = [n for n in names if str(key).lower() == n.lower()]
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            fail(where, f"unknown hyperparameter; {hint}known: {', '.join(names)}")
+        if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
+            out[key] = GUIDELINE
+            continue
+        if key in ("N", "N_max", "budget_window"):
+            v = whole(v, where, 1)
+        elif key == "budget":
+            v = choice(v, where, BUDGETS)
+        elif key == "do_subsumption":
+            if not isinstance(v, bool):
+                fail(where, f"must be true or false, got {v!r}")
+        elif isinstance(v, bool) or not isinstance(v, (int, float)):
+            fail(where, f"must be a number, got {type_name(v)} {v!r}")
+        else:
+            v = float(v)  # theta_GA: 50 and 50.0 are one setting, also in the resolved YAML
+        try:
+            Hyperparameters().with_overrides(**{key: v})
+        except UserError as exc:
+            why = str(exc)
+            m = re.match(r"hyperparameter \S+ = (.*) is invalid: (.*)$", why)
+            fail(where, f"{m.group(2)}, got {m.group(1)}" if m else why)
+        out[key] = v
+    return out
+
+
+def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
+    """label -> (engine, overrides); a plain method's label is its name.
+
+    An engine is a learner (engine/registry.py) or a baseline (kacs_cli/baselines). A
+    learner's overrides are checked hyperparameters; a baseline's stay as written, resolved
+    by `baseline_specs` against the config's iterations.
+    """
+    learners = registry.names()
+    known = (*learners, *baselines.names())
+    if value is None:
+        return {m: (m, {}) for m in registry.DEFAULT_PAIR}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        if not value:
+            fail("methods", f"must name at least one of {', '.join(known)}")
+        out: dict[str, tuple[str, Any]] = {}
+        for i, m in enumerate(value):
+            name = choice(m, f"methods[{i}]", known)
+            if name in out:
+                fail(f"methods[{i}]", f"{name} is listed twice")
+            out[name] = (name, {})
+        return out
+    if isinstance(value, dict):
+        if not value:
+            fail("methods", f"must name at least one of {', '.join(known)}")
+        out = {}
+        for key, overrides in value.items():
+            where = f"methods.{key}"
+            labelled = isinstance(overrides, dict) and ("method" in overrides or baselines.OPEN in overrides)
+            if labelled:
+                # A variant: its own label, an engine, and that engine's overrides; a bare
+                # {estimator: module.Class} is a variant of the open baseline entry.
+                if not isinstance(key, str):
+                    fail(where, "a method label must be text")
+                label = nonempty_text(key, where).lower()
+                if not SAFE_LABEL.match(label):
+                    fail(where, f"a method label must be filename-safe (letters, digits, . _ -), got {key!r}")
+                engine = (choice(overrides["method"], f"{where}.method", known) if "method" in overrides
+                          else baselines.OPEN)
+                if label in known and label != engine:
+                    fail(where, f"the label {label} names a method; give the {engine} variant another label")
+                overrides = {k: v for k, v in overrides.items() if k != "method"}
+            else:
+                if not (isinstance(key, str) and key.strip().lower() in known):
+                    fail(where, f"unknown method; use {', '.join(known)}, a labelled variant such as "
+                                 f"kacs-adaptive: {{method: kacs, budget: adaptive}} or rf-50: {{method: rf, "
+                                 f"n_estimators: 50}}, or any regressor as {{estimator: module.Class}}")
+                label = engine = key.strip().lower()
+            if label in out:
+                fail(where, f"{label} is given twice")
+            if baselines.find(engine) is None:
+                overrides = hyperparameter_overrides(overrides, where, guideline_ok=True)
+            out[label] = (engine, overrides)
+        return out
+    fail("methods", f"must be a list such as [xcsf, kacs] or a mapping of method to overrides, "
+                     f"got {type_name(value)}")
+
+
+def cell_methods(raw_entry: Any, where: str, methods: tuple[str, ...]) -> tuple[str, ...]:
+    """The methods a benchmark entry runs: its `methods` list (config order), else all."""
+    if not isinstance(raw_entry, dict) or "methods" not in raw_entry:
+        return methods
+    value = raw_entry["methods"]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        fail(f"{where}.methods", f"must be a non-empty list of the config's methods ({', '.join(methods)})")
+    chosen = set()
+    for k, m in enumerate(value):
+        name = choice(m, f"{where}.methods[{k}]", methods)
+        if name in chosen:
+            fail(f"{where}.methods[{k}]", f"{name} is listed twice")
+        chosen.add(name)
+    return tuple(m for m in methods if m in chosen)
+
+
+def baseline_specs(methods: dict[str, tuple[str, Any]], iterations: int) -> dict[str, baselines.Spec]:
+    """The baselines among `methods`, each resolved once (every parameter spelled out, checked,
+    its extras present), the same on every cell."""
+    specs: dict[str, baselines.Spec] = {}
+    for method, (engine, overrides) in methods.items():
+        if baselines.find(engine) is not None:
+            try:
+                specs[method] = baselines.resolve(engine, overrides, iterations)
+            except UserError as exc:
+                fail(f"methods.{method}", str(exc))
+    return specs
+
+
+def cell_params(
+    entry: BenchmarkEntry,
+    methods: dict[str, tuple[str, Any]],
+    specs: dict[str, baselines.Spec],
+    shared: dict,
+    semantics: str,
+    runs_here: tuple[str, ...],
+) -> dict[str, Hyperparameters | baselines.Spec]:
+    """Every method's hyperparameters on one cell (the precedence of the module docstring);
+    `runs_here` are the methods the cell runs, whose budget must be one their learner has."""
+    params: dict[str, Hyperparameters | baselines.Spec] = dict(specs)
+    for method, (engine, overrides) in methods.items():
+        if method in specs:
+            continue
+        values: dict[str, Any] = {"P_hash": default_p_hash(entry.data.real_world), "semantics": semantics}
+        values.update(shared)
+        values.update(overrides)
+        if values.get("N") == GUIDELINE:
+            if entry.data.n is None:
+                fail(f"methods.{method}.N", f"guideline needs the number of inputs, unknown for "
+                                             f"the CSV file of {entry.where}; give that entry its own N")
+            values["N"] = guideline_budget(entry.data.n)
+        if entry.N is not None:
+            values["N"] = entry.N
+        if entry.P_hash is not None:
+            values["P_hash"] = entry.P_hash
+        try:
+            params[method] = Hyperparameters().with_overrides(**values)
+        except UserError as exc:
+            fail(f"{entry.where} ({method})", str(exc))
+        if (params[method].budget != "fixed" and method in runs_here
+                and not registry.get(engine).adaptive_budget):
+            fail(f"{entry.where} ({method})", budget.adaptive_refusal(registry.label(engine)))
+    return params
