@@ -231,7 +231,7 @@ def test_the_committed_resolved_config_is_still_what_main_yaml_resolves_to():
 
 
 def test_the_adaptive_budget_config():
-    from kacs_cli.experiments.datasets import get_registry
+    from kacs_cli.experiments.dataset_registry import get_registry
 
     raw = load_yaml(CONFIG_DIR / "adaptive.yaml")
     names = [b["name"] for b in raw["benchmarks"]]

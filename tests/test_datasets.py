@@ -9,21 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kacs_cli.experiments import datasets
-from kacs_cli.experiments.datasets import (
-    PUBLISHED,
-    REAL_WORLD,
-    SUPRB_EXTRA,
-    dataset_status,
-    fetch_datasets,
-    import_datasets,
-    is_real_world,
-    load_csv,
-    load_dataset,
-    missing_datasets,
-    n_inputs,
-    resolve_data_dir,
-)
+from kacs_cli.experiments import dataset_registry
+from kacs_cli.experiments.dataset_fetch import fetch_datasets, import_datasets
+from kacs_cli.experiments.dataset_registry import PUBLISHED, REAL_WORLD, SUPRB_EXTRA, get_registry, resolve_data_dir
+from kacs_cli.experiments.datasets import (dataset_status, is_real_world, load_csv, load_dataset, missing_datasets,
+                                           n_inputs)
 from kacs_cli.errors import UserError
 
 from http_support import serve
@@ -64,7 +54,7 @@ def good_rows(count=12, columns=3):
 
 
 def test_registry_matches_the_shared_readme():
-    registry = datasets.REGISTRY
+    registry = get_registry()
     assert list(registry) == ["asn", "ccpp", "cs", "eec", "pppts", "pt", "f1", "f2", "f3", "f4"]
     assert REAL_WORLD == ("asn", "ccpp", "cs", "eec") and PUBLISHED == ("f1", "f2", "f3", "f4")
     assert SUPRB_EXTRA == ("pppts", "pt")
@@ -87,15 +77,15 @@ def test_registry_ships_as_package_data():
     package and one of pyproject's package-data patterns covers it."""
     import tomllib
 
-    package_dir = Path(datasets.__file__).resolve().parent
-    relative = datasets.REGISTRY_PATH.relative_to(package_dir)
+    package_dir = Path(dataset_registry.__file__).resolve().parent
+    relative = dataset_registry.REGISTRY_PATH.relative_to(package_dir)
     pyproject = tomllib.loads((package_dir.parents[1] / "pyproject.toml").read_text())
     patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli.experiments"]
     assert any(relative.match(pattern) for pattern in patterns), (relative, patterns)
 
 
 def test_resolve_data_dir_precedence(monkeypatch, tmp_path):
-    assert resolve_data_dir() == Path(datasets.__file__).resolve().parents[2] / "datasets"
+    assert resolve_data_dir() == Path(dataset_registry.__file__).resolve().parents[2] / "datasets"
     monkeypatch.setenv("KACS_DATA_DIR", str(tmp_path / "env"))
     assert resolve_data_dir() == tmp_path / "env"
     assert resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"
@@ -380,7 +370,7 @@ def tiny_registry(tmp_path, monkeypatch):
     expected = (FIXTURES / "tiny.csv").read_bytes()
     path = tmp_path / "registry.yaml"
     path.write_text(TINY_REGISTRY.format(sha=hashlib.sha256(expected).hexdigest()))
-    monkeypatch.setattr(datasets, "_REGISTRY", datasets.load_registry(path))
+    monkeypatch.setattr(dataset_registry, "_REGISTRY", dataset_registry.load_registry(path))
     site = tmp_path / "site"
     site.mkdir()
     with zipfile.ZipFile(site / "tiny.zip", "w") as archive:

@@ -33,10 +33,10 @@ def _console():
 
 def _registered(name: str, command: str, verb: str):
     """The registry entry of `name`; anything else is refused listing the names this command knows
-    (not datasets.lookup's CSV-path hint: verify and fetch work on registered datasets only)."""
-    from kacs_cli.experiments import datasets
+    (not dataset_registry.lookup's CSV-path hint: verify and fetch work on registered datasets only)."""
+    from kacs_cli.experiments import dataset_registry
 
-    registry = datasets.get_registry()
+    registry = dataset_registry.get_registry()
     info = registry.get(str(name).strip().lower())
     if info is not None:
         return info
@@ -47,9 +47,10 @@ def _registered(name: str, command: str, verb: str):
 
 
 def _data_dir_line(data_dir: Optional[Path]) -> str:
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments import dataset_registry
 
-    return f"data directory: {datasets.resolve_data_dir(data_dir)} (from {datasets._data_dir_origin(data_dir)})"
+    where, origin = dataset_registry.resolve_data_dir(data_dir), dataset_registry.data_dir_origin(data_dir)
+    return f"data directory: {where} (from {origin})"
 
 
 @data_app.command("list")
@@ -57,9 +58,9 @@ def list_cmd(data_dir: DataDirOption = None) -> None:
     """Show every registered dataset, its shape and kind, and whether its file is present."""
     from rich.table import Table
 
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments import dataset_registry, datasets
 
-    registry = datasets.get_registry()
+    registry = dataset_registry.get_registry()
     table = Table(show_edge=False)
     table.add_column("dataset", no_wrap=True)
     table.add_column("file", no_wrap=True)
@@ -94,7 +95,7 @@ def verify_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Check that every dataset file is present and matches its SHA-256; exit 2 otherwise."""
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments import dataset_registry, datasets
 
     wanted: set[str] | None = None
     if names:
@@ -114,10 +115,11 @@ def verify_cmd(
         listed = ", ".join(f"{name} ({status})" for name, status in problems)
         names_ = " ".join(name for name, _ in problems)
         raise UserError(
-            f"{len(problems)} dataset(s) not usable in {datasets.resolve_data_dir(data_dir)}: {listed}; "
+            f"{len(problems)} dataset(s) not usable in {dataset_registry.resolve_data_dir(data_dir)}: {listed}; "
             f"get them with `kacs data fetch {names_}` or `kacs data import DIR`"
         )
-    console.print(f"all {len(wanted) if wanted else len(datasets.get_registry())} datasets verified; {_data_dir_line(data_dir)}")
+    count = len(wanted) if wanted else len(dataset_registry.get_registry())
+    console.print(f"all {count} datasets verified; {_data_dir_line(data_dir)}")
 
 
 @data_app.command("import")
@@ -126,9 +128,9 @@ def import_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Copy the registered dataset CSVs found in SRC into the data directory, checksum-checked."""
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments import dataset_fetch
 
-    imported = datasets.import_datasets(src, data_dir)
+    imported = dataset_fetch.import_datasets(src, data_dir)
     console = _console()
     console.print(f"imported {len(imported)} dataset(s): {' '.join(imported)}")
     console.print(_data_dir_line(data_dir))
@@ -144,14 +146,14 @@ def fetch_cmd(
     force: Annotated[bool, typer.Option("--force", help="Download again even if a verified copy is present.")] = False,
 ) -> None:
     """Download datasets from UCI and the authors' repository, convert and verify them."""
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments import dataset_fetch, dataset_registry
 
     requested = []
-    for name in names or list(datasets.get_registry()):
+    for name in names or list(dataset_registry.get_registry()):
         info = _registered(name, "fetch", "downloads")
         if info not in requested:
             requested.append(info)
-    fetched = datasets.fetch_datasets([info.name for info in requested], data_dir, force=force)
+    fetched = dataset_fetch.fetch_datasets([info.name for info in requested], data_dir, force=force)
     skipped = [info.name for info in requested if info.name not in fetched]
     console = _console()
     if fetched:

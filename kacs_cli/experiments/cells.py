@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from kacs_cli.engine.params import Hyperparameters, default_p_hash
 from kacs_cli.experiments.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
-from kacs_cli.experiments.datasets import get_registry
+from kacs_cli.experiments.dataset_registry import get_registry
 from kacs_cli.experiments.schema import (SAFE_LABEL, choice, fail, mapping, nonempty_text, number, safe_name,
                                          type_name, whole)
 

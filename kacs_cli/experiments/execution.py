@@ -18,6 +18,7 @@ import pandas as pd
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
 from kacs_cli.experiments import benchmarks, datasets, results
+from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
 from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.protocols import Protocol, make_split
 from kacs_cli.experiments.tasks import Task
@@ -49,7 +50,7 @@ _DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray]
 def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a cell, loaded or generated once per process."""
     data = cell.data
-    key = (data, str(datasets.resolve_data_dir(data_dir)) if data.kind == "dataset" else None)
+    key = (data, str(resolve_data_dir(data_dir)) if data.kind == "dataset" else None)
     if key not in _DATA_CACHE:
         if data.kind == "function":
             X, y = benchmarks.generate(data.benchmark, data.n, data.samples, seed=data.dataset_seed,
@@ -81,12 +82,12 @@ def missing_message(missing: list[Cell], data_dir: str | Path | None) -> str:
     files = list(dict.fromkeys(c.data.path for c in missing if c.data.kind == "csv"))
     parts = []
     if named:
-        where = datasets.resolve_data_dir(data_dir)
+        where = resolve_data_dir(data_dir)
         parts.append(
             f"missing dataset(s) {', '.join(named)} in {where} (absent, or not matching the registry "
             f"checksum): get them with `kacs data fetch` "
             f"(needs internet) or `kacs data import DIR` (from a folder holding the CSVs), or point "
-            f"--data-dir / ${datasets.DATA_DIR_ENV} at the folder that has them"
+            f"--data-dir / ${DATA_DIR_ENV} at the folder that has them"
         )
     if files:
         parts.append(f"CSV file(s) not found: {', '.join(files)} (check the path in the config)")

@@ -1,0 +1,173 @@
+"""The dataset registry and the data directory: which datasets exist, where their files live.
+
+The datasets of the article (SPEC section 8) are described in
+kacs_cli/experiments/data/registry.yaml (committed, read on first use); the CSV files live in
+a data directory (never committed) and are pinned by SHA-256, so every machine trains on
+byte-identical data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from kacs_cli.errors import UserError
+from kacs_cli.experiments import PACKAGE_DATA
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+REGISTRY_PATH = PACKAGE_DATA / "registry.yaml"
+# A checkout's datasets/ folder; an installed package has none, and uses ./datasets instead.
+IN_CHECKOUT = (PROJECT_DIR / "pyproject.toml").is_file()
+DEFAULT_DATA_DIR = PROJECT_DIR / "datasets" if IN_CHECKOUT else Path("datasets")
+DATA_DIR_ENV = "KACS_DATA_DIR"
+
+REAL_WORLD = ("asn", "ccpp", "cs", "eec")  # the main experiment's real-world benchmarks
+SUPRB_EXTRA = ("pppts", "pt")  # the two further real-world sets of the SupRB comparison
+PUBLISHED = ("f1", "f2", "f3", "f4")
+KINDS = ("real", "published")
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    file: str
+    rows: int
+    n_inputs: int
+    columns: list[str]  # input names, then the target's name last
+    sha256: str
+    source: str  # where the data comes from (URL of its public page)
+    kind: str  # "real" (UCI measurements) or "published" (the authors' synthetic samples)
+    line_endings: str | None = None  # "CRLF" or "LF": part of the checksummed bytes
+    title: str = ""
+    license: str | None = None
+    download: dict | None = field(default=None, compare=False)  # how `kacs data fetch` rebuilds it
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
+    """Parse and validate a registry YAML file (kacs_cli/experiments/data/registry.yaml by default)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(
+            f"dataset registry not found at {path}; it ships with the package "
+            f"(kacs_cli/experiments/data/registry.yaml): reinstall kacs or restore the file"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"dataset registry {path} is not valid YAML: {str(exc).splitlines()[0]}; fix the file") from None
+    entries = doc.get("datasets") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or not entries:
+        raise UserError(f"dataset registry {path} needs a non-empty mapping 'datasets:'; fix the file")
+
+    registry: dict[str, DatasetInfo] = {}
+    required = ("file", "rows", "n_inputs", "columns", "sha256", "source", "kind")
+    for name, entry in entries.items():
+        where = f"dataset registry {path}, entry {name!r}"
+        if not isinstance(entry, dict):
+            raise UserError(f"{where}: must be a mapping of fields; fix the file")
+        missing = [key for key in required if key not in entry]
+        if missing:
+            raise UserError(f"{where}: missing field(s) {', '.join(missing)}; add them")
+        info = DatasetInfo(
+            name=str(name).lower(),
+            file=str(entry["file"]),
+            rows=int(entry["rows"]),
+            n_inputs=int(entry["n_inputs"]),
+            columns=[str(c) for c in entry["columns"]],
+            sha256=str(entry["sha256"]).lower(),
+            source=str(entry["source"]),
+            kind=str(entry["kind"]),
+            line_endings=entry.get("line_endings"),
+            title=str(entry.get("title", "")),
+            license=entry.get("license"),
+            download=entry.get("download"),
+        )
+        if info.kind not in KINDS:
+            raise UserError(f"{where}: kind {info.kind!r} must be one of {', '.join(KINDS)}")
+        if len(info.columns) != info.n_inputs + 1:
+            raise UserError(
+                f"{where}: {len(info.columns)} column names for n_inputs = {info.n_inputs}; "
+                f"list every input and the target last"
+            )
+        if not re.fullmatch(r"[0-9a-f]{64}", info.sha256):
+            raise UserError(f"{where}: sha256 must be 64 hex digits")
+        if info.line_endings not in (None, "CRLF", "LF"):
+            raise UserError(f"{where}: line_endings must be CRLF or LF")
+        registry[info.name] = info
+    return registry
+
+
+_REGISTRY: dict[str, DatasetInfo] | None = None
+
+
+def get_registry() -> dict[str, DatasetInfo]:
+    """The project registry, read once on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = load_registry()
+    return _REGISTRY
+
+
+def _is_path_like(name_or_path: str | Path) -> bool:
+    if isinstance(name_or_path, Path):
+        return True
+    text = str(name_or_path)
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return text.lower().endswith(".csv") or any(sep in text for sep in separators)
+
+
+def lookup(name_or_path: str | Path) -> DatasetInfo | None:
+    """The registry entry of a dataset name (case-insensitive); None for a CSV path.
+
+    Anything that is neither a registry name nor path-like (ends in .csv or contains a path
+    separator) is a UserError listing the known names.
+    """
+    registry = get_registry()
+    if not isinstance(name_or_path, Path):
+        key = str(name_or_path).strip().lower()
+        if key in registry:
+            return registry[key]
+    if _is_path_like(name_or_path):
+        return None
+    raise UserError(
+        f"unknown dataset {str(name_or_path)!r}; use one of {', '.join(registry)} "
+        f"or the path of a CSV file (ending in .csv)"
+    )
+
+
+def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
+    """Where dataset CSVs live: the argument, else $KACS_DATA_DIR, else the project's datasets/
+    (./datasets for an installed package)."""
+    if data_dir is not None and str(data_dir) != "":
+        return Path(data_dir).expanduser()
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return DEFAULT_DATA_DIR
+
+
+def data_dir_origin(data_dir: str | Path | None) -> str:
+    """Where `resolve_data_dir` took the folder from, for messages."""
+    if data_dir is not None and str(data_dir) != "":
+        return "--data-dir"
+    if os.environ.get(DATA_DIR_ENV):
+        return f"${DATA_DIR_ENV}"
+    if IN_CHECKOUT:
+        return "the default, the project's datasets/"
+    return "the default, datasets/ in the current folder"
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
