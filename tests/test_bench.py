@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from cli_support import run_kacs
+from kacs_cli.errors import UserError
 from kacs_cli.experiments import bench
 from kacs_cli.experiments.bench import Timing, WORKLOADS, get_workload, median_timing
-from kacs_cli.errors import UserError
 
 
 kacs = run_kacs

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
+from kacs_cli.errors import UserError
 from kacs_cli.experiments import benchmarks
 from kacs_cli.experiments.benchmarks import evaluate, generate
-from kacs_cli.errors import UserError
 
 # First rows of the authors' published samples (dataset folder of YNU-NakataLab/KACS):
 # ten inputs in [0, 1], then the function value.

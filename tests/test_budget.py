@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kacs_cli.experiments.benchmarks import generate
 from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
 from kacs_cli.engine.population import (
     N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
 )
 from kacs_cli.errors import UserError
+from kacs_cli.experiments.benchmarks import generate
 
 RESULTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "results" / "paper" / "main"
 

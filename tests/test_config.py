@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kacs_cli.engine.params import BUDGET_FIELDS, Hyperparameters
+from kacs_cli.errors import UserError
 from kacs_cli.experiments.config import load_config, resolve_config
 from kacs_cli.experiments.methods import guideline_budget
 from kacs_cli.experiments.schema import load_yaml
 from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
-from kacs_cli.engine.params import BUDGET_FIELDS, Hyperparameters
-from kacs_cli.errors import UserError
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 

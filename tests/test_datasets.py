@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kacs_cli.errors import UserError
 from kacs_cli.experiments import dataset_registry
 from kacs_cli.experiments.dataset_fetch import fetch_datasets, import_datasets
 from kacs_cli.experiments.dataset_registry import PUBLISHED, REAL_WORLD, SUPRB_EXTRA, get_registry, resolve_data_dir
 from kacs_cli.experiments.datasets import (dataset_status, is_real_world, load_csv, load_dataset, missing_datasets,
                                            n_inputs)
-from kacs_cli.errors import UserError
 
 from http_support import serve
 

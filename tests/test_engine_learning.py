@@ -5,8 +5,8 @@ XCSF 0.32 +- 0.025 with ~4,150 rules)."""
 import numpy as np
 import pytest
 
-from kacs_cli.experiments.datasets import load_csv
 from kacs_cli.engine import Hyperparameters, train_run
+from kacs_cli.experiments.datasets import load_csv
 from kacs_cli.experiments.protocols import make_split
 
 

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from kacs_cli.experiments.datasets import load_dataset
 from kacs_cli.errors import UserError
+from kacs_cli.experiments.datasets import load_dataset
 from kacs_cli.experiments.protocols import PROTOCOLS, Protocol, make_split, run_plan
 
 

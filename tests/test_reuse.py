@@ -5,9 +5,9 @@ copies must equal what training would have given, bit for bit, and only identica
 import pandas as pd
 import pytest
 
+from kacs_cli.errors import UserError
 from kacs_cli.experiments import curvestore
 from kacs_cli.experiments.config import resolve_config
-from kacs_cli.errors import UserError
 from kacs_cli.experiments.results import RUN_COLUMNS
 
 from test_runner import campaign

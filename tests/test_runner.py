@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from kacs_cli.experiments.config import resolve_config
 from kacs_cli.engine.train import CURVE_COLUMNS
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.experiments.config import resolve_config
 from kacs_cli.experiments.execution import load_cell_data
+from kacs_cli.experiments.results import RUN_COLUMNS
 from kacs_cli.experiments.runner import run_campaign
 from kacs_cli.experiments.tasks import expand_tasks
 

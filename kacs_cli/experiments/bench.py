@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kacs_cli.experiments.benchmarks import generate
+from kacs_cli.baselines.xcsf_lib import XCSFLibRegressor
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.engine.registry import BASELINE, PROPOSED
 from kacs_cli.errors import UserError
+from kacs_cli.experiments.benchmarks import generate
 from kacs_cli.experiments.protocols import make_split
 
 ITERATIONS = 100_000
@@ -94,10 +95,8 @@ def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0, N: int
     """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows
     (the `xcsf-lib` baseline's settings, kacs_cli/baselines/xcsf_lib.py), evaluating the
     test split every EVAL_EVERY trials as the engines do."""
-    from kacs_cli.baselines.xcsf_lib import XCSFLibRegressor
-
     try:
-        import xcsf  # noqa: F401
+        import xcsf  # noqa: F401  (the optional xcsf-lib extra, needed only here)
     except ImportError as exc:
         raise UserError(
             "--vs-xcsf-lib needs the optional xcsf package: pip install 'kacs[xcsf-lib]'"

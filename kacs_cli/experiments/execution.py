@@ -18,8 +18,8 @@ import pandas as pd
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
 from kacs_cli.experiments import benchmarks, datasets, results
-from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
 from kacs_cli.experiments.cells import Cell, DataIdentity
+from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
 from kacs_cli.experiments.protocols import Protocol, make_split
 from kacs_cli.experiments.tasks import Task
 
