@@ -38,10 +38,11 @@ def mae(est, X, y):
 
 def test_top_level_import():
     import kacs_cli
-    from kacs_cli import api
+    from kacs_cli import estimators
 
-    assert kacs_cli.KACSRegressor is api.KACSRegressor
-    assert kacs_cli.XCSFRegressor is api.XCSFRegressor
+    assert kacs_cli.KACSRegressor is estimators.KACSRegressor
+    assert kacs_cli.XCSFRegressor is estimators.XCSFRegressor
+    assert kacs_cli.load is estimators.load
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

@@ -46,9 +46,10 @@ Reading (`load_state`, `load_model`, `read_metadata`) refuses, with a `UserError
 file, anything that is not such a file: a missing, empty, truncated or corrupt file, a text
 file, a foreign ``.npz``/ZIP, another format name or version, or inconsistent arrays.
 
-This module knows the file and the engine model only. The estimators of `kacs_cli.api` export
-their state as the dict stored under ``scaling`` and ``estimator`` and restore themselves
-from it (``_export_state``/``_restore_state``); `kacs_cli.api.load` reads either kind of file.
+This module knows the file and the engine model only. The estimators of `kacs_cli.estimators`
+export their state as the dict stored under ``scaling`` and ``estimator`` and restore
+themselves from it (``_export_state``/``_restore_state``); `kacs_cli.load` reads either kind
+of file.
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ def load_state(path) -> tuple[Model, dict | None]:
 
     The state is the dict ``{"scaling": ..., "estimator": ...}`` that the estimator's
     ``_export_state`` gave to `save` (JSON values; the estimator checks them in
-    ``_restore_state``), or None for a bare engine model. `kacs_cli.api.load` turns the pair
+    ``_restore_state``), or None for a bare engine model. `kacs_cli.load` turns the pair
     back into a fitted estimator.
     """
     path, meta, arrays = _open(path)

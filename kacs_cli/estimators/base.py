@@ -40,7 +40,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kacs_cli import persistence
+from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import scale_inputs, scale_target, unscale_target
@@ -351,7 +351,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
 
     def save(self, path):
-        """Write the fitted estimator to one portable file (see kacs_cli.persistence)."""
+        """Write the fitted estimator to one portable file (see kacs_cli.estimators.persistence)."""
         return persistence.save(self, path)
 
     @classmethod
@@ -360,11 +360,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         return load_estimator(path, expected=cls)
 
     def _export_state(self) -> tuple[Model, dict]:
-        """The fitted state as (engine model, dict of JSON values), for kacs_cli.persistence.
+        """The fitted state as (engine model, dict of JSON values), for kacs_cli.estimators.persistence.
 
         The dict is {"scaling": {x_min, x_max, y_min, y_max}, "estimator": {class, params,
         seed, n_train_calls, feature_names, zhat_range}}, stored as is in the model file's
-        metadata (the file format of kacs_cli.persistence); `_restore_state` reads it back.
+        metadata (the file format of kacs_cli.estimators.persistence); `_restore_state` reads it back.
         """
         if not hasattr(self, "model_"):
             raise UserError(f"cannot save an unfitted {type(self).__name__}: call fit first")
@@ -535,7 +535,7 @@ def estimator_class(method: str) -> type:
 def load_estimator(path, expected=None):
     """A fitted estimator from a file written by its `save` (`expected`: the class it must be).
 
-    kacs_cli.persistence reads the file into an engine model plus the saved state dict; the
+    kacs_cli.estimators.persistence reads the file into an engine model plus the saved state dict; the
     class named in the state builds itself from its saved constructor arguments and restores
     the rest with `_restore_state`.
     """
@@ -544,7 +544,7 @@ def load_estimator(path, expected=None):
     if state is None:
         raise UserError(
             f"{path} holds a bare engine model without data scaling, not an estimator; "
-            f"read it with kacs_cli.persistence.load_model"
+            f"read it with kacs_cli.estimators.persistence.load_model"
         )
     return _from_state(path, model, state, expected)
 
@@ -558,7 +558,7 @@ def _from_state(path, model, state, expected):
     if expected is not None and expected is not cls and not issubclass(cls, expected):
         raise UserError(
             f"{path} holds a {cls.__name__} ({model.method.upper()}), not a {expected.__name__}; "
-            f"load it with {cls.__name__}.load or kacs_cli.api.load"
+            f"load it with {cls.__name__}.load or kacs_cli.load"
         )
     params = meta.get("params")
     if not isinstance(params, dict):
