@@ -10,12 +10,11 @@ from kacs_cli.estimators.base import (
     LearnerRegressor,
     XCSFRegressor,
     estimator_class,
-    kacs_functions,
     load,
     load_estimator,
-    plot_kacs_functions,
-    submodel_table,
 )
+from kacs_cli.estimators.inspection import kacs_functions, submodel_table
+from kacs_cli.estimators.plots import plot_kacs_functions
 
 __all__ = ["Components", "KACSRegressor", "LearnerRegressor", "XCSFRegressor", "estimator_class",
            "kacs_functions", "load", "load_estimator", "plot_kacs_functions", "submodel_table"]
