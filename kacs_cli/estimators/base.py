@@ -1,14 +1,8 @@
-"""scikit-learn compatible regressors: `KACSRegressor` and `XCSFRegressor`.
+"""`LearnerRegressor`: the scikit-learn estimator every learner's regressor is.
 
-    >>> from kacs_cli import KACSRegressor
-    >>> est = KACSRegressor(n_iter=20_000, random_state=0).fit(X_train, y_train)
-    >>> est.predict(X_test)                      # original target units
-    >>> est.rules_, est.submodel_table_          # the learned rules, per submodel counts
-    >>> est.save("model.kacs"); KACSRegressor.load("model.kacs")
-
-Both wrap the numba engines of `kacs_cli.engine` and follow the experiment protocol's
-scaling (SPEC section 1, main protocol), so that an estimator fitted on the unscaled train
-rows of a split learns exactly what the experiment runner learns on that split:
+It wraps a numba engine of `kacs_cli.engine` and follows the experiment protocol's scaling
+(SPEC section 1, main protocol), so that an estimator fitted on the unscaled train rows of a
+split learns exactly what the experiment runner learns on that split:
 
 - inputs: min-max scaled per column to [0, 1] with the min/max learned in `fit` (a constant
   column maps to 0.5); every row given to the engine (training and prediction) is clipped to
@@ -26,82 +20,34 @@ defaults, SPEC section 6; P_hash defaults to 0.0 as on the synthetic functions, 
 uses 0.8 on real-world data) plus `n_iter`, `random_state`, `input_range`, `target_range`.
 They are stored unchanged (scikit-learn convention) and validated by `fit`/`partial_fit`,
 which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
+
+The fitted state goes to a model file through `persistence` as (engine model, dict):
+`_export_state` writes the dict, `_restore_state` reads it back.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-from collections import namedtuple
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
-from kacs_cli.estimators.inspection import submodel_table
-from kacs_cli.estimators.plots import plot_kacs_functions
+from kacs_cli.estimators import classes, persistence
+from kacs_cli.estimators.loading import load_estimator
+from kacs_cli.estimators.validation import (base_seed, check_n_iter, json_param, plain,
+                                            scaling_ranges, validate)
 from kacs_cli.scaling import scale_inputs, scale_target, unscale_target
 
-__all__ = ["Components", "KACSRegressor", "XCSFRegressor", "load", "load_estimator"]
-
-Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
-Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
-
-psihat[r, q, p]: the inner function psi_{q+1,p+1} at the scaled input x_p (rows, 2n+1, n);
-zhat[r, q] = sum_p psihat[r, q, p] (rows, 2n+1); phihat[r, q]: the outer function Phi_{q+1}
-at zhat_q (rows, 2n+1); y_hat[r] = sum_q phihat[r, q], the prediction on the [-1, 1] target
-scale (`predict` maps it back to the original units). Empty match sets contribute 0.
-"""
+__all__ = ["LearnerRegressor"]
 
 _HP_NAMES = Hyperparameters.names()
-_INT_SEED_LIMIT = 2**32
 
 
-def _plain(value):
-    """numpy scalars (e.g. from a GridSearchCV grid) as Python scalars for Hyperparameters."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-_NO_Y = object()
-
-
-def _json_param(value):
-    """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_json_param(v) for v in value]
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return None  # not portable; the drawn seed is stored as "seed"
-    return value
-
-
-def _validate(estimator, X, y=_NO_Y, reset=True):
-    """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
-    if y is _NO_Y:
-        return validate_data(estimator, X, reset=reset, ensure_all_finite=True, dtype=np.float64)
-    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
-                         dtype=np.float64)
-
-
-def _range_pair(value, name):
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.shape != (2,) or not np.all(np.isfinite(arr)):
-        raise UserError(f"{name} must be a pair (min, max) of finite numbers, got {value!r}")
-    return float(arr[0]), float(arr[1])
-
-
-_CLASSES: dict[str, type] = {}
-
-
-class _RegressorBase(RegressorMixin, BaseEstimator):
+class LearnerRegressor(RegressorMixin, BaseEstimator):
     """Shared implementation; use KACSRegressor or XCSFRegressor.
 
     The estimator of another registered learner (engine/registry.py) is a subclass setting
@@ -114,7 +60,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         super().__init_subclass__(**kwargs)
         # A model file names its estimator class: `load` finds every subclass by that name.
         if cls._method:
-            _CLASSES[cls.__name__] = cls
+            classes.register(cls)
 
     def __init__(
         self,
@@ -187,33 +133,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
 
     def hyperparameters(self) -> Hyperparameters:
         """The validated engine hyperparameters of the current constructor arguments."""
-        values = {name: _plain(getattr(self, name)) for name in _HP_NAMES}
+        values = {name: plain(getattr(self, name)) for name in _HP_NAMES}
         for name in ("N", "N_max", "budget_window"):
             if isinstance(values[name], float) and values[name].is_integer():
                 values[name] = int(values[name])
         return Hyperparameters(**values)
-
-    def _check_n_iter(self) -> int:
-        n_iter = _plain(self.n_iter)
-        if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
-            raise UserError(f"n_iter must be a whole number >= 1, got {self.n_iter!r}")
-        return int(n_iter)
-
-    def _base_seed(self) -> int:
-        """The learner seed of the first training call: random_state itself when it is an int."""
-        rs = self.random_state
-        if rs is None:
-            return int(np.random.SeedSequence().generate_state(1)[0])
-        if isinstance(rs, (np.random.RandomState, np.random.Generator)):
-            return int(rs.integers(_INT_SEED_LIMIT) if isinstance(rs, np.random.Generator)
-                       else rs.randint(_INT_SEED_LIMIT))
-        rs = _plain(rs)
-        if isinstance(rs, bool) or not isinstance(rs, numbers.Integral) or rs < 0:
-            raise UserError(
-                f"random_state must be None, a non-negative integer or a numpy RandomState/"
-                f"Generator, got {self.random_state!r}"
-            )
-        return int(rs)
 
     def _call_seed(self, call_index: int) -> int:
         """Seed of training call k: the base seed for k = 0, then SeedSequence([base, k])."""
@@ -223,40 +147,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ scaling
 
-    def _init_scaling(self, X, y):
-        """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's."""
-        n = X.shape[1]
-        if self.input_range is not None:
-            arr = np.asarray(self.input_range, dtype=np.float64)
-            if arr.shape == (2,):
-                arr = np.tile(arr, (n, 1))
-            if arr.shape != (n, 2) or not np.all(np.isfinite(arr)):
-                raise UserError(
-                    f"input_range must be a pair (min, max) for every feature or an array of shape "
-                    f"({n}, 2) of finite numbers, got shape {np.shape(self.input_range)}"
-                )
-            if np.any(arr[:, 0] > arr[:, 1]):
-                bad = int(np.argmax(arr[:, 0] > arr[:, 1]))
-                raise UserError(f"input_range of feature {bad}: min {arr[bad, 0]} exceeds max {arr[bad, 1]}")
-            x_min, x_max = arr[:, 0].copy(), arr[:, 1].copy()
-        else:
-            x_min, x_max = X.min(axis=0), X.max(axis=0)
-        if self.target_range is not None:
-            y_min, y_max = _range_pair(self.target_range, "target_range")
-            if not y_min < y_max:
-                raise UserError(f"target_range must have min < max, got {self.target_range!r}")
-        else:
-            y_min, y_max = float(y.min()), float(y.max())
-        if y_max == y_min:  # constant target: span 2 centred on the value
-            y_min, y_max = y_min - 1.0, y_max + 1.0
-        return (np.ascontiguousarray(x_min, dtype=np.float64),
-                np.ascontiguousarray(x_max, dtype=np.float64), float(y_min), float(y_max))
-
     def _start(self, X, y):
         """Validate every argument, then (only then) replace the fitted state by a fresh model."""
         params = self.hyperparameters()
-        scaling = self._init_scaling(X, y)
-        seed = self._base_seed()
+        scaling = scaling_ranges(X, y, self.input_range, self.target_range)
+        seed = base_seed(self.random_state)
         self.x_min_, self.x_max_, self.y_min_, self.y_max_ = scaling
         self.seed_ = seed
         self.model_ = Model(self._method, X.shape[1], params)
@@ -284,7 +179,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     def scale_inputs(self, X):
         """Original inputs -> the [0, 1] inputs the engine sees (clipped)."""
         check_is_fitted(self, "model_")
-        return self._scale_X(_validate(self, X, reset=False))
+        return self._scale_X(validate(self, X, reset=False))
 
     # ------------------------------------------------------------------ learning
 
@@ -298,8 +193,8 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         One iteration is one training sample; the rows are visited in a random order drawn once
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
-        X, y = _validate(self, X, y, reset=True)
-        n_iter = self._check_n_iter()
+        X, y = validate(self, X, y, reset=True)
+        n_iter = check_n_iter(self.n_iter)
         self._start(X, y)
         self._train(self._scale_X(X), self._scale_y(y), n_iter, reset_ranges=True)
         return self
@@ -317,7 +212,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         so a sequence of calls is reproducible and no two calls share a seed.
         """
         first = not hasattr(self, "model_")
-        X, y = _validate(self, X, y, reset=first)
+        X, y = validate(self, X, y, reset=first)
         if first:
             self._start(X, y)
         self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
@@ -341,7 +236,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predictions in the target's original units (inputs scaled and clipped to [0, 1])."""
         check_is_fitted(self, "model_")
-        X = _validate(self, X, reset=False)
+        X = validate(self, X, reset=False)
         return self.inverse_scale_target(self.model_.predict(self._scale_X(X)))
 
     @property
@@ -353,7 +248,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
 
     def save(self, path):
-        """Write the fitted estimator to one portable file (see kacs_cli.estimators.persistence)."""
+        """Write the fitted estimator to one portable file (see estimators/persistence.py)."""
         return persistence.save(self, path)
 
     @classmethod
@@ -362,11 +257,11 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         return load_estimator(path, expected=cls)
 
     def _export_state(self) -> tuple[Model, dict]:
-        """The fitted state as (engine model, dict of JSON values), for kacs_cli.estimators.persistence.
+        """The fitted state as (engine model, dict of JSON values), for `persistence.save`.
 
         The dict is {"scaling": {x_min, x_max, y_min, y_max}, "estimator": {class, params,
         seed, n_train_calls, feature_names, zhat_range}}, stored as is in the model file's
-        metadata (the file format of kacs_cli.estimators.persistence); `_restore_state` reads it back.
+        metadata (the file format of estimators/persistence.py); `_restore_state` reads it back.
         """
         if not hasattr(self, "model_"):
             raise UserError(f"cannot save an unfitted {type(self).__name__}: call fit first")
@@ -380,7 +275,7 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         }
         estimator = {
             "class": type(self).__name__,
-            "params": {k: _json_param(v) for k, v in self.get_params(deep=False).items()},
+            "params": {k: json_param(v) for k, v in self.get_params(deep=False).items()},
             "seed": int(self.seed_),
             "n_train_calls": int(self.n_train_calls_),
             "feature_names": None if names is None else [str(v) for v in names],
@@ -436,149 +331,3 @@ class _RegressorBase(RegressorMixin, BaseEstimator):
         # 0.44; N=200: KACS below 0): the score depends on the budget, so it is not promised.
         tags.regressor_tags.poor_score = True
         return tags
-
-
-class KACSRegressor(_RegressorBase):
-    """Kolmogorov-Arnold Classifier System as a scikit-learn regressor.
-
-    The model is y ~ sum_q Phi_q(sum_p psi_{q,p}(x_p)), q = 1..2n+1, every one-dimensional
-    function a submodel of interval rules with linear consequents, all in one population of
-    budget N (SPEC sections 2-4).
-
-    Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
-    semantics; SPEC section 6 defaults; budget="adaptive" with N_max, budget_window,
-    budget_cover_rate, budget_growth: docs/adaptive_budget.md), and
-
-    n_iter : int, default 100_000
-        Training iterations (samples) of `fit`. `partial_fit` runs one pass over its batch.
-    random_state : int, None, RandomState or Generator, default 0
-        Learner seed. An int is the engine seed of `fit` itself (the runner's `seed`).
-    input_range : (min, max) or array (n_features, 2), optional
-        Fixed input scaling instead of the data's min/max (fit and first partial_fit).
-    target_range : (min, max), optional
-        Fixed target scaling instead of the data's min/max.
-
-    Fitted attributes: model_ (the engine `Model`), n_features_in_, n_rules_, n_micro_,
-    n_params_ (|P| * 2), iterations_done_, x_min_, x_max_, y_min_, y_max_ (the scaling),
-    seed_, n_train_calls_, zhat_range_ ((2n+1, 2): min and max of every channel sum zhat_q
-    over the inputs trained on, measured with the model after each fit/partial_fit call and
-    accumulated), rules_ (DataFrame, one row per rule), submodel_table_ (DataFrame, one row
-    per submodel).
-    """
-
-    _method = "kacs"
-
-    def _after_training(self, Xs, reset_ranges):
-        _, zhat, _, _ = self.model_.predict_components(Xs)
-        rng = np.column_stack([zhat.min(axis=0), zhat.max(axis=0)])
-        if reset_ranges or getattr(self, "zhat_range_", None) is None:
-            self.zhat_range_ = rng
-        else:
-            self.zhat_range_ = np.column_stack([
-                np.minimum(self.zhat_range_[:, 0], rng[:, 0]),
-                np.maximum(self.zhat_range_[:, 1], rng[:, 1]),
-            ])
-        self._refresh_counts()
-
-    def _restore_state(self, model: Model, state: dict) -> None:
-        super()._restore_state(model, state)
-        zr = state["estimator"].get("zhat_range")
-        self.zhat_range_ = None if zr is None else np.asarray(zr, dtype=np.float64).reshape(-1, 2)
-
-    def predict_components(self, X) -> Components:
-        """psihat (rows, 2n+1, n), zhat (rows, 2n+1), phihat (rows, 2n+1), y_hat (rows,).
-
-        All in the scaled units the model works in: inputs x in [0, 1] (clipped), target on the
-        [-1, 1] scale; y_hat = phihat.sum(axis=1) and predict(X) = inverse_scale_target(y_hat).
-        """
-        check_is_fitted(self, "model_")
-        X = _validate(self, X, reset=False)
-        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(X))
-        return Components(psihat, zhat, phihat, y_hat)
-
-    @property
-    def submodel_table_(self) -> pd.DataFrame:
-        """One row per submodel: n(2n+1) inner (q, p) then 2n+1 outer (q, p = 0).
-
-        Columns: submodel (engine id), type, q, p (1-based), rules (macro-rules), micro
-        (sum of numerosities), lower, upper (the union of the rules' intervals; NaN if empty).
-        `rules` sums to n_rules_ and `micro` to n_micro_.
-        """
-        check_is_fitted(self, "model_")
-        return submodel_table(self.model_)
-
-    def plot_functions(self, path, points: int = 200):
-        """Draw every learned psi_{q,p} and Phi_q into an image file (see plot_kacs_functions)."""
-        return plot_kacs_functions(self, path, points=points)
-
-
-class XCSFRegressor(_RegressorBase):
-    """XCSF (hyperrectangle conditions, linear predictions) as a scikit-learn regressor.
-
-    Parameters and fitted attributes as for `KACSRegressor` (n_params_ = |P| (n + 1)), without
-    the KACS-only submodel_table_, zhat_range_ and predict_components.
-    """
-
-    _method = "xcsf"
-
-
-LearnerRegressor = _RegressorBase
-
-
-def estimator_class(method: str) -> type:
-    """The estimator class of the learner named `method` (the first one defined)."""
-    for cls in _CLASSES.values():
-        if cls._method == method:
-            return cls
-    raise UserError(f"no estimator for the learner {method!r}; known: "
-                    f"{', '.join(sorted({c._method for c in _CLASSES.values()}))}")
-
-
-def load_estimator(path, expected=None):
-    """A fitted estimator from a file written by its `save` (`expected`: the class it must be).
-
-    kacs_cli.estimators.persistence reads the file into an engine model plus the saved state dict; the
-    class named in the state builds itself from its saved constructor arguments and restores
-    the rest with `_restore_state`.
-    """
-    model, state = persistence.load_state(path)
-    path = Path(path).expanduser()
-    if state is None:
-        raise UserError(
-            f"{path} holds a bare engine model without data scaling, not an estimator; "
-            f"read it with kacs_cli.estimators.persistence.load_model"
-        )
-    return _from_state(path, model, state, expected)
-
-
-def _from_state(path, model, state, expected):
-    meta = state["estimator"]
-    name = meta.get("class") if isinstance(meta, dict) else None
-    cls = _CLASSES.get(name) if isinstance(name, str) else None
-    if cls is None or cls._method != model.method:
-        raise persistence.corrupt(path, f"unknown estimator class {name!r} for method {model.method}")
-    if expected is not None and expected is not cls and not issubclass(cls, expected):
-        raise UserError(
-            f"{path} holds a {cls.__name__} ({model.method.upper()}), not a {expected.__name__}; "
-            f"load it with {cls.__name__}.load or kacs_cli.load"
-        )
-    params = meta.get("params")
-    if not isinstance(params, dict):
-        raise persistence.corrupt(path, "estimator parameters missing")
-    try:
-        est = cls(**params)
-    except TypeError as exc:
-        raise persistence.corrupt(path, f"estimator parameters do not fit {cls.__name__}: {exc}") from None
-    try:
-        est._restore_state(model, state)
-    except ValueError as exc:
-        raise persistence.corrupt(path, str(exc)) from None
-    return est
-
-
-def load(path):
-    """What `save` wrote: a fitted estimator, or an engine `Model` for a bare-model file."""
-    model, state = persistence.load_state(path)
-    if state is None:
-        return model
-    return _from_state(Path(path).expanduser(), model, state, None)
