@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kacs_cli import atomic
+from kacs_cli import __version__, atomic
 from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError
@@ -131,8 +131,6 @@ def save(obj, path) -> Path:
     if model.params.budget == "adaptive":
         arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
-    from kacs_cli import __version__
-
     meta = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -224,7 +222,6 @@ def _open(path):
 def corrupt(path, why) -> UserError:
     """The error for a model file that opens but whose content does not add up."""
     return UserError(f"{path}: corrupt kacs model file, {why}")
-
 
 
 def _build_model(path, meta, arrays) -> Model:
