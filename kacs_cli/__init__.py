@@ -6,14 +6,16 @@ reports. See README.md and ../shared/SPEC.md for the algorithms.
 
 __version__ = "0.1.0"
 
+_ESTIMATOR_API = ("KACSRegressor", "XCSFRegressor", "load")
+
 
 def __getattr__(name):
     # The estimators pull in scikit-learn; import them lazily so the CLI starts fast.
-    if name in ("KACSRegressor", "XCSFRegressor"):
-        from kacs_cli import api
+    if name in _ESTIMATOR_API:
+        from kacs_cli import estimators
 
-        return getattr(api, name)
+        return getattr(estimators, name)
     raise AttributeError(f"module 'kacs_cli' has no attribute {name!r}")
 
 
-__all__ = ["KACSRegressor", "XCSFRegressor", "__version__"]
+__all__ = [*_ESTIMATOR_API, "__version__"]

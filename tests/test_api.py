@@ -9,9 +9,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from kacs_cli import KACSRegressor, XCSFRegressor
-from kacs_cli.experiments.datasets import load_csv
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.errors import UserError
+from kacs_cli.experiments.datasets import load_csv
 from kacs_cli.experiments.protocols import make_split
 
 ESTIMATORS = [KACSRegressor, XCSFRegressor]
@@ -38,10 +38,11 @@ def mae(est, X, y):
 
 def test_top_level_import():
     import kacs_cli
-    from kacs_cli import api
+    from kacs_cli import estimators
 
-    assert kacs_cli.KACSRegressor is api.KACSRegressor
-    assert kacs_cli.XCSFRegressor is api.XCSFRegressor
+    assert kacs_cli.KACSRegressor is estimators.KACSRegressor
+    assert kacs_cli.XCSFRegressor is estimators.XCSFRegressor
+    assert kacs_cli.load is estimators.load
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

@@ -8,7 +8,7 @@ all of them, so a field added to a group is covered here without being named.
 import numpy as np
 import pytest
 
-from kacs_cli import persistence
+from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine.population import (
     FIELD_NAMES, GROUPS, S_P, S_TOTAL, STATE_FIELDS, Children, Population, copy_rule,

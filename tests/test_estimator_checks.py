@@ -1,7 +1,7 @@
 """scikit-learn's estimator contract: every check of `parametrize_with_checks` passes.
 
 Where an expectation of the checks does not apply, the estimators say so with scikit-learn's
-tags (`__sklearn_tags__` in kacs_cli/api.py, each with its reason), never by skipping a check
+tags (`__sklearn_tags__` in kacs_cli/estimators/base.py, each with its reason), never by skipping a check
 here. The checks fit many times on tiny data sets, so they run with a small budget: the
 contract does not depend on how long the learner trains.
 """
@@ -43,5 +43,5 @@ def test_tags_state_what_does_not_apply():
     for est in (KACSRegressor(), XCSFRegressor()):
         tags = get_tags(est)
         assert tags.estimator_type == "regressor" and tags.target_tags.required
-        assert tags.regressor_tags.poor_score  # the score depends on the budget (api.py)
+        assert tags.regressor_tags.poor_score  # the score depends on the budget (estimators/base.py)
         assert not tags.input_tags.allow_nan

@@ -11,7 +11,7 @@ import pytest
 from numba import njit
 
 from cli_support import run_kacs
-from kacs_cli.api import LearnerRegressor, estimator_class, load
+from kacs_cli.estimators import LearnerRegressor, estimator_class, load
 from kacs_cli.engine import Learner, Model, registry
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import S_COVERS, S_P, S_T, S_TOTAL

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kacs_cli import KACSRegressor, XCSFRegressor, api, persistence
+from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.cli import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -77,7 +77,7 @@ def test_fit_xcsf_and_default_p_hash(csv_data, tmp_path, capsys):
     model = tmp_path / "x.kacs"
     out = run_ok(["fit", data, "-m", "xcsf", "-o", model, "-n", 2000], capsys).out
     assert "XCSF fitted" in out and "P_hash 0.8" in out  # a user CSV counts as real-world data
-    est = api.load(model)
+    est = load(model)
     assert isinstance(est, XCSFRegressor) and est.P_hash == 0.8
 
     err = run_error(["plot-model", model], capsys)

@@ -1,6 +1,5 @@
 """Model files: exact round trips, and refusal of anything that is not a kacs-model v1 file."""
 
-import ast
 import json
 import zipfile
 from pathlib import Path
@@ -8,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kacs_cli import KACSRegressor, XCSFRegressor, api, persistence
+from kacs_cli import KACSRegressor, XCSFRegressor, load
+from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
 
@@ -56,8 +56,8 @@ def test_round_trip_is_exact(method, fitted, data, tmp_path):
         assert loaded.submodel_table_.equals(est.submodel_table_)
         for a, b in zip(loaded.predict_components(Xh), est.predict_components(Xh)):
             np.testing.assert_array_equal(a, b)
-    # api.load gives the same; further learning continues exactly alike
-    again = api.load(path)
+    # kacs_cli.load gives the same; further learning continues exactly alike
+    again = load(path)
     np.testing.assert_array_equal(again.predict(Xh), est.predict(Xh))
     original = cls.load(path)  # a second copy to train, leaving the fixture untouched
     original.partial_fit(X[:300], y[:300])
@@ -73,7 +73,7 @@ def test_bare_engine_model_round_trip(tmp_path):
     model = Model("kacs", 2, Hyperparameters(N=500))
     model.train(X, y, 1000, seed=3)
     path = persistence.save(model, tmp_path / "bare.kacs")
-    loaded = api.load(path)
+    loaded = load(path)
     assert isinstance(loaded, Model)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     assert loaded.params == model.params and loaded.iterations_done == 1000
@@ -86,7 +86,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
     # Written by main at 7a33a0c, when persistence still set the estimators' attributes itself
     # (tests/fixtures/models_v1.json: the query rows and what the saved estimators predicted).
     spec = json.loads((FIXTURES / "models_v1.json").read_text())
-    est = api.load(FIXTURES / name)
+    est = load(FIXTURES / name)
     X = np.array(spec["X"])
     if getattr(est, "feature_names_in_", None) is not None:
         import pandas as pd
@@ -122,21 +122,6 @@ def test_estimators_export_and_restore_their_own_state(method, fitted, data):
     other = XCSFRegressor if cls is KACSRegressor else KACSRegressor
     with pytest.raises(ValueError, match="cannot be a"):
         other()._restore_state(model, state)
-
-
-def test_persistence_does_not_import_the_estimators():
-    # One-way: kacs_cli.api imports persistence; persistence knows the engine model and the
-    # file, and an estimator only through its _export_state (no import, not even in a function).
-    tree = ast.parse(Path(persistence.__file__).read_text())
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module or "")
-            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    assert not {name for name in imported if name.startswith("kacs_cli.api")}, imported
-    assert not {name for name in imported if name.startswith(("sklearn", "kacs_cli.commands"))}
 
 
 def test_file_layout_is_documented_npz(fitted, tmp_path):
@@ -188,13 +173,13 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
     truncated = tmp_path / "truncated.kacs"
     truncated.write_bytes(raw[: len(raw) // 2])
     with pytest.raises(UserError, match="truncated or corrupt") as exc:
-        api.load(truncated)
+        load(truncated)
     assert str(truncated) in str(exc.value)
 
     foreign = tmp_path / "foreign.npz"
     np.savez(foreign, a=np.arange(3), w=np.ones((2, 2)))
     with pytest.raises(UserError, match="no metadata.json") as exc:
-        api.load(foreign)
+        load(foreign)
     assert str(foreign) in str(exc.value)
 
     text = tmp_path / "data.csv"
@@ -206,31 +191,31 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
     newer = tmp_path / "v2.kacs"
     _rewrite(good, newer, lambda m: m.update(format_version=2))
     with pytest.raises(UserError, match="version 2 is not supported") as exc:
-        api.load(newer)
+        load(newer)
     assert str(newer) in str(exc.value) and "newer kacs" in str(exc.value)
 
     other = tmp_path / "other.kacs"
     _rewrite(good, other, lambda m: m.update(format="something-else"))
     with pytest.raises(UserError, match="format 'something-else'"):
-        api.load(other)
+        load(other)
 
     bad_scaling = tmp_path / "bad_scaling.kacs"
     _rewrite(good, bad_scaling, lambda m: m["scaling"].update(x_min=[0.0]))
     with pytest.raises(UserError, match="corrupt") as exc:
-        api.load(bad_scaling)
+        load(bad_scaling)
     assert str(bad_scaling) in str(exc.value) and "scaling" in str(exc.value)
 
     inconsistent = tmp_path / "inconsistent.kacs"
     _rewrite(good, inconsistent, lambda m: m.update(n=4))
     with pytest.raises(UserError, match="corrupt"):
-        api.load(inconsistent)
+        load(inconsistent)
 
     empty = tmp_path / "empty.kacs"
     empty.write_bytes(b"")
     with pytest.raises(UserError, match="empty"):
-        api.load(empty)
+        load(empty)
     with pytest.raises(UserError, match="not found"):
-        api.load(tmp_path / "missing.kacs")
+        load(tmp_path / "missing.kacs")
     # none of these left a file behind or touched the good one
     assert KACSRegressor.load(good).n_rules_ == fitted["kacs"].n_rules_
 
@@ -257,11 +242,11 @@ def test_save_writes_atomically(fitted, tmp_path, monkeypatch):
     monkeypatch.undo()
     assert len(calls) == 6  # the crash came mid-archive, not before the writing started
     assert path.read_bytes() == before
-    assert type(api.load(path)) is XCSFRegressor
+    assert type(load(path)) is XCSFRegressor
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.kacs"]
 
     fitted["kacs"].save(path)  # overwrite in place
-    assert isinstance(api.load(path), KACSRegressor)
+    assert isinstance(load(path), KACSRegressor)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.kacs"]
     with pytest.raises(UserError, match="does not exist"):
         fitted["kacs"].save(tmp_path / "no" / "such" / "m.kacs")

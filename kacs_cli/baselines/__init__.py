@@ -23,43 +23,15 @@ import importlib
 import importlib.util
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
+# The entries import only kacs_cli.baselines.entry, so this registry can import them here.
+from kacs_cli.baselines import kan_net, sklearn_models, xcsf_lib
+from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
 from kacs_cli.errors import UserError
-
-# The entry whose estimator class comes from the config: {estimator: sklearn.tree.DecisionTreeRegressor}.
-OPEN = "estimator"
-# Set by the runner, never by a config: each run's learner seed, and one thread (runs are
-# what runs in parallel).
-SEED_PARAM = "random_state"
-JOBS_PARAM = "n_jobs"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """What the config, the runner and the report need of one baseline."""
-
-    name: str                                    # configs and runs.csv (lower case)
-    label: str                                   # tables and messages
-    # Import path of the estimator class; None for OPEN (the config names it).
-    estimator: Optional[str]
-    # param_count(fitted estimator, n inputs) -> its parameter count, or None where undefined.
-    param_count: Callable[[Any, int], Optional[int]]
-    counted: str = ""                            # what param_count counts (README table)
-    defaults: dict = field(default_factory=dict)  # departures from the class's own defaults
-    extra: Optional[str] = None                  # pip extra of kacs bringing its packages
-    modules: tuple[str, ...] = ()                # importable once that extra is installed
-    # The estimator parameter that takes the config's `iterations` unless the method sets it.
-    iterations_param: Optional[str] = None
-    # Run once per process before the first fit, beside importing `modules`: what the first
-    # fit would otherwise pay inside its timing.
-    warm_up: Optional[Callable[[], None]] = None
-    # Relative seconds of one fit on (rows, n): only to start the longest runs first.
-    cost: Callable[[int, int], float] = lambda rows, n: rows * n * 1e-6
-
 
 @dataclass(frozen=True, eq=False)
 class Spec:
@@ -77,25 +49,15 @@ class Spec:
         return {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
 
 
-_ENTRIES: dict[str, Entry] = {}
-
-
-def _builtins() -> None:
-    if not _ENTRIES:
-        from kacs_cli.baselines import kan_net, sklearn_models, xcsf_lib
-
-        for entry in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY):
-            _ENTRIES[entry.name] = entry
+_ENTRIES: dict[str, Entry] = {e.name: e for e in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY)}
 
 
 def names() -> tuple[str, ...]:
-    _builtins()
     return tuple(_ENTRIES)
 
 
 def find(name: str) -> Optional[Entry]:
     """The entry of `name`, or None when it is no baseline (a learner, say)."""
-    _builtins()
     return _ENTRIES.get(name) if isinstance(name, str) else None
 
 

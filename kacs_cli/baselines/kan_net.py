@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kacs_cli.baselines import Entry
+from kacs_cli.baselines.entry import Entry
 from kacs_cli.errors import UserError
 
 EXTRA = "kan"

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from kacs_cli.baselines import OPEN, Entry
+from kacs_cli.baselines.entry import OPEN, Entry
 
 
 def _tree(tree) -> int:

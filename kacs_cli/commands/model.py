@@ -13,7 +13,7 @@ from kacs_cli.errors import UserError
 
 
 def _load_estimator(path: Path):
-    from kacs_cli.api import load_estimator
+    from kacs_cli.estimators import load_estimator
 
     return load_estimator(path)
 
@@ -21,9 +21,9 @@ def _load_estimator(path: Path):
 def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     import numpy as np
 
-    from kacs_cli.experiments import datasets
-    from kacs_cli.api import estimator_class
     from kacs_cli.engine import default_p_hash, registry
+    from kacs_cli.estimators import estimator_class
+    from kacs_cli.experiments import datasets
 
     method = method.strip().lower()
     if method not in registry.names():
@@ -99,7 +99,7 @@ def _predict(model_path, data, out):
 
 
 def _plot(model_path, out, points):
-    from kacs_cli.api import load, plot_kacs_functions
+    from kacs_cli.estimators import load, plot_kacs_functions
 
     if points < 2:
         raise UserError(f"--points must be >= 2, got {points}")

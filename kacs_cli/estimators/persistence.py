@@ -46,9 +46,10 @@ Reading (`load_state`, `load_model`, `read_metadata`) refuses, with a `UserError
 file, anything that is not such a file: a missing, empty, truncated or corrupt file, a text
 file, a foreign ``.npz``/ZIP, another format name or version, or inconsistent arrays.
 
-This module knows the file and the engine model only. The estimators of `kacs_cli.api` export
-their state as the dict stored under ``scaling`` and ``estimator`` and restore themselves
-from it (``_export_state``/``_restore_state``); `kacs_cli.api.load` reads either kind of file.
+This module knows the file and the engine model only. The estimators of `kacs_cli.estimators`
+export their state as the dict stored under ``scaling`` and ``estimator`` and restore
+themselves from it (``_export_state``/``_restore_state``); `kacs_cli.load` reads either kind
+of file.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kacs_cli import atomic
+from kacs_cli import __version__, atomic
 from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError
@@ -130,8 +131,6 @@ def save(obj, path) -> Path:
     if model.params.budget == "adaptive":
         arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
-    from kacs_cli import __version__
-
     meta = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -225,7 +224,6 @@ def corrupt(path, why) -> UserError:
     return UserError(f"{path}: corrupt kacs model file, {why}")
 
 
-
 def _build_model(path, meta, arrays) -> Model:
     method = meta.get("method")
     n = meta.get("n")
@@ -309,7 +307,7 @@ def load_state(path) -> tuple[Model, dict | None]:
 
     The state is the dict ``{"scaling": ..., "estimator": ...}`` that the estimator's
     ``_export_state`` gave to `save` (JSON values; the estimator checks them in
-    ``_restore_state``), or None for a bare engine model. `kacs_cli.api.load` turns the pair
+    ``_restore_state``), or None for a bare engine model. `kacs_cli.load` turns the pair
     back into a fitted estimator.
     """
     path, meta, arrays = _open(path)

@@ -1,0 +1,106 @@
+"""The estimators' checks of their inputs and constructor arguments.
+
+scikit-learn stores constructor arguments unchanged and checks them only in `fit`; these
+functions do that check, each raising `UserError` (a `ValueError`) that names the argument.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from kacs_cli.errors import UserError
+
+__all__ = ["base_seed", "check_n_iter", "json_param", "plain", "scaling_ranges", "validate"]
+
+_INT_SEED_LIMIT = 2**32
+_NO_Y = object()
+
+
+def plain(value):
+    """numpy scalars (e.g. from a GridSearchCV grid) as Python scalars for Hyperparameters."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def json_param(value):
+    """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [json_param(v) for v in value]
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return None  # not portable; the drawn seed is stored as "seed"
+    return value
+
+
+def validate(estimator, X, y=_NO_Y, reset=True):
+    """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
+    if y is _NO_Y:
+        return validate_data(estimator, X, reset=reset, ensure_all_finite=True, dtype=np.float64)
+    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
+                         dtype=np.float64)
+
+
+def check_n_iter(value) -> int:
+    n_iter = plain(value)
+    if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
+        raise UserError(f"n_iter must be a whole number >= 1, got {value!r}")
+    return int(n_iter)
+
+
+def base_seed(random_state) -> int:
+    """The learner seed of the first training call: random_state itself when it is an int."""
+    rs = random_state
+    if rs is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(rs, (np.random.RandomState, np.random.Generator)):
+        return int(rs.integers(_INT_SEED_LIMIT) if isinstance(rs, np.random.Generator)
+                   else rs.randint(_INT_SEED_LIMIT))
+    rs = plain(rs)
+    if isinstance(rs, bool) or not isinstance(rs, numbers.Integral) or rs < 0:
+        raise UserError(
+            f"random_state must be None, a non-negative integer or a numpy RandomState/"
+            f"Generator, got {random_state!r}"
+        )
+    return int(rs)
+
+
+def _range_pair(value, name):
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (2,) or not np.all(np.isfinite(arr)):
+        raise UserError(f"{name} must be a pair (min, max) of finite numbers, got {value!r}")
+    return float(arr[0]), float(arr[1])
+
+
+def scaling_ranges(X, y, input_range, target_range):
+    """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's."""
+    n = X.shape[1]
+    if input_range is not None:
+        arr = np.asarray(input_range, dtype=np.float64)
+        if arr.shape == (2,):
+            arr = np.tile(arr, (n, 1))
+        if arr.shape != (n, 2) or not np.all(np.isfinite(arr)):
+            raise UserError(
+                f"input_range must be a pair (min, max) for every feature or an array of shape "
+                f"({n}, 2) of finite numbers, got shape {np.shape(input_range)}"
+            )
+        if np.any(arr[:, 0] > arr[:, 1]):
+            bad = int(np.argmax(arr[:, 0] > arr[:, 1]))
+            raise UserError(f"input_range of feature {bad}: min {arr[bad, 0]} exceeds max {arr[bad, 1]}")
+        x_min, x_max = arr[:, 0].copy(), arr[:, 1].copy()
+    else:
+        x_min, x_max = X.min(axis=0), X.max(axis=0)
+    if target_range is not None:
+        y_min, y_max = _range_pair(target_range, "target_range")
+        if not y_min < y_max:
+            raise UserError(f"target_range must have min < max, got {target_range!r}")
+    else:
+        y_min, y_max = float(y.min()), float(y.max())
+    if y_max == y_min:  # constant target: span 2 centred on the value
+        y_min, y_max = y_min - 1.0, y_max + 1.0
+    return (np.ascontiguousarray(x_min, dtype=np.float64),
+            np.ascontiguousarray(x_max, dtype=np.float64), float(y_min), float(y_max))
