@@ -1,7 +1,23 @@
 """The experiments layer: benchmarks, datasets, protocols, configs, the runner and its results.
 
-It imports the engine, the baselines and the shared helpers (atomic, errors, scaling) below
-it, never the estimators, the report or the command line above it.
+It imports the engine, the baselines and the small shared modules (scaling, errors, atomic)
+and nothing above it (estimators, reporting, commands, cli). Inside it, imports point one
+way, from the top of this list to the bottom:
+
+- runner: a campaign (`run_campaign`: resume, reuse, fan-out, progress, the folder's config);
+  workers: where runs execute (local processes, Dask); execution: one run and its cell's
+  data; tasks: the runs a config asks for and their cost
+- reuse: runs copied from identical runs of finished campaigns; curvestore: the curves and
+  their committed compact form `curves.csv.gz`
+- sweeps: the configs of `kacs scale`; config: `ExperimentConfig` and the resolution of a
+  config file; methods: the methods and the hyperparameters of each (cell, method); cells:
+  the data identity, the benchmark entries, the cells and their labels; schema: YAML and
+  the checks every key shares
+- results: the results folder, the only module that knows its files and their columns
+- bench: `kacs bench`
+- dataset_fetch: import and fetch of the datasets; datasets: reading CSVs, loading and
+  checking the registry's datasets; dataset_registry: the registry and the data directory
+- protocols: splits, scaling and run plans; benchmarks: f1-f4 and their variants
 """
 
 from pathlib import Path
