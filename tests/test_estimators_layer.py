@@ -1,11 +1,12 @@
 """The estimators layer imports only downward: no cycle, nothing hidden in a function."""
 
-import ast
 from pathlib import Path
 
 import pytest
 
 import kacs_cli.estimators
+
+from layer_support import imports
 
 LAYER = Path(kacs_cli.estimators.__file__).parent
 # The order of the layer's docstring: each module imports only modules after it.
@@ -14,20 +15,6 @@ ORDER = ["regressors", "base", "validation", "plots", "inspection", "loading", "
 # What the layer may use of the package: the engine and the small shared modules.
 BELOW = ("kacs_cli.engine", "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic",
          "kacs_cli.__version__")
-
-
-def imports(path):
-    """[(imported name, at module level?)]; `from a import b` gives a.b."""
-    tree = ast.parse(path.read_text())
-    found = []
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-        found += [(name, node in tree.body) for name in names]
-    return found
 
 
 def test_every_module_of_the_layer_is_in_the_order():

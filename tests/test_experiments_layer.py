@@ -9,6 +9,8 @@ import pytest
 
 import kacs_cli.experiments
 
+from layer_support import imports
+
 LAYER = Path(kacs_cli.experiments.__file__).parent
 PACKAGE = LAYER.parent
 # The order of the layer's docstring: each module imports only modules after it.
@@ -22,25 +24,6 @@ BELOW = ("kacs_cli.engine", "kacs_cli.baselines", "kacs_cli.scaling", "kacs_cli.
 OPTIONAL = ("dask", "distributed", "xcsf")
 # Names of the results folder's files: results.py alone spells them.
 FOLDER_FILES = re.compile(r"""["'][^"'\n]*\b(runs\.csv|config\.yaml|curves\.csv\.gz)\b[^"'\n]*["']""")
-
-
-def imports(path):
-    """[(imported name, at module level?)]; `from a import b` gives a.b. An import in a
-    module-level try (a platform's module, such as fcntl) is at module level too."""
-    tree = ast.parse(path.read_text())
-    module_level = list(tree.body)
-    for node in tree.body:
-        if isinstance(node, ast.Try):
-            module_level += node.body + [s for h in node.handlers for s in h.body] + node.orelse
-    found = []
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-        found += [(name, any(node is s for s in module_level)) for name in names]
-    return found
 
 
 def test_every_module_of_the_layer_is_in_the_order():
