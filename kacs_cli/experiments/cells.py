@@ -136,7 +136,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         value = {"name": value} if value.strip().lower() in registry or not _looks_like_path(value) else {"path": value}
     if not isinstance(value, dict):
         fail(where, f"must be a benchmark name ({', '.join(registry)}), a CSV path, or a mapping "
-                     f"with name/path and options; got {type_name(value)}")
+                    f"with name/path and options; got {type_name(value)}")
     entry = mapping(value, where, BENCHMARK_KEYS, "benchmark options")
     if ("name" in entry) == ("path" in entry):
         fail(where, "give exactly one of name (a built-in benchmark) or path (a CSV file)")
@@ -169,8 +169,8 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
             for key in GENERATION_KEYS:
                 if key in entry:
                     fail(f"{where}.{key}",
-                          "the published sample is fixed (n = 10, 1000 samples); use source: generated "
-                          "to choose n, samples, dataset_seed or a variant")
+                         "the published sample is fixed (n = 10, 1000 samples); use source: generated "
+                         "to choose n, samples, dataset_seed or a variant")
             info = get_registry()[name]
             data = DataIdentity(benchmark=name, kind="dataset", n=info.n_inputs, samples=info.rows)
             return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
@@ -198,7 +198,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     fail(f"{where}.name", f"unknown benchmark {entry['name']!r}; use one of {', '.join(registry)}, "
-                           f"or path: <file.csv> for your own data")
+                          f"or path: <file.csv> for your own data")
 
 
 # Suffixes that tell cells of one benchmark apart, in label order. Data attributes are
@@ -262,6 +262,6 @@ def assign_labels(entries: list[BenchmarkEntry]) -> list[str]:
             if (other.data, other.N, other.P_hash) == (e.data, e.N, e.P_hash):
                 fail(e.where, f"repeats {other.where}; remove one of them")
             fail(e.where, f"its cell label {label!r} is already used by {other.where}; "
-                           f"give one of them a distinct label: <name>")
+                          f"give one of them a distinct label: <name>")
         seen[label] = i
     return labels  # type: ignore[return-value]

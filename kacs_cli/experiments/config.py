@@ -215,7 +215,7 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         fail("config", f"must be a mapping, got {type_name(raw)}")
     if "cells" in raw and "benchmarks" not in raw:
         fail("cells", "this is the resolved config `kacs run` writes into its output folder, a record "
-                       "of a campaign; run the config file it came from (e.g. configs/main.yaml)")
+                      "of a campaign; run the config file it came from (e.g. configs/main.yaml)")
     mapping(raw, "", TOP_KEYS, "config keys")
 
     if "experiment" in raw:
@@ -297,7 +297,7 @@ def _reuse_settings(value: Any, base_dir: Path | None) -> dict:
         folder = folder.resolve()
         if not results.is_results_folder(folder):
             fail(f"reuse[{i}]", f"{folder} is not a results folder of `kacs run` (it needs {results.CONFIG_FILE} "
-                                 f"and {results.RUNS_FILE}); fix the path (relative to the config file) or remove it")
+                                f"and {results.RUNS_FILE}); fix the path (relative to the config file) or remove it")
         written.append(text)
         dirs.append(str(folder))
     return {"reuse": tuple(written), "reuse_dirs": tuple(dirs)}
@@ -313,7 +313,7 @@ def _report_settings(value: Any) -> dict | None:
     includes = spec.get("include")
     if includes is None:
         fail("report.include", "missing; name the experiment to take cells from, "
-                                "e.g. include: {experiment: alt_protocol, benchmarks: [asn, cs]}")
+                               "e.g. include: {experiment: alt_protocol, benchmarks: [asn, cs]}")
     if isinstance(includes, dict):
         includes = [includes]
     if not isinstance(includes, list) or not includes:

@@ -119,8 +119,8 @@ def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
             else:
                 if not (isinstance(key, str) and key.strip().lower() in known):
                     fail(where, f"unknown method; use {', '.join(known)}, a labelled variant such as "
-                                 f"kacs-adaptive: {{method: kacs, budget: adaptive}} or rf-50: {{method: rf, "
-                                 f"n_estimators: 50}}, or any regressor as {{estimator: module.Class}}")
+                                f"kacs-adaptive: {{method: kacs, budget: adaptive}} or rf-50: {{method: rf, "
+                                f"n_estimators: 50}}, or any regressor as {{estimator: module.Class}}")
                 label = engine = key.strip().lower()
             if label in out:
                 fail(where, f"{label} is given twice")
@@ -129,7 +129,7 @@ def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
             out[label] = (engine, overrides)
         return out
     fail("methods", f"must be a list such as [xcsf, kacs] or a mapping of method to overrides, "
-                     f"got {type_name(value)}")
+                    f"got {type_name(value)}")
 
 
 def cell_methods(raw_entry: Any, where: str, methods: tuple[str, ...]) -> tuple[str, ...]:
@@ -183,7 +183,7 @@ def cell_params(
         if values.get("N") == GUIDELINE:
             if entry.data.n is None:
                 fail(f"methods.{method}.N", f"guideline needs the number of inputs, unknown for "
-                                             f"the CSV file of {entry.where}; give that entry its own N")
+                                            f"the CSV file of {entry.where}; give that entry its own N")
             values["N"] = guideline_budget(entry.data.n)
         if entry.N is not None:
             values["N"] = entry.N

@@ -31,7 +31,7 @@ from kacs_cli.experiments.cells import Cell
 from kacs_cli.experiments.config import ExperimentConfig
 from kacs_cli.experiments.execution import RunSettings, load_cell_data, missing_data, missing_message
 from kacs_cli.experiments.protocols import make_split
-from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, result_order, select_cells, select_methods
+from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select_cells, select_methods
 
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
@@ -41,10 +41,10 @@ RUNS_CSV_EVERY_S = 10.0
 # --------------------------------------------------------------------------- the folder
 
 
-def write_curves_aggregate(out: Path, order: list[str], records: dict[str, dict]) -> None:
+def write_curves_aggregate(out: Path, row_order: list[str], records: dict[str, dict]) -> None:
     """curves.csv.gz beside runs.csv: the finished runs' curves in runs.csv order, the compact
     form that is committed with the results (see kacs_cli.experiments.curvestore)."""
-    curvestore.update_aggregate(out, [key for key in order if key in records])
+    curvestore.update_aggregate(out, [key for key in row_order if key in records])
 
 
 def _config_differences(old: dict, new: dict) -> list[str]:
@@ -283,7 +283,7 @@ def run_campaign(
         stack.enter_context(results.exclusive(out))
         kept, folder = prepare_out_dir(out, config, force)
         all_tasks = expand_tasks(folder)
-        row_order = result_order(folder)
+        row_order = [t.key for t in all_tasks]  # runs.csv's: cell, method, run
         records = results.load_records(out, all_tasks) if kept else {}
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]

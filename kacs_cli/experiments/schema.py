@@ -130,7 +130,7 @@ def mapping(value: Any, path: str, allowed: Iterable[str], what: str) -> dict:
             close = [a for a in allowed if str(key).lower() == a.lower()]
             hint = f"did you mean {close[0]!r}? " if close else ""
             fail(f"{path}.{key}" if path else str(key),
-                  f"unknown key; {hint}allowed keys: {', '.join(allowed)}")
+                 f"unknown key; {hint}allowed keys: {', '.join(allowed)}")
     return value
 
 

@@ -88,11 +88,6 @@ def expand_tasks(
     ]
 
 
-def result_order(config: ExperimentConfig) -> list[str]:
-    """The keys of every run of `config` in result order, the order of runs.csv's rows."""
-    return [t.key for t in expand_tasks(config)]
-
-
 def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: int) -> float:
     """Relative run time, only to start the longest runs first.
 
