@@ -4,7 +4,7 @@ Fast numba engines, the article's benchmarks and protocols, an experiment runner
 reports. See README.md and ../shared/SPEC.md for the algorithms.
 """
 
-__version__ = "0.1.0"
+from kacs_cli.version import __version__
 
 _ESTIMATOR_API = ("KACSRegressor", "XCSFRegressor", "load")
 

@@ -7,13 +7,11 @@ exceeds its ceiling; and that it grows under an induced cover-delete cycle and n
 coverage is stable.
 """
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from kacs_cli.engine import Hyperparameters, Model, budget, registry, train_run
+from kacs_cli.engine import Hyperparameters, Model, budget, train_run
 from kacs_cli.engine.population import (
     N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
 )
@@ -35,7 +33,7 @@ def small_f3(n=6, rows=300, seed=0):
 def decision_case(n=2, N=1000, window=100, rate=0.01, growth=0.1, n_max=5000):
     params = Hyperparameters(N=N, budget="adaptive", N_max=n_max, budget_window=window,
                              budget_cover_rate=rate, budget_growth=growth)
-    bs = budget.new_budget(params, registry.get("kacs"))
+    bs = budget.new_budget(params)
     return np.zeros(N_SCAL, np.int64), np.array([N], np.int64), params.for_engine(), bs
 
 

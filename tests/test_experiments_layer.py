@@ -57,4 +57,4 @@ def test_only_results_names_the_files_of_the_results_folder():
                for path in PACKAGE.rglob("*.py") if path != LAYER / "results.py"
                for text in _code_strings(path) if FOLDER_FILES.search(repr(text))}
     # the command line's help texts describe the folder to the user
-    assert spelled <= {"commands/report.py", "commands/run.py"}, spelled
+    assert spelled <= {"cli/report.py", "cli/run.py"}, spelled

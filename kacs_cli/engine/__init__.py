@@ -7,7 +7,7 @@ drop_stale_cache()
 
 from kacs_cli.engine.params import Hyperparameters, default_p_hash
 from kacs_cli.engine import registry
-from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.train import CURVE_COLUMNS, Model, TrainResult, train_run
 
 __all__ = ["CURVE_COLUMNS", "Hyperparameters", "Learner", "Model", "TrainResult", "registry",

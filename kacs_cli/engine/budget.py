@@ -22,7 +22,6 @@ from numba import njit
 from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL
-from kacs_cli.errors import UserError
 
 # Budget state (int64 vector): on/off, counters at the start of the current window, whether
 # the population had filled its budget by the end of an earlier window, whether the previous
@@ -33,24 +32,15 @@ from kacs_cli.errors import UserError
 N_BS = 10
 
 
-def new_budget(params: Hyperparameters, learner) -> np.ndarray:
-    """The budget state of a `learner` (registry.Learner); its BS_ON is 0 under a fixed
-    budget. (The budget's hyperparameters reach the engine with the others.)"""
+def new_budget(params: Hyperparameters) -> np.ndarray:
+    """The budget state of a run; its BS_ON is 0 under a fixed budget. (The budget's
+    hyperparameters reach the engine with the others; the driver has checked that the
+    learner accepts `budget: adaptive`.)"""
     bs = np.zeros(N_BS, np.int64)
     if params.budget == "adaptive":
-        if not learner.adaptive_budget:
-            raise UserError(adaptive_refusal(learner.label))
         bs[BS_ON] = 1
         bs[BS_LAST_STEP] = -1
     return bs
-
-
-def adaptive_refusal(label: str) -> str:
-    """Why `budget: adaptive` is refused for the learner labelled `label`."""
-    from kacs_cli.engine import registry  # registry lists the learners, which import this module
-
-    able = [registry.label(m) for m in registry.names() if registry.get(m).adaptive_budget]
-    return f"budget: adaptive is defined for {', '.join(able)} only; {label} keeps a fixed N"
 
 
 def capacity_budget(params: Hyperparameters) -> int:

@@ -24,7 +24,7 @@ from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
     refresh_fitness_sum, set_bounds,
 )
-from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
 
 

@@ -18,6 +18,7 @@ from kacs_cli.engine.population import (
     rule_fields,
 )
 from kacs_cli.engine.scratch import new_scratch
+from kacs_cli.errors import UserError
 
 CURVE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params",
@@ -86,7 +87,9 @@ class Model:
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
         # largest budget the run can reach, N_max under budget: adaptive.
-        self.budget_state = budget.new_budget(self.params, learner)
+        if self.params.budget == "adaptive" and not learner.adaptive_budget:
+            raise UserError(registry.adaptive_refusal(learner.label))
+        self.budget_state = budget.new_budget(self.params)
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
         self.capacity = budget.capacity_budget(self.params) + 3 * self.n_submodels + 8

@@ -14,7 +14,7 @@ from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
     S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds,
 )
-from kacs_cli.engine.registry import Learner
+from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.row_index import (
     RowIndex, new_row_index, rx_build, rx_end_iteration, rx_members, rx_tables,
 )

@@ -61,7 +61,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kacs_cli import __version__, atomic
+from kacs_cli import atomic
+from kacs_cli.version import __version__
 from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError

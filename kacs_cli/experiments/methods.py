@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from kacs_cli import baselines
-from kacs_cli.engine import budget, registry
+from kacs_cli.engine import registry
 from kacs_cli.engine.params import BUDGETS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.cells import BenchmarkEntry
@@ -195,5 +195,5 @@ def cell_params(
             fail(f"{entry.where} ({method})", str(exc))
         if (params[method].budget != "fixed" and method in runs_here
                 and not registry.get(engine).adaptive_budget):
-            fail(f"{entry.where} ({method})", budget.adaptive_refusal(registry.label(engine)))
+            fail(f"{entry.where} ({method})", registry.adaptive_refusal(registry.label(engine)))
     return params

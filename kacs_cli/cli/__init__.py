@@ -1,4 +1,5 @@
-"""The `kacs` command line: one typer app; each command group lives in kacs_cli/commands."""
+"""The `kacs` command line: one typer app; each command group is a module of this package
+(bench, data, run, report, model), each with `register(app)`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import sys
 
 import typer
 
+from kacs_cli.cli import bench, data, model, report, run
 from kacs_cli.errors import UserError
 
 app = typer.Typer(
@@ -17,14 +19,8 @@ app = typer.Typer(
 )
 
 
-def _register_commands() -> None:
-    from kacs_cli.commands import COMMAND_MODULES
-
-    for module in COMMAND_MODULES:
-        module.register(app)
-
-
-_register_commands()
+for _commands in (bench, data, run, report, model):
+    _commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,44 @@
+"""What a learner is: one `Learner` entry of the learner registry (engine/registry.py).
+
+Each learner module (kacs.py, xcsf.py) declares its entry with this class; the registry
+imports those modules and lists their entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+
+@dataclass(frozen=True)
+class Learner:
+    """What the engine driver and the layers above need of one learner.
+
+    Every callable taking `model` receives the engine `Model` (train.py): its `n`, `params`,
+    `hp`, `capacity`, `pop`, `scratch`, `budget_state` and the buffers from `new_buffers`.
+    """
+
+    name: str                                    # configs, runs.csv, model files (lower case)
+    label: str                                   # tables and messages ("KACS")
+    width: Callable[[int], int]                  # D: condition dimensions of a rule, given n
+    consequent: Callable[[int], int]             # K: weights of a rule (its parameter count)
+    submodels: Callable[[int], int]              # rule sets (submodel ids 0..S-1)
+    # Per iteration, the match sets covering can fire in: (overall, inner, outer); None where
+    # the learner has no such rate (the curve then holds NaN). SPEC section 7's cover rates.
+    cover_slots: Callable[[int], tuple]
+    new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
+    # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one
+    # training call, in a compiled loop (no Python per sample); the row of iteration `it` is
+    # order.next_row(order, it, reshuffle).
+    steps: Callable[..., None]
+    predict: Callable[[Any, Any], Any]           # predict(model, X) -> y_hat
+    population_frame: Callable[[Any], dict]      # learner-specific columns, one row per rule
+    # prepare(model, X_eval): before each training call (XCSF turns its row index on or off).
+    prepare: Optional[Callable[[Any, Any], None]] = None
+    # evaluate(model, X_eval): predictions at an evaluation point, when faster than `predict`.
+    evaluate: Optional[Callable[[Any, Any], Any]] = None
+    # components(model, X): (psihat, zhat, phihat, y_hat) of a Kolmogorov-Arnold learner.
+    components: Optional[Callable[[Any, Any], tuple]] = None
+    adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
+    # Relative seconds per iteration given (n, N): only to start the longest runs first.
+    cost: Callable[[int, int], float] = lambda n, N: N * (n + 1) * 1.5e-9
