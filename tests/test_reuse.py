@@ -94,3 +94,14 @@ def test_a_missing_reuse_folder_is_refused(tmp_path):
         target([str(tmp_path / "nowhere")])
     message = str(info.value)
     assert "reuse[0]" in message and "not a results folder" in message and "\n" not in message
+
+
+def test_two_labels_of_one_identical_run_are_both_copied(source, tmp_path):
+    config = target([str(source)], methods={"kacs": None, "kacs-same": {"method": "kacs"}},
+                    benchmarks=[{"name": "f1", "n": 2, "samples": 120, "label": "renamed"}],
+                    protocol={"name": "main", "runs": 2})
+    result, _ = campaign(config, tmp_path / "out", jobs=1)
+    assert (result.reused, result.ran) == (4, 0)
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    same = runs.set_index(["method", "run"])["test_mae"]
+    assert [same[("kacs", r)] for r in (0, 1)] == [same[("kacs-same", r)] for r in (0, 1)]

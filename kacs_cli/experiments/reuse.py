@@ -35,20 +35,21 @@ class Reused:
     curve: pd.DataFrame | None  # canonical curve (curvestore), None when the source has none
 
 
-def run_identities(resolved: dict) -> dict[str, tuple[str, str]]:
-    """{identity of a (cell, method) pair, without the seeds: (cell label, method label)}
-    for a resolved config as written to config.yaml."""
+def run_identities(resolved: dict) -> dict[str, list[tuple[str, str]]]:
+    """{identity of a (cell, method) pair, without the seeds: its (cell label, method label)
+    pairs} for a resolved config as written to config.yaml (two labels of one config may
+    name identical runs)."""
     protocol = {k: v for k, v in (resolved.get("protocol") or {}).items() if k != "runs"}
     shared = {k: resolved.get(k) for k in _SHARED}
     engines = resolved.get("method_engines") or {}
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, list[tuple[str, str]]] = {}
     for cell in resolved.get("cells") or []:
         data = {k: v for k, v in cell.items() if k not in _NOT_DATA}
         hyperparameters = cell.get("hyperparameters") or {}
         for method in cell.get("methods") or resolved.get("methods") or []:
             identity = json.dumps([shared, protocol, data, engines.get(method, method), hyperparameters.get(method)],
                                   sort_keys=True)
-            out.setdefault(identity, (cell["label"], method))
+            out.setdefault(identity, []).append((cell["label"], method))
     return out
 
 
@@ -89,7 +90,8 @@ def find(resolved: dict, tasks: Iterable, sources: Iterable[Source]) -> dict[str
         folder, src_config, src_runs = source.folder, source.resolved, source.runs
         src_pairs = run_identities(src_config)
         # target (cell label, method) -> source (cell label, method)
-        mapping = {wanted[identity]: pair for identity, pair in src_pairs.items() if identity in wanted}
+        mapping = {target: pairs[0] for identity, pairs in src_pairs.items() if identity in wanted
+                   for target in wanted[identity]}
         if not mapping or src_runs.empty:
             continue
         rows = {
