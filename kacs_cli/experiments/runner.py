@@ -142,11 +142,9 @@ def _resolved(config: ExperimentConfig) -> dict:
     return yaml.safe_load(config.to_yaml())
 
 
-def _copy_reused(out: Path, config: ExperimentConfig, todo: list[Task], records: dict[str, dict]) -> dict:
+def _copy_reused(out: Path, todo: list[Task], copyable: dict, records: dict[str, dict]) -> dict:
     """Copy the runs of `todo` that a `reuse:` folder holds (row and curve) into `out`."""
-    if not config.reuse_dirs or not todo:
-        return {}
-    copied = reuse.find(_resolved(config), todo, reuse.sources(config.reuse_dirs))
+    copied = {t.key: copyable[t.key] for t in todo if t.key in copyable}
     for key, item in copied.items():
         if item.curve is not None:
             results.write_curve(out, key, item.curve)
@@ -246,7 +244,7 @@ def run_campaign(
     # Data are needed only where runs remain: a finished folder (committed results on a fresh
     # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
     # Runs that `reuse:` copies need no data either.
-    pending_cells = cells
+    pending_cells, copyable = cells, {}
     if config.reuse_dirs or (not force and results.config_path(out).is_file()):
         wanted = expand_tasks(config, cells, chosen_methods)
         done = results.load_records(out, wanted) if not force and results.config_path(out).is_file() else {}
@@ -288,7 +286,7 @@ def run_campaign(
         selected = expand_tasks(config, cells, chosen_methods)
         todo = [t for t in selected if t.key not in records]
         already = len(selected) - len(todo)
-        copied = _copy_reused(out, config, todo, records)
+        copied = _copy_reused(out, todo, copyable, records)
         if copied:
             todo = [t for t in todo if t.key not in copied]
             results.write_runs_csv(out, records, row_order)
