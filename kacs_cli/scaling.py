@@ -31,3 +31,71 @@ def scale_target(y: np.ndarray, y_min: float, y_max: float, *, clip: bool) -> np
 def unscale_target(y_scaled: np.ndarray, y_min: float, y_max: float) -> np.ndarray:
     """The [-1, 1] scale back to the target's units (the inverse of `scale_target`)."""
     return (y_scaled + 1.0) * (y_max - y_min) / 2.0 + y_min
+
+
+class InputTransform:
+    """The input transform after min-max scaling (Hyperparameters.input_transform), fitted on
+    the train rows' [0, 1] inputs and applied to every row the rules see.
+
+    `minmax` is the identity (SPEC section 1, the article). `quantile` maps each column
+    through its empirical distribution on the train rows to uniform on [0, 1]
+    (scikit-learn's QuantileTransformer, at most 1000 quantiles, no subsampling): a skewed
+    column then spreads over [0, 1] instead of crowding into a corner, where the inner
+    rules' intervals cannot resolve it, and the levels of a discrete column sit at their
+    mid-ranks. Values outside the train range map to 0 or 1.
+    """
+
+    def __init__(self, name: str, quantiles: np.ndarray | None = None,
+                 references: np.ndarray | None = None):
+        self.name = name
+        self._quantile = None
+        if name == "quantile":
+            from sklearn.preprocessing import QuantileTransformer
+
+            qt = QuantileTransformer(n_quantiles=len(references), output_distribution="uniform",
+                                     subsample=None)
+            qt.quantiles_ = np.asarray(quantiles, dtype=np.float64)
+            qt.references_ = np.asarray(references, dtype=np.float64)
+            qt.n_quantiles_ = len(references)
+            qt.n_features_in_ = qt.quantiles_.shape[1]
+            self._quantile = qt
+
+    @classmethod
+    def fit(cls, name: str, X01: np.ndarray) -> "InputTransform":
+        if name == "minmax":
+            return cls(name)
+        from sklearn.preprocessing import QuantileTransformer
+
+        X01 = np.asarray(X01, dtype=np.float64)
+        qt = QuantileTransformer(n_quantiles=max(2, min(1000, X01.shape[0])),
+                                 output_distribution="uniform", subsample=None).fit(X01)
+        return cls(name, qt.quantiles_, qt.references_)
+
+    @property
+    def n_features(self) -> int | None:
+        """The columns a fitted quantile transform expects (None: any, the identity)."""
+        return None if self._quantile is None else self._quantile.quantiles_.shape[1]
+
+    def apply(self, X01: np.ndarray) -> np.ndarray:
+        if self._quantile is None:
+            return X01
+        return np.ascontiguousarray(np.clip(self._quantile.transform(X01), 0.0, 1.0))
+
+    def state(self) -> dict:
+        """JSON values from which `from_state` rebuilds the transform (model files)."""
+        if self._quantile is None:
+            return {"name": self.name}
+        return {"name": self.name, "quantiles": self._quantile.quantiles_.tolist(),
+                "references": self._quantile.references_.tolist()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "InputTransform":
+        if state.get("name") == "quantile":
+            quantiles = np.asarray(state["quantiles"], dtype=np.float64)
+            references = np.asarray(state["references"], dtype=np.float64)
+            if quantiles.ndim != 2 or quantiles.shape[0] != references.shape[0]:
+                raise ValueError("input transform entry malformed")
+            return cls("quantile", quantiles, references)
+        if state.get("name") == "minmax":
+            return cls("minmax")
+        raise ValueError("input transform entry malformed")

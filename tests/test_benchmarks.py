@@ -138,7 +138,7 @@ def test_generate_is_deterministic_per_seed_and_variant():
     [
         (lambda: evaluate("f5", np.zeros((1, 2))), "unknown benchmark function 'f5'"),
         (lambda: evaluate("f1", np.zeros((1, 2)), "rotated"), "only applies to f3"),
-        (lambda: evaluate("f3", np.zeros((1, 2)), "sheared"), "unknown f3 variant 'sheared'"),
+        (lambda: evaluate("f3", np.zeros((1, 2)), "sheared"), "unknown variant 'sheared'"),
         (lambda: evaluate("f2", np.zeros((3, 1))), "f2 (Rosenbrock) needs n >= 2"),
         (lambda: evaluate("f3", np.zeros((3, 1))), "f3 (Cross) needs n >= 2"),
         (lambda: evaluate("f1", np.array([[np.nan, 0.5]])), "NaN or infinite"),
@@ -152,3 +152,17 @@ def test_bad_arguments_are_user_errors(call, fragment):
     with pytest.raises(UserError) as info:
         call()
     assert fragment in str(info.value)
+
+
+def test_input_laws_skew_or_discretize_the_draws_of_any_function():
+    from kacs_cli.experiments.benchmarks import DISCRETE_LEVELS
+
+    uniform, _ = generate("f1", 4, 2000, seed=3)
+    skewed, y_skewed = generate("f1", 4, 2000, seed=3, variant="skewed")
+    assert np.allclose(skewed, uniform**4)
+    assert np.median(skewed) == pytest.approx(0.5**4, abs=0.01)
+    assert np.array_equal(y_skewed, evaluate("f1", skewed))
+    discrete, y_discrete = generate("f4", 4, 2000, seed=3, variant="discrete")
+    assert np.array_equal(np.unique(discrete), np.linspace(0, 1, DISCRETE_LEVELS))
+    assert np.array_equal(discrete, np.floor(uniform * DISCRETE_LEVELS) / (DISCRETE_LEVELS - 1))
+    assert np.array_equal(y_discrete, evaluate("f4", discrete))

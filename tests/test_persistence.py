@@ -98,9 +98,18 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
     est.save(tmp_path / name)
     with zipfile.ZipFile(FIXTURES / name) as old, zipfile.ZipFile(tmp_path / name) as new:
         old_meta, new_meta = (json.loads(z.read("metadata.json")) for z in (old, new))
-        for key in ("scaling", "estimator", "method", "n", "hyperparameters", "iterations_done",
-                    "n_rules", "n_micro"):
+        for key in ("scaling", "method", "n", "hyperparameters", "iterations_done", "n_rules",
+                    "n_micro"):
             assert new_meta[key] == old_meta[key], key
+        # The estimator's constructor arguments added since (the input transform and the
+        # refinement) are saved at their defaults beside the old ones.
+        new_params = new_meta["estimator"].pop("params")
+        old_params = old_meta["estimator"].pop("params")
+        assert new_meta["estimator"] == old_meta["estimator"]
+        assert {k: new_params[k] for k in old_params} == old_params
+        assert {k: v for k, v in new_params.items() if k not in old_params} == {
+            "input_transform": "minmax", "refinement": False, "refine_max_iter": 300,
+            "refine_pull": 1e-5, "refine_validation": 0.0}
         for entry in old.namelist():
             if entry != "metadata.json":
                 assert new.read(entry) == old.read(entry), entry
@@ -189,8 +198,8 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
     assert str(text) in str(exc.value)
 
     newer = tmp_path / "v2.kacs"
-    _rewrite(good, newer, lambda m: m.update(format_version=2))
-    with pytest.raises(UserError, match="version 2 is not supported") as exc:
+    _rewrite(good, newer, lambda m: m.update(format_version=3))
+    with pytest.raises(UserError, match="version 3 is not supported") as exc:
         load(newer)
     assert str(newer) in str(exc.value) and "newer kacs" in str(exc.value)
 

@@ -18,7 +18,8 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
-def _fit(data, method, out, iterations, seed, p_hash, data_dir):
+def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform="minmax",
+         refine=None):
     import numpy as np
 
     from kacs_cli.engine import default_p_hash, registry
@@ -39,7 +40,14 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
-    est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash))
+    options = {"input_transform": input_transform.strip().lower()}
+    if refine is not None:
+        options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
+                       refine_validation=refine[2])
+    est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash), **options)
+    est.hyperparameters()  # the settings' own one-line errors, before any data is read
+    if est.refinement and registry.get(method).refine is None:
+        raise UserError(f"--refine: refinement exists only for KACS, not {method.upper()}")
     est.fit(X, y)
     # Like `kacs run --out`, a missing folder is created (only now: bad data leaves no folder).
     try:
@@ -54,9 +62,14 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
         f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs, "
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
+    settings = "" if options["input_transform"] == "minmax" else f", inputs {options['input_transform']}"
+    if refine is not None:
+        r = est.refine_result_
+        settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "
+                     f"{r.validation_rows} validation rows, {r.seconds:.1f} s)")
     typer.echo(
         f"rules {est.n_rules_} (micro {est.n_micro_}), parameters {est.n_params_}; train MAE "
-        f"{mae:.6g} ({mae_scaled:.6g} on the [-1, 1] target scale)"
+        f"{mae:.6g} ({mae_scaled:.6g} on the [-1, 1] target scale){settings}"
     )
     typer.echo(f"saved to {out}")
 
@@ -141,9 +154,21 @@ def register(app: typer.Typer) -> None:
                  "real-world data and user CSVs, as in the article).", show_default=False),
         data_dir: Optional[Path] = typer.Option(
             None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
+        input_transform: str = typer.Option(
+            "minmax", "--input-transform",
+            help="minmax (the article) or quantile (each input through its train distribution to "
+                 "uniform: for skewed or discrete inputs)."),
+        refine: bool = typer.Option(
+            False, "--refine", help="KACS: refit every rule's weights on the whole data after evolution "
+                                    "(full-batch L-BFGS-B, early-stopped on a validation part)."),
+        refine_max_iter: int = typer.Option(300, "--refine-max-iter", help="--refine: at most this many L-BFGS-B iterations."),
+        refine_pull: float = typer.Option(1e-5, "--refine-pull", help="--refine: pull towards the evolved weights."),
+        refine_validation: float = typer.Option(
+            0.0, "--refine-validation", help="--refine: fraction of the rows held out for early stopping (0: none)."),
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
-        _fit(data, method, out, iterations, seed, p_hash, data_dir)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
+             (refine_max_iter, refine_pull, refine_validation) if refine else None)
 
     @app.command("predict")
     def predict_command(

@@ -39,6 +39,9 @@ class Learner:
     evaluate: Optional[Callable[[Any, Any], Any]] = None
     # components(model, X): (psihat, zhat, phihat, y_hat) of a Kolmogorov-Arnold learner.
     components: Optional[Callable[[Any, Any], tuple]] = None
+    # refine(model, X, y, max_iter=, pull=, validation=, seed=) -> refine.RefineResult: the
+    # full-batch refit of every consequent weight with the rule structure fixed (refine.py).
+    refine: Optional[Callable[..., Any]] = None
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
     # Relative seconds per iteration given (n, N): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda n, N: N * (n + 1) * 1.5e-9

@@ -16,6 +16,14 @@ BUDGETS = ("fixed", "adaptive")
 # The adaptive budget's own hyperparameters. They are left out of `as_dict()` under a fixed
 # budget, so the resolved configs (and model files) of fixed-budget runs read as before.
 BUDGET_FIELDS = ("N_max", "budget_window", "budget_cover_rate", "budget_growth")
+# How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): `minmax` (SPEC section 1,
+# the article) or `quantile` (each column's empirical distribution on the train rows mapped
+# to uniform, for skewed or discrete inputs). The engine never reads it: the layers above
+# transform the data before the engine sees it.
+INPUT_TRANSFORMS = ("minmax", "quantile")
+# Full-batch refinement after evolution (engine/refine.py; KACS only). Like the budget's,
+# its settings are left out of `as_dict()` while refinement is off.
+REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,11 @@ class Hyperparameters:
     budget_window: int = 1000
     budget_cover_rate: float = 0.002
     budget_growth: float = 0.1
+    input_transform: str = "minmax"
+    refinement: bool = False
+    refine_max_iter: int = 300
+    refine_pull: float = 1e-5
+    refine_validation: float = 0.0
 
     def __post_init__(self):
         self.validate()
@@ -75,6 +88,11 @@ class Hyperparameters:
         if self.budget == "fixed":
             for name in ("budget", *BUDGET_FIELDS):
                 values.pop(name)
+        if self.input_transform == "minmax":
+            values.pop("input_transform")
+        if not self.refinement:
+            for name in ("refinement", *REFINE_FIELDS):
+                values.pop(name)
         return values
 
     def validate(self) -> None:
@@ -91,7 +109,11 @@ class Hyperparameters:
                 if value not in BUDGETS:
                     bad(f.name, f"must be one of {', '.join(BUDGETS)}")
                 continue
-            if f.name == "do_subsumption":
+            if f.name == "input_transform":
+                if value not in INPUT_TRANSFORMS:
+                    bad(f.name, f"must be one of {', '.join(INPUT_TRANSFORMS)}")
+                continue
+            if f.name in ("do_subsumption", "refinement"):
                 if not isinstance(value, bool):
                     bad(f.name, "must be true or false")
                 continue
@@ -118,6 +140,12 @@ class Hyperparameters:
             bad("r0", "covering needs a spread r0 > 0")
         if self.F_I == 0.0:
             bad("F_I", "initial fitness must be > 0 (fitness-weighted predictions divide by it)")
+        if int(self.refine_max_iter) != self.refine_max_iter or self.refine_max_iter < 1:
+            bad("refine_max_iter", "the refinement's L-BFGS-B iterations must be a whole number >= 1")
+        if self.refine_pull < 0.0:
+            bad("refine_pull", "the pull towards the evolved weights must be >= 0")
+        if not 0.0 <= self.refine_validation < 1.0:
+            bad("refine_validation", "the validation fraction of the train rows must lie in [0, 1)")
         for name in ("N_max", "budget_window"):
             value = getattr(self, name)
             if int(value) != value or value < 1:
@@ -132,9 +160,10 @@ class Hyperparameters:
 
 
 # Hyperparameters the engine does not read from its tuple: the budget N is population state
-# (it grows under budget: adaptive; population.py), and the two switches become a flag
-# (`article`) or budget state (budget.py).
-_NOT_IN_ENGINE = ("N", "semantics", "budget")
+# (it grows under budget: adaptive; population.py), the two switches become a flag
+# (`article`) or budget state (budget.py), and the input transform and the refinement act
+# before and after the compiled training loop.
+_NOT_IN_ENGINE = ("N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS)
 _ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
                  for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
 

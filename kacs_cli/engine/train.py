@@ -195,6 +195,30 @@ class Model:
         X = self._check_inputs(X)
         return self.learner.predict(self, X)
 
+    def refine(self, X, y, *, seed: int, max_iter: int | None = None, pull: float | None = None,
+               validation: float | None = None):
+        """Refit every consequent weight on the rows (X, y) with the rules' structure fixed
+        (refine.py); settings not given are the model's `refine_*` hyperparameters."""
+        if self.learner.refine is None:
+            with_refine = [registry.label(m) for m in registry.names()
+                           if registry.get(m).refine is not None]
+            raise ValueError(f"refinement exists only for {', '.join(with_refine)}")
+        settings = {"max_iter": self.params.refine_max_iter, "pull": self.params.refine_pull,
+                    "validation": self.params.refine_validation}
+        given = {"max_iter": max_iter, "pull": pull, "validation": validation}
+        settings.update({k: v for k, v in given.items() if v is not None})
+        # The same checks as the hyperparameters' (one wording for every front end).
+        checked = self.params.with_overrides(refine_max_iter=settings["max_iter"],
+                                             refine_pull=settings["pull"],
+                                             refine_validation=settings["validation"])
+        X = self._check_inputs(X)
+        y = _as_vector(y, X.shape[0], "y")
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows")
+        return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
+                                   pull=float(checked.refine_pull),
+                                   validation=float(checked.refine_validation), seed=int(seed))
+
     def predict_components(self, X):
         """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, 2n+1, n], zhat[rows, 2n+1],
         phihat[rows, 2n+1], y_hat)."""
@@ -227,6 +251,28 @@ class Model:
         return df[list(CURVE_COLUMNS)]
 
 
+# Extra metrics of a run with `refinement` (its other metrics are the refined model's): the
+# evolved model's errors, and what the refinement did.
+REFINE_KEYS = ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse", "evolved_test_mse",
+               "evolved_aic", "refine_iterations", "refine_seconds")
+
+
+def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
+    """Refine the trained model on the train rows; `final` takes the refined errors and AIC,
+    and keeps the evolved ones under REFINE_KEYS. Rules and parameters do not change."""
+    for key in ("train_mae", "test_mae", "train_mse", "test_mse", "aic"):
+        final[f"evolved_{key}"] = final[key]
+    result = model.refine(X_train, y_train, seed=seed)
+    y_train = np.asarray(y_train, dtype=np.float64)
+    final["train_mae"], final["train_mse"] = _errors(model.predict(X_train), y_train)
+    if X_test is not None and len(X_test):
+        final["test_mae"], final["test_mse"] = _errors(model.predict(X_test),
+                                                       np.asarray(y_test, dtype=np.float64))
+    final["aic"] = float(aic(X_train.shape[0], final["train_mse"], final["params"]))
+    final["refine_iterations"] = int(result.iterations)
+    final["refine_seconds"] = float(result.seconds)
+
+
 def aic(n_train: int, train_mse, params):
     """AIC = N_tr ln(train MSE) + 2 (k + 1), the MSE floored at machine epsilon (SPEC 7)."""
     mse = np.maximum(np.asarray(train_mse, dtype=np.float64), np.finfo(np.float64).eps)
@@ -243,8 +289,10 @@ def warm_up(method: str) -> None:
     rng = np.random.default_rng(0)
     X = rng.random((20, 2))
     y = rng.random(20) * 2.0 - 1.0
-    Model(method, 2, Hyperparameters(N=20)).train(X, y, 40, 0, X_test=X[:5], y_test=y[:5],
-                                                  eval_every=20)
+    model = Model(method, 2, Hyperparameters(N=20))
+    model.train(X, y, 40, 0, X_test=X[:5], y_test=y[:5], eval_every=20)
+    if model.learner.refine is not None:
+        model.refine(X, y, seed=0, max_iter=2)
     _WARM.add(method)
 
 
@@ -253,6 +301,9 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     """One learner run on scaled data: the learning curve, the final rules and the metrics.
 
     `seconds` is the training and evaluation time alone: compilation happens before it.
+    With `params.refinement` the model is refined after the last evaluation: `final` then holds
+    the refined errors and the evolved ones (REFINE_KEYS); the curve and `seconds` are the
+    evolution's, `final["refine_seconds"]` the refinement's.
     """
     X_train = _as_matrix(X_train, "X_train")
     model = Model(method, X_train.shape[1], params)
@@ -268,6 +319,8 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
         final[k] = int(final[k])
     final["final_N"] = model.budget_N
     final["aic"] = float(final["aic"])
+    if params.refinement:
+        _refine_final(model, final, X_train, y_train, X_test, y_test, seed)
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
     for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n)):

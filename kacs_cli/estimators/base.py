@@ -40,7 +40,7 @@ from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
 from kacs_cli.estimators.validation import (base_seed, check_n_iter, json_param, plain,
                                             scaling_ranges, validate)
-from kacs_cli.scaling import scale_inputs, scale_target, unscale_target
+from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
 __all__ = ["LearnerRegressor"]
 
@@ -92,6 +92,11 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         budget_window=1000,
         budget_cover_rate=0.002,
         budget_growth=0.1,
+        input_transform="minmax",
+        refinement=False,
+        refine_max_iter=300,
+        refine_pull=1e-5,
+        refine_validation=0.0,
         n_iter=100_000,
         random_state=0,
         input_range=None,
@@ -124,6 +129,11 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self.budget_window = budget_window
         self.budget_cover_rate = budget_cover_rate
         self.budget_growth = budget_growth
+        self.input_transform = input_transform
+        self.refinement = refinement
+        self.refine_max_iter = refine_max_iter
+        self.refine_pull = refine_pull
+        self.refine_validation = refine_validation
         self.n_iter = n_iter
         self.random_state = random_state
         self.input_range = input_range
@@ -134,7 +144,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def hyperparameters(self) -> Hyperparameters:
         """The validated engine hyperparameters of the current constructor arguments."""
         values = {name: plain(getattr(self, name)) for name in _HP_NAMES}
-        for name in ("N", "N_max", "budget_window"):
+        for name in ("N", "N_max", "budget_window", "refine_max_iter"):
             if isinstance(values[name], float) and values[name].is_integer():
                 values[name] = int(values[name])
         return Hyperparameters(**values)
@@ -153,6 +163,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         scaling = scaling_ranges(X, y, self.input_range, self.target_range)
         seed = base_seed(self.random_state)
         self.x_min_, self.x_max_, self.y_min_, self.y_max_ = scaling
+        self.input_transform_ = InputTransform.fit(
+            params.input_transform, scale_inputs(X, self.x_min_, self.x_max_, clip=True))
         self.seed_ = seed
         self.model_ = Model(self._method, X.shape[1], params)
         self.n_train_calls_ = 0
@@ -160,8 +172,10 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             del self.zhat_range_
 
     def _scale_X(self, X):
-        """Inputs to [0, 1] exactly as the protocol does (SPEC 1), then clipped to [0, 1]."""
-        return np.ascontiguousarray(scale_inputs(X, self.x_min_, self.x_max_, clip=True))
+        """Inputs to [0, 1] exactly as the protocol does (SPEC 1), clipped to [0, 1], then
+        through the input transform (the identity under `minmax`)."""
+        scaled = np.ascontiguousarray(scale_inputs(X, self.x_min_, self.x_max_, clip=True))
+        return self.input_transform_.apply(scaled)
 
     def _scale_y(self, y):
         return np.ascontiguousarray(scale_target(y, self.y_min_, self.y_max_, clip=False))
@@ -177,7 +191,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         return unscale_target(np.asarray(y_scaled, dtype=np.float64), self.y_min_, self.y_max_)
 
     def scale_inputs(self, X):
-        """Original inputs -> the [0, 1] inputs the engine sees (clipped)."""
+        """Original inputs -> the [0, 1] inputs the engine sees (clipped, transformed)."""
         check_is_fitted(self, "model_")
         return self._scale_X(validate(self, X, reset=False))
 
@@ -196,8 +210,31 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         X, y = validate(self, X, y, reset=True)
         n_iter = check_n_iter(self.n_iter)
         self._start(X, y)
-        self._train(self._scale_X(X), self._scale_y(y), n_iter, reset_ranges=True)
+        Xs, ys = self._scale_X(X), self._scale_y(y)
+        self._train(Xs, ys, n_iter, reset_ranges=True)
+        if self.model_.params.refinement:
+            self._refine_scaled(Xs, ys, {})
         return self
+
+    def refine(self, X, y, *, max_iter=None, pull=None, validation=None):
+        """Refit every consequent weight jointly on (X, y), the rules' structure (intervals,
+        fitness) kept: full-batch L-BFGS-B on the mean squared error of the prediction with a
+        pull towards the current weights, early-stopped on a seeded `validation` fraction of
+        the rows (engine/refine.py). Settings not given are the refine_* parameters. KACS
+        only; `fit` with refinement=True calls it on the training rows. Returns self; what it
+        did is in refine_result_."""
+        check_is_fitted(self, "model_")
+        X, y = validate(self, X, y, reset=False)
+        given = {"max_iter": max_iter, "pull": pull, "validation": validation}
+        self._refine_scaled(self._scale_X(X), self._scale_y(y), given)
+        return self
+
+    def _refine_scaled(self, Xs, ys, given):
+        try:
+            self.refine_result_ = self.model_.refine(Xs, ys, seed=self.seed_, **given)
+        except ValueError as exc:  # the engine's plain ValueError (an XCSF model) as a UserError
+            raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
+        self._after_training(Xs, reset_ranges=False)
 
     def partial_fit(self, X, y):
         """Continue online learning on one batch: one pass over it (len(X) iterations).
@@ -273,6 +310,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             "y_min": float(self.y_min_),
             "y_max": float(self.y_max_),
         }
+        if self.input_transform_.name != "minmax":
+            scaling["input_transform"] = self.input_transform_.state()
         estimator = {
             "class": type(self).__name__,
             "params": {k: json_param(v) for k, v in self.get_params(deep=False).items()},
@@ -309,6 +348,13 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             and math.isfinite(y_max) and y_min < y_max
         ):
             raise ValueError("scaling entry malformed")
+        try:
+            transform = InputTransform.from_state(scaling.get("input_transform", {"name": "minmax"}))
+        except (KeyError, TypeError, ValueError):
+            raise ValueError("input transform entry malformed") from None
+        if transform.name != model.params.input_transform or transform.n_features not in (None, model.n):
+            raise ValueError("input transform entry malformed")
+        self.input_transform_ = transform
         self.model_ = model
         self.x_min_, self.x_max_ = x_min, x_max
         self.y_min_, self.y_max_ = y_min, y_max

@@ -1,14 +1,16 @@
 """Saving and loading KACS/XCSF models: one portable file, no pickle.
 
-File format "kacs-model", version 1
------------------------------------
+File format "kacs-model", version 2 (reads 1 and 2)
+---------------------------------------------------
 A single ZIP archive (readable as a NumPy ``.npz``: ``np.load(path, allow_pickle=False)``;
 the suggested suffix is ``.kacs``) holding:
 
 ``metadata.json``
     UTF-8 JSON object:
 
-    - ``format``: ``"kacs-model"``; ``format_version``: ``1``;
+    - ``format``: ``"kacs-model"``; ``format_version``: ``2`` for a model with an input
+      transform other than min-max, else ``1`` (version 1 is version 2 without that transform,
+      so a reader of version 1 only can still read every model it would predict correctly);
     - ``package_version``: the kacs version that wrote the file;
     - ``method``: a registered learner (engine/registry.py), e.g. ``"kacs"``; ``n``: number of inputs;
     - ``hyperparameters``: every field of `kacs_cli.engine.Hyperparameters`;
@@ -16,9 +18,12 @@ the suggested suffix is ``.kacs``) holding:
     - ``n_rules``, ``n_micro``: macro-rules |P| and total numerosity;
     - ``arrays``: name -> {``shape``, ``dtype``} of every array entry (checked on load);
     - ``scaling``: ``null`` for a bare engine model, else ``{"x_min": [...], "x_max": [...],
-      "y_min": float, "y_max": float}``: inputs map to [0, 1] by
-      ``clip((x - x_min) / (x_max - x_min), 0, 1)`` (0.5 for a constant column), the target
-      to [-1, 1] by ``2 (y - y_min) / (y_max - y_min) - 1``;
+      "y_min": float, "y_max": float}`` and, in version 2, ``"input_transform": {"name":
+      "quantile", "quantiles": [[...]], "references": [...]}``: inputs map to [0, 1] by
+      ``clip((x - x_min) / (x_max - x_min), 0, 1)`` (0.5 for a constant column), then through
+      the input transform (``quantile``: each column's train quantiles, rows x n, mapped to
+      the uniform references by linear interpolation, scikit-learn's QuantileTransformer;
+      version 2 only), the target to [-1, 1] by ``2 (y - y_min) / (y_max - y_min) - 1``;
     - ``estimator``: ``null`` for a bare engine model, else ``{"class": "KACSRegressor" |
       "XCSFRegressor", "params": {...constructor arguments...}, "seed": int,
       "n_train_calls": int, "feature_names": [...] | null, "zhat_range": [[min, max], ...] |
@@ -68,7 +73,9 @@ from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 2 added the input transform (a version-1 reader would ignore it and predict wrong).
+READABLE_VERSIONS = (1, 2)
 METADATA_ENTRY = "metadata.json"
 
 # What every format-1 file holds: the population's rule fields and state as they were when the
@@ -134,7 +141,9 @@ def save(obj, path) -> Path:
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
     meta = {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        # A model a version-1 reader predicts correctly stays version 1: only an input
+        # transform other than min-max needs version 2.
+        "format_version": FORMAT_VERSION if (state["scaling"] or {}).get("input_transform") else 1,
         "package_version": __version__,
         "method": model.method,
         "n": model.n,
@@ -195,13 +204,13 @@ def _open(path):
                 found = meta.get("format") if isinstance(meta, dict) else None
                 raise UserError(f"{what}: format {found!r}, expected {FORMAT_NAME!r}")
             version = meta.get("format_version")
-            if version != FORMAT_VERSION:
+            if version not in READABLE_VERSIONS or isinstance(version, bool):
                 newer = isinstance(version, int) and version > FORMAT_VERSION
                 hint = ("; it was written by a newer kacs, upgrade to read it" if newer
                         else "")
                 raise UserError(
                     f"{path}: kacs model format version {version!r} is not supported "
-                    f"(this kacs reads version {FORMAT_VERSION}){hint}"
+                    f"(this kacs reads versions {', '.join(map(str, READABLE_VERSIONS))}){hint}"
                 )
             arrays = {}
             for name in REQUIRED_ARRAYS:

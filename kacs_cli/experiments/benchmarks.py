@@ -1,8 +1,13 @@
-"""Synthetic benchmark functions f1-f4 and the f3 variants (SPEC section 8).
+"""Synthetic benchmark functions f1-f4, the f3 variants (SPEC section 8) and the input laws.
 
 Every function takes inputs x in [0, 1]^n (the scale the learners see) and evaluates the
 textbook function at zeta = lo + (hi - lo) * x, so a generated dataset has the same form as
 the authors' published samples (inputs in [0, 1], function value last).
+
+Beyond the article, two variants of any function change how its inputs are drawn, not the
+function: `skewed` draws x = u^4 (u uniform: the Beta(1/4, 1) law, median 0.06, so most rows
+crowd near one end of every input, as in a heavily skewed real column) and `discrete`
+draws x from the DISCRETE_LEVELS levels 0, 1/4, ..., 1 with equal probability.
 """
 
 from __future__ import annotations
@@ -14,7 +19,11 @@ import numpy as np
 from kacs_cli.errors import UserError
 
 FUNCTIONS = ("f1", "f2", "f3", "f4")
-VARIANTS = ("rotated", "translated", "scaled")
+F3_VARIANTS = ("rotated", "translated", "scaled")
+INPUT_LAWS = ("skewed", "discrete")
+VARIANTS = (*F3_VARIANTS, *INPUT_LAWS)
+SKEW_POWER = 4
+DISCRETE_LEVELS = 5
 
 #: Fixed dataset seed: the inputs of a generated benchmark are drawn once per dataset from
 #: np.random.default_rng(DATASET_SEED), so every run (and both learners) share one sample.
@@ -66,9 +75,9 @@ def _check_variant(function: str, variant: str | None) -> str | None:
         return None
     if key not in VARIANTS:
         raise UserError(
-            f"unknown f3 variant {variant!r}; choose one of {', '.join(VARIANTS)} (or none)"
+            f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)} (or none)"
         )
-    if function != "f3":
+    if key in F3_VARIANTS and function != "f3":
         raise UserError(
             f"variant {key!r} only applies to f3 (Cross), not {function}; drop the variant "
             f"or use function f3"
@@ -162,7 +171,8 @@ def generate(
     seed: int = DATASET_SEED,
     variant: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A synthetic dataset: X ~ U[0, 1]^(samples x n) from default_rng(seed), y = f(X).
+    """A synthetic dataset: X ~ U[0, 1]^(samples x n) from default_rng(seed), y = f(X); an
+    input-law variant (`skewed`, `discrete`) transforms those uniform draws.
 
     The seed is the dataset seed (DATASET_SEED = 0 by default), not a run's seed: all runs
     of an experiment train on the same sample, as the article does.
@@ -180,5 +190,9 @@ def generate(
         raise UserError(f"dataset seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(int(seed))
     X = rng.random((int(samples), int(n)))
-    y = evaluate(key, X, variant)
+    if variant == "skewed":
+        X = X**SKEW_POWER
+    elif variant == "discrete":
+        X = np.minimum(np.floor(X * DISCRETE_LEVELS), DISCRETE_LEVELS - 1) / (DISCRETE_LEVELS - 1)
+    y = evaluate(key, X, None if variant in INPUT_LAWS else variant)
     return np.ascontiguousarray(X), np.ascontiguousarray(y)

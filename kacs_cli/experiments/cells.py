@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kacs_cli.engine.params import Hyperparameters, default_p_hash
-from kacs_cli.experiments.benchmarks import DEFAULT_N, DEFAULT_SAMPLES, FUNCTIONS, MIN_INPUTS, VARIANTS
+from kacs_cli.experiments.benchmarks import (DEFAULT_N, DEFAULT_SAMPLES, F3_VARIANTS, FUNCTIONS,
+                                             MIN_INPUTS, VARIANTS)
 from kacs_cli.experiments.dataset_registry import get_registry
 from kacs_cli.experiments.schema import (SAFE_LABEL, choice, fail, mapping, nonempty_text, number, safe_name,
                                          type_name, whole)
@@ -180,8 +181,9 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         variant = entry.get("variant")
         if variant is not None:
             variant = choice(variant, f"{where}.variant", VARIANTS)
-            if name != "f3":
-                fail(f"{where}.variant", f"variants are defined for f3 only (SPEC section 8), not {name}")
+            if name != "f3" and variant in F3_VARIANTS:
+                fail(f"{where}.variant", f"{variant} is defined for f3 only (SPEC section 8), not {name}; "
+                                         f"the input laws skewed and discrete apply to every function")
         # Rosenbrock and Cross are undefined below two inputs: refuse before any run.
         if n < MIN_INPUTS[name]:
             fail(f"{where}.n", f"{name} needs n >= {MIN_INPUTS[name]} input variables, got {n}")

@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
-from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
+from kacs_cli.engine.train import CURVE_COLUMNS, REFINE_KEYS, aic, train_run
 from kacs_cli.experiments import benchmarks, datasets, results
 from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
 from kacs_cli.experiments.protocols import Protocol, make_split
 from kacs_cli.experiments.tasks import Task
+from kacs_cli.scaling import InputTransform
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,11 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     params = cell.params[task.method]
     if baselines.find(cell.engine(task.method)) is not None:
         return _execute_baseline(task, settings, X, split)
+    # The method's input transform, fitted on this run's train rows (identity for minmax).
+    transform = InputTransform.fit(params.input_transform, split.X_train)
     result = train_run(
-        cell.engine(task.method), split.X_train, split.y_train, split.X_test, split.y_test,
+        cell.engine(task.method), transform.apply(split.X_train), split.y_train,
+        transform.apply(split.X_test), split.y_test,
         params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
     )
     record = _record_head(task, settings, X)
@@ -143,6 +147,9 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     record["seconds"] = float(result.seconds)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record["final_N"] = int(result.final["final_N"])
+    for key in REFINE_KEYS:
+        if key in result.final:
+            record[key] = _plain(result.final[key])
     return results.RunOutput(task.key, record, result.curve, result.population)
 
 

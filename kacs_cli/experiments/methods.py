@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import BUDGETS, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import BUDGETS, INPUT_TRANSFORMS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.cells import BenchmarkEntry
 from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -52,11 +52,13 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
-        if key in ("N", "N_max", "budget_window"):
+        if key in ("N", "N_max", "budget_window", "refine_max_iter"):
             v = whole(v, where, 1)
         elif key == "budget":
             v = choice(v, where, BUDGETS)
-        elif key == "do_subsumption":
+        elif key == "input_transform":
+            v = choice(v, where, INPUT_TRANSFORMS)
+        elif key in ("do_subsumption", "refinement"):
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
         elif isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -196,4 +198,9 @@ def cell_params(
         if (params[method].budget != "fixed" and method in runs_here
                 and not registry.get(engine).adaptive_budget):
             fail(f"{entry.where} ({method})", registry.adaptive_refusal(registry.label(engine)))
+        if params[method].refinement and method in runs_here and registry.get(engine).refine is None:
+            with_refine = [registry.label(m) for m in registry.names()
+                           if registry.get(m).refine is not None]
+            fail(f"methods.{method}.refinement", f"refinement exists only for {', '.join(with_refine)}; "
+                                                 f"drop refinement from this method")
     return params

@@ -28,6 +28,7 @@ import pandas as pd
 import yaml
 
 from kacs_cli import atomic
+from kacs_cli.engine.train import REFINE_KEYS
 from kacs_cli.errors import UserError
 
 try:
@@ -57,8 +58,12 @@ FINAL_KEYS = (
     "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params", "aic",
     "cover_rate", "cover_rate_inner", "cover_rate_outer",
 )
+# Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
+# runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
+# without such runs is what it always was; the other rows leave it empty.
+OPTIONAL_COLUMNS = REFINE_KEYS
 INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
-               "final_N")
+               "final_N", "refine_iterations")
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
 
@@ -203,15 +208,29 @@ def fill_later_columns(record: dict) -> None:
         record["final_N"] = record["N"]
 
 
+def run_row(record: dict) -> dict:
+    """The values of a record that runs.csv holds: RUN_COLUMNS and the OPTIONAL_COLUMNS it has
+    (an empty optional field, as pandas reads it back, is not had)."""
+    row = {c: record[c] for c in RUN_COLUMNS}
+    for c in OPTIONAL_COLUMNS:
+        value = record.get(c)
+        if value is not None and not (isinstance(value, float) and value != value):
+            row[c] = value
+    return row
+
+
 def records_frame(records: dict[str, dict], order: Sequence[str]) -> pd.DataFrame:
-    """runs.csv content: RUN_COLUMNS, one row per record, in the order of the run keys `order`
-    (the config's result order: cell, method, run)."""
+    """runs.csv content: RUN_COLUMNS, then the OPTIONAL_COLUMNS some record has, one row per
+    record, in the order of the run keys `order` (the config's result order: cell, method,
+    run)."""
     if not records:
         return pd.DataFrame(columns=list(RUN_COLUMNS))
     ordered = set(order)
     keys = [k for k in order if k in records] + [k for k in records if k not in ordered]
-    frame = pd.DataFrame([{c: records[k][c] for c in RUN_COLUMNS} for k in keys], columns=list(RUN_COLUMNS))
-    for c in INT_COLUMNS:
+    rows = [run_row(records[k]) for k in keys]
+    columns = [*RUN_COLUMNS, *(c for c in OPTIONAL_COLUMNS if any(c in r for r in rows))]
+    frame = pd.DataFrame(rows, columns=columns)
+    for c in (c for c in INT_COLUMNS if c in columns):
         # Nullable: a baseline has no rules, budget or iterations, written as empty fields.
         frame[c] = pd.to_numeric(frame[c]).astype("Int64")
     return frame
@@ -303,9 +322,10 @@ def _runs_csv_records(out: Path, runs: Iterable[RunRef], found: dict[str, dict])
     if any(c not in frame.columns for c in RUN_COLUMNS) or frame.empty:
         return {}
     frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
+    columns = [*RUN_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in frame.columns)]
     rows = {
-        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
-        for r in frame[list(RUN_COLUMNS)].to_dict("records")
+        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): run_row(r)
+        for r in frame[columns].to_dict("records")
     }
     extra: dict[str, dict] = {}
     for run in runs:

@@ -149,7 +149,7 @@ def _copy_reused(out: Path, todo: list[Task], copyable: dict, records: dict[str,
         if item.curve is not None:
             results.write_curve(out, key, item.curve)
         results.fill_later_columns(item.record)
-        records[key] = {c: item.record[c] for c in results.RUN_COLUMNS}
+        records[key] = results.run_row(item.record)
     return copied
 
 

@@ -23,9 +23,10 @@ from typing import Iterable
 
 import pandas as pd
 
+from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments import results
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import kmethods, suprb
+from kacs_cli.reporting import kmethods, refinement, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -80,6 +81,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         others=other_method_statistics(runs, cells, metrics) if cells else None,
     )
     exp.kmethods = kmethods.analyse(exp, runs, config, control)
+    exp.refinement = refinement.analyse(exp, runs) if cells else None
     if not cells:
         exp.missing.insert(0, f"no finished runs in {results.RUNS_FILE}")
     if paper and protocol == "main":
@@ -205,6 +207,10 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_suprb.csv"
         write_csv(path, suprb.suprb_frame(exp))
         written.append(path)
+    if exp.refinement is not None:
+        path = out / f"{stem}_refinement.csv"
+        write_csv(path, exp.refinement)
+        written.append(path)
     return written + kmethods.write_csvs(exp, out)
 
 
@@ -227,16 +233,23 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         tex.append(f"% {exp.paper_warning}")
         console.append(exp.paper_warning)
     if exp.cells:
-        tables = [summary_table(exp)]
+        # The pair's tables (XCSF against KACS) only where either of them ran: an experiment
+        # of other methods alone (a refined variant, baselines) would get a table of n/a.
+        pair_ran = any(exp.cell_stats[f"{m}_runs"].sum() > 0 for m in DEFAULT_PAIR
+                       if f"{m}_runs" in exp.cell_stats.columns)
+        tables = [summary_table(exp)] if pair_ran else []
         tables += [scaling_table(exp, g) for g in exp.scaling]
         if suprb.applies(exp):
             tables.append(suprb.suprb_table(exp))
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
-        tables.append(detailed_table(exp))
+        if pair_ran:
+            tables.append(detailed_table(exp))
         if exp.others is not None and not exp.others.empty:
             tables.append(other_methods_table(exp))
         tables += kmethods.tables(exp)
+        if exp.refinement is not None:
+            tables.append(refinement.table(exp, exp.refinement))
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -249,7 +262,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             if i == 0:
                 exp.summary_markdown = rendered
                 console.append(rendered)
-            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith("-suprb")
+            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith(("-suprb", "-refinement"))
                   or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:

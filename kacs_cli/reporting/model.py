@@ -89,6 +89,7 @@ class ExperimentReport:
     # mean and SD of every metric and the run count; described, not tested.
     others: pd.DataFrame | None = None
     kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
+    refinement: pd.DataFrame | None = None  # refinement.analyse: refined methods, before and after
 
     @property
     def error_word(self) -> str:

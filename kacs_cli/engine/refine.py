@@ -1,0 +1,370 @@
+"""Full-batch refinement of a trained KACS model: every consequent weight fitted jointly on the
+training rows, the rule structure (submodels, intervals, fitness) kept as evolution left it.
+
+With the structure fixed, the model is
+
+    yhat(x) = sum_q Phi_q(zhat_q),   zhat_q = sum_p psi_{q,p}(x_p),
+
+each function the fitness-weighted mean of its matching rules' lines (an empty match set
+gives 0, as in prediction). The inner functions are linear in the inner weights and their
+match sets do not depend on any weight, so the inner stage is a fixed sparse design built
+once per row set (`Design`); the outer match sets follow zhat and are found anew at every
+evaluation. The objective is
+
+    L(w) = 1/(2m) sum_r (y_r - yhat_r)^2 + lambda/2 sum_k |w_k - w_k^evolved|^2,
+
+its gradient the backpropagation of docs/algorithm.md section 4 summed over the rows (the
+outer slope s_q = sum F w1 / sum F is dPhi_q/dz between match-set changes, where L is
+piecewise smooth). The pull lambda keeps rules that few rows reach near what evolution
+gave them. L-BFGS-B (scipy) minimizes L; with a validation part of the training rows, the
+weights of the iteration with the lowest validation MSE are kept and the search stops after
+`PATIENCE` iterations without a new best.
+
+Deterministic for a seed: the validation rows come from the seed, every sum runs in a fixed
+order, and L-BFGS-B is deterministic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.optimize import minimize
+
+from kacs_cli.engine.kacs_submodels import submodel_input_table
+from kacs_cli.engine.population import S_P
+
+# L-BFGS-B iterations without a lower validation MSE before the search stops.
+PATIENCE = 20
+# Fewer validation rows than this make early stopping noise: all rows are fitted instead.
+MIN_VALIDATION_ROWS = 20
+
+# The inner stage of a set of rows. Within one inner submodel, rows whose input has the same
+# rank among the rules' lower bounds (<=) and upper bounds (<) have the same match set (the
+# set is {lo <= x} minus {hi < x}), so psi_{q,p} is one line A + B x per such cell. A row
+# then costs one lookup per inner submodel, whatever the number of rules that match it (with
+# P_hash 0.8 most inner rules span [0, 1] and match every row).
+#   cell_of[r, s]: the cell of row r in inner submodel s; cell_start/cell_rule/cell_share:
+#   each cell's rules (population order) with their share F / sum F of the cell's set.
+Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share", "X", "y"])
+
+
+@njit(cache=True)
+def _inner_design(sub, lo, hi, F, P, X, n):
+    """The cells of every inner submodel over the rows of X (see `Design`)."""
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    sub_input = submodel_input_table(n)
+    rows = X.shape[0]
+    # The rules of each inner submodel, in population order.
+    first = np.zeros(s_in + 1, np.int64)
+    for i in range(P):
+        if sub[i] < s_in:
+            first[sub[i] + 1] += 1
+    for s in range(s_in):
+        first[s + 1] += first[s]
+    members = np.empty(first[s_in], np.int64)
+    fill = first[:-1].copy()
+    for i in range(P):
+        if sub[i] < s_in:
+            members[fill[sub[i]]] = i
+            fill[sub[i]] += 1
+    cell_of = np.empty((rows, s_in), np.int64)
+    rep = np.empty(rows * s_in, np.int64)  # a row of each cell, to find its match set
+    keys = np.empty(rows, np.int64)
+    n_cells = 0
+    for s in range(s_in):
+        rules = members[first[s]:first[s + 1]]
+        los = np.sort(lo[rules])
+        his = np.sort(hi[rules])
+        R = rules.shape[0]
+        for r in range(rows):
+            z = X[r, sub_input[s]]
+            keys[r] = (np.searchsorted(los, z, side="right") * (R + 1)
+                       + np.searchsorted(his, z, side="left"))
+        order = np.argsort(keys, kind="mergesort")
+        last = -1
+        for k in range(rows):
+            r = order[k]
+            if keys[r] != last:
+                last = keys[r]
+                rep[n_cells] = r
+                n_cells += 1
+            cell_of[r, s] = n_cells - 1
+    cell_sub = np.empty(n_cells, np.int64)
+    for s in range(s_in):
+        for r in range(rows):
+            cell_sub[cell_of[r, s]] = s
+    cell_start = np.zeros(n_cells + 1, np.int64)
+    for c in range(n_cells):
+        s = cell_sub[c]
+        z = X[rep[c], sub_input[s]]
+        count = 0
+        for k in range(first[s], first[s + 1]):
+            i = members[k]
+            if lo[i] <= z and z <= hi[i]:
+                count += 1
+        cell_start[c + 1] = cell_start[c] + count
+    cell_rule = np.empty(cell_start[n_cells], np.int64)
+    cell_share = np.empty(cell_start[n_cells])
+    for c in range(n_cells):
+        s = cell_sub[c]
+        z = X[rep[c], sub_input[s]]
+        k = cell_start[c]
+        total = 0.0
+        for m in range(first[s], first[s + 1]):
+            i = members[m]
+            if lo[i] <= z and z <= hi[i]:
+                cell_rule[k] = i
+                total += F[i]
+                k += 1
+        for k in range(cell_start[c], cell_start[c + 1]):
+            cell_share[k] = F[cell_rule[k]] / total if total > 0.0 else 0.0
+    return cell_of, cell_start, cell_rule, cell_share
+
+
+@njit(cache=True)
+def _outer_groups(sub, P, n):
+    """The outer rules of each channel q, in population order: start (2n+2), rules."""
+    n_q = 2 * n + 1
+    s_in = n * n_q
+    start = np.zeros(n_q + 1, np.int64)
+    for i in range(P):
+        if sub[i] >= s_in:
+            start[sub[i] - s_in + 1] += 1
+    for q in range(n_q):
+        start[q + 1] += start[q]
+    fill = start[:-1].copy()
+    rules = np.empty(start[n_q], np.int64)
+    for i in range(P):
+        if sub[i] >= s_in:
+            q = sub[i] - s_in
+            rules[fill[q]] = i
+            fill[q] += 1
+    return start, rules
+
+
+@njit(cache=True)
+def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start, out_rule,
+               out_lo, out_hi, out_F, want_grad, grad):
+    """The summed squared error of the two-stage prediction with weights w (P x 2) on the
+    design's rows, and (want_grad) the gradient of half the mean squared error into grad
+    (P x 2). The pull is the caller's.
+
+    The outer rules of channel q are out_rule[out_start[q]:out_start[q + 1]], sorted by
+    lower bound, with their bounds and fitness copied alongside: a row scans only the rules
+    whose lower bound is <= its zhat_q (a binary search), contiguously and branch-free (a
+    rule whose upper bound lies below zhat_q adds zero).
+    """
+    n_q = 2 * n + 1
+    rows = y.shape[0]
+    n_cells = cell_start.shape[0] - 1
+    n_out = out_rule.shape[0]
+    line_a = np.zeros(n_cells)
+    line_b = np.zeros(n_cells)
+    for c in range(n_cells):
+        a = 0.0
+        b = 0.0
+        for k in range(cell_start[c], cell_start[c + 1]):
+            i = cell_rule[k]
+            a += cell_share[k] * w[i, 0]
+            b += cell_share[k] * w[i, 1]
+        line_a[c] = a
+        line_b[c] = b
+    out_w0 = np.empty(n_out)
+    out_w1 = np.empty(n_out)
+    for k in range(n_out):
+        out_w0[k] = w[out_rule[k], 0]
+        out_w1[k] = w[out_rule[k], 1]
+    grad_a = np.zeros(n_cells)
+    grad_b = np.zeros(n_cells)
+    out_g0 = np.zeros(n_out)
+    out_g1 = np.zeros(n_out)
+    zhat = np.empty(n_q)
+    slope = np.empty(n_q)
+    sum_f = np.empty(n_q)
+    out_stop = np.empty(n_q, np.int64)
+    sse = 0.0
+    inv_m = 1.0 / rows
+    for r in range(rows):
+        for q in range(n_q):
+            zq = 0.0
+            for p in range(n):
+                c = cell_of[r, q * n + p]
+                zq += line_a[c] + line_b[c] * X[r, p]
+            zhat[q] = zq
+        y_hat = 0.0
+        for q in range(n_q):
+            z = zhat[q]
+            f_sum = 0.0
+            fp_sum = 0.0
+            fw1_sum = 0.0
+            stop = out_start[q] + np.searchsorted(out_lo[out_start[q]:out_start[q + 1]], z,
+                                                  side="right")
+            out_stop[q] = stop
+            for k in range(out_start[q], stop):
+                fm = out_F[k] * (z <= out_hi[k])
+                f_sum += fm
+                fp_sum += fm * (out_w0[k] + out_w1[k] * z)
+                fw1_sum += fm * out_w1[k]
+            sum_f[q] = f_sum
+            if f_sum > 0.0:
+                y_hat += fp_sum / f_sum
+                slope[q] = fw1_sum / f_sum
+            else:
+                slope[q] = 0.0
+        e = y[r] - y_hat
+        sse += e * e
+        if not want_grad:
+            continue
+        g = -e * inv_m
+        for q in range(n_q):
+            if sum_f[q] <= 0.0:
+                continue
+            z = zhat[q]
+            g_share = g / sum_f[q]
+            for k in range(out_start[q], out_stop[q]):
+                a = g_share * out_F[k] * (z <= out_hi[k])
+                out_g0[k] += a
+                out_g1[k] += a * z
+            gz = g * slope[q]
+            for p in range(n):
+                c = cell_of[r, q * n + p]
+                grad_a[c] += gz
+                grad_b[c] += gz * X[r, p]
+    if want_grad:
+        grad[:, :] = 0.0
+        for k in range(n_out):
+            grad[out_rule[k], 0] += out_g0[k]
+            grad[out_rule[k], 1] += out_g1[k]
+        for c in range(n_cells):
+            for k in range(cell_start[c], cell_start[c + 1]):
+                i = cell_rule[k]
+                grad[i, 0] += cell_share[k] * grad_a[c]
+                grad[i, 1] += cell_share[k] * grad_b[c]
+    return sse
+
+
+def design(pop, X: np.ndarray, y: np.ndarray, n: int) -> Design:
+    """The inner stage of the rows (X, y) under the population's current structure."""
+    P = int(pop.scal[S_P])
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    cells = _inner_design(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, X, n)
+    return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64))
+
+
+class Objective:
+    """L(w) and its gradient on one design, for a flat weight vector (P * 2)."""
+
+    def __init__(self, pop, n: int, rows: Design, pull: float, w_ref: np.ndarray):
+        self.P = int(pop.scal[S_P])
+        self.n = n
+        self.sub = pop.counts.sub
+        self.lo = pop.bounds.lo[0]
+        self.hi = pop.bounds.hi[0]
+        self.F = pop.reals.F
+        self.rows = rows
+        self.pull = float(pull)
+        self.w_ref = w_ref
+        self.out_start, out_rule = _outer_groups(self.sub, self.P, n)
+        # Within each channel, by lower bound (stable: ties keep population order).
+        channel = np.repeat(np.arange(self.out_start.shape[0] - 1), np.diff(self.out_start))
+        self.out_rule = out_rule[np.lexsort((self.lo[out_rule], channel))]
+        self.out_lo = np.ascontiguousarray(self.lo[self.out_rule])
+        self.out_hi = np.ascontiguousarray(self.hi[self.out_rule])
+        self.out_F = np.ascontiguousarray(self.F[self.out_rule])
+        self._grad = np.zeros((self.P, 2))
+
+    def mse(self, w_flat: np.ndarray) -> float:
+        """Mean squared error of the prediction with these weights (no pull)."""
+        if self.rows.y.shape[0] == 0:
+            return float("nan")
+        sse = self._run(w_flat, False)
+        return sse / self.rows.y.shape[0]
+
+    def _run(self, w_flat, want_grad):
+        d = self.rows
+        return _loss_grad(w_flat.reshape(self.P, 2), self.n, d.cell_of, d.cell_start,
+                          d.cell_rule, d.cell_share, d.X, d.y, self.out_start, self.out_rule,
+                          self.out_lo, self.out_hi, self.out_F, want_grad, self._grad)
+
+    def __call__(self, w_flat: np.ndarray) -> tuple[float, np.ndarray]:
+        sse = self._run(w_flat, True)
+        diff = w_flat - self.w_ref
+        loss = 0.5 * sse / self.rows.y.shape[0] + 0.5 * self.pull * float(diff @ diff)
+        grad = self._grad.ravel() + self.pull * diff
+        return loss, grad
+
+
+@dataclass(frozen=True)
+class RefineResult:
+    """What a refinement did: L-BFGS-B iterations run, the kept one (0: the evolved weights),
+    the MSE of the fitted and the validation rows before and after, its seconds."""
+
+    iterations: int
+    best_iteration: int
+    fit_mse_before: float
+    fit_mse_after: float
+    valid_mse_before: float
+    valid_mse_after: float
+    validation_rows: int
+    seconds: float
+
+
+def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(fitted rows, validation rows) of `rows` training rows, both sorted; the validation
+    part is a seeded random `fraction` of them (none when that is below MIN_VALIDATION_ROWS)."""
+    n_valid = int(round(fraction * rows))
+    if fraction <= 0.0 or n_valid < MIN_VALIDATION_ROWS or rows - n_valid < 1:
+        return np.arange(rows), np.arange(0)
+    perm = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5EF1])).permutation(rows)
+    return np.sort(perm[n_valid:]), np.sort(perm[:n_valid])
+
+
+def refine_weights(pop, n: int, X: np.ndarray, y: np.ndarray, *, max_iter: int, pull: float,
+                   validation: float, seed: int) -> RefineResult:
+    """Refit every consequent weight of the KACS population `pop` (in place) on the scaled
+    training rows (X in [0, 1]^n, y on the target scale); see the module docstring."""
+    start = time.perf_counter()
+    P = int(pop.scal[S_P])
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    fit_rows, valid_rows = validation_split(X.shape[0], validation, seed)
+    w = pop.weights.w
+    w0 = np.ascontiguousarray(w[:P]).ravel().copy()
+    fit = Objective(pop, n, design(pop, X[fit_rows], y[fit_rows], n), pull, w0)
+    valid = (Objective(pop, n, design(pop, X[valid_rows], y[valid_rows], n), pull, w0)
+             if valid_rows.size else None)
+    fit_before = fit.mse(w0)
+    valid_before = valid.mse(w0) if valid is not None else float("nan")
+    best = {"w": w0.copy(), "mse": valid_before, "iteration": 0, "done": 0}
+
+    def watch(intermediate_result):
+        best["done"] += 1
+        if valid is None:
+            return
+        mse = valid.mse(intermediate_result.x)
+        if mse < best["mse"]:
+            best.update(w=intermediate_result.x.copy(), mse=mse, iteration=best["done"])
+        elif best["done"] - best["iteration"] >= PATIENCE:
+            raise StopIteration
+
+    if P > 0 and max_iter > 0:
+        result = minimize(fit, w0, jac=True, method="L-BFGS-B", callback=watch,
+                          options={"maxiter": int(max_iter)})
+        if valid is None:
+            best.update(w=result.x.copy(), iteration=best["done"])
+    w[:P] = best["w"].reshape(P, 2)
+    seconds = time.perf_counter() - start
+    return RefineResult(
+        iterations=best["done"], best_iteration=best["iteration"], fit_mse_before=fit_before,
+        fit_mse_after=fit.mse(best["w"]), valid_mse_before=valid_before,
+        valid_mse_after=valid.mse(best["w"]) if valid is not None else float("nan"),
+        validation_rows=int(valid_rows.size), seconds=seconds)
+
+
+__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "design",
+           "refine_weights", "validation_split"]
