@@ -1,4 +1,4 @@
-"""The one min-max scaling of SPEC section 1, shared by the protocols and the estimators.
+"""The one min-max scaling of docs/algorithm.md section 1, shared by the protocols and the estimators.
 
 Inputs go to [0, 1] with per-column (min, max) of the train rows; a constant column maps to
 0.5. The target goes to [-1, 1] with the train rows' (min, max), in the authors' expression

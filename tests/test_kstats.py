@@ -42,7 +42,7 @@ AUC = np.array([
     [0.972, 0.981, 0.9751, 0.975],  # printed 0.975 / 0.975: see the module docstring
     [0.957, 0.978, 0.946, 0.970],
 ])
-# AUC is "higher is better"; kstats ranks "lower is better" (rank 1 = lowest), as SPEC 11.
+# AUC is "higher is better"; kstats ranks "lower is better" (rank 1 = lowest), as docs/algorithm.md section 11.
 LOSS = -AUC
 
 # Demšar (2006) Table 5(a): q_alpha for k = 2..10.

@@ -1,4 +1,4 @@
-"""KACS: one training iteration (SPEC section 4) and the learner's registry entry, compiled
+"""KACS: one training iteration (docs/algorithm.md section 4) and the learner's registry entry, compiled
 with numba. Match sets by submodel are in kacs_submodels.py, prediction in kacs_predict.py.
 """
 

@@ -1,4 +1,4 @@
-"""XCSF: one training iteration and prediction (SPEC sections 2, 3 and 5), compiled with numba."""
+"""XCSF: one training iteration and prediction (docs/algorithm.md sections 2, 3 and 5), compiled with numba."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         for d in range(n):
             grad[d + 1] = -err * dx[d]
         adam_step(w, pop.weights.m, pop.weights.v, pop.reals.b1t, pop.reals.b2t, i, grad, hp)
-        # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
+        # The error estimate uses the prediction of the freshly updated weights (docs/algorithm.md section 5).
         eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)

@@ -60,7 +60,7 @@ class DataIdentity:
     @property
     def real_world(self) -> bool:
         """Measured data (a registry data set other than f1-f4, or a user CSV): P_hash defaults
-        to 0.8 there (SPEC section 6)."""
+        to 0.8 there (docs/algorithm.md section 6)."""
         return self.kind == "csv" or (self.kind == "dataset" and self.benchmark not in FUNCTIONS)
 
     def to_dict(self) -> dict:
@@ -181,7 +181,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         if variant is not None:
             variant = choice(variant, f"{where}.variant", VARIANTS)
             if name != "f3":
-                fail(f"{where}.variant", f"variants are defined for f3 only (SPEC section 8), not {name}")
+                fail(f"{where}.variant", f"variants are defined for f3 only (docs/algorithm.md section 8), not {name}")
         # Rosenbrock and Cross are undefined below two inputs: refuse before any run.
         if n < MIN_INPUTS[name]:
             fail(f"{where}.n", f"{name} needs n >= {MIN_INPUTS[name]} input variables, got {n}")

@@ -1,6 +1,6 @@
 """The k-method section of a report (issue 13): whenever a cell has more than two methods.
 
-The article's tables compare two methods (XCSF against KACS, SPEC section 11) and stay as
+The article's tables compare two methods (XCSF against KACS, docs/algorithm.md section 11) and stay as
 they are. An experiment that runs more methods on some cells (KACS variants such as
 kacs-adaptive and kacs-guideline, baselines without rules) gets, per set of methods, the
 statistics of Demšar (2006, JMLR 7) over the error the protocol reports on the test split:

@@ -1,6 +1,6 @@
 """Statistics for k methods over b benchmarks, after Demšar (2006, JMLR 7, 1-30).
 
-Pure functions over numbers, no I/O. They extend SPEC section 11 (two methods, XCSF against
+Pure functions over numbers, no I/O. They extend docs/algorithm.md section 11 (two methods, XCSF against
 KACS) to any number of methods and keep its conventions:
 
 - every metric is "lower is better" (errors, rule and parameter counts, AIC), so rank 1 goes
