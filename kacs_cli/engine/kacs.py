@@ -265,7 +265,7 @@ RESORT_EVERY = 100
 
 @njit(cache=True)
 def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs):
-    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if it % RESORT_EVERY == 0:

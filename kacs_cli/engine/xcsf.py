@@ -221,7 +221,7 @@ ROW_INDEX_MAX_BYTES = 64 * 2**20
 
 @njit(cache=True)
 def train_steps(pop, members, flags, X, y, order, start, stop, reshuffle, hp, sc, rx):
-    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)

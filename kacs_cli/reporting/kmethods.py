@@ -1,4 +1,4 @@
-"""The k-method section of a report (issue 13): whenever a cell has more than two methods.
+"""The k-method section of a report: whenever a cell has more than two methods.
 
 The article's tables compare two methods (XCSF against KACS, docs/algorithm.md section 11) and stay as
 they are. An experiment that runs more methods on some cells (KACS variants such as
