@@ -122,6 +122,16 @@ def friedman(means) -> FriedmanResult:
     return FriedmanResult(avg, float(chi2_f), p_chi2, float(f_f), p_f, k, b)
 
 
+def smallest_holm_p(pairs: int, comparisons: int) -> float:
+    """The smallest Holm-adjusted p that `comparisons` paired two-sided Wilcoxon tests over
+    `pairs` pairs can reach: 2 / 2^pairs (every difference of one sign, exact distribution),
+    times the size of the Holm family. Above alpha, no comparison can be significant,
+    whatever the data (8 benchmarks, 9 comparisons: 9 x 2/256 = 0.070)."""
+    if pairs < 1 or comparisons < 1:
+        return math.nan
+    return min(1.0, comparisons * 2.0 / 2.0 ** pairs)
+
+
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjusted p-values, in the input order.
 
