@@ -134,6 +134,6 @@ ENTRY = Entry(
     "xcsf-lib", "XCSF (xcsf library)", f"{__name__}.XCSFLibRegressor", count_parameters,
     counted="macro-rules x (n + 1) prediction weights, as for xcsf (docs/algorithm.md section 7)",
     extra=EXTRA, modules=("xcsf",), iterations_param="iterations",
-    # about 50 s at 100,000 trials and N = 6400, whatever the data (README)
+    # about 50 s at 100,000 trials and N = 6400, whatever the data (docs/baselines.md)
     cost=lambda rows, n: 40.0 + n,
 )

@@ -19,7 +19,7 @@ A config file describes one experiment (docs/algorithm.md section 10). Example::
     iterations: 100000
     eval_every: 2000
 
-Choices made here (documented in the README's config section too; the benchmark entries and
+Choices made here (documented in docs/configs.md too; the benchmark entries and
 cells are cells.py's, the methods and their hyperparameters methods.py's, the checks of
 single keys schema.py's and the configs of `kacs scale` sweeps.py's):
 
