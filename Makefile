@@ -10,7 +10,7 @@ export KACS_DATA_DIR
 endif
 JOBS ?= 2
 
-.PHONY: install test bench smoke paper-runs paper-tables paper clean
+.PHONY: install test bench smoke paper-runs paper-tables paper docs-tables clean
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ paper-tables:
 	for d in $(BEYOND); do \
 	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$$d" || exit 1; fi; \
 	done
+
+# The results tables and numbers of README.md and docs/*.md, rendered from the committed runs
+# (between their <!-- table: ... --> and <!-- value: ... --> markers); tests/test_docs.py
+# fails when a committed document differs from what this writes.
+docs-tables:
+	$(BIN)/python -m kacs_cli.reporting.doctables .
 
 # Both: train what is missing, then render.
 paper: paper-runs paper-tables
