@@ -499,6 +499,16 @@ def v_dim_n2_params_p(runs: Runs, _=None) -> str:
     return _pfmt(_p(runs("paper/dim_scaling"), "f3-n2", "xcsf", "kacs", "params"))
 
 
+def v_main_across_rules(runs: Runs, _=None) -> str:
+    r = runs("paper/main")
+    pub = load_paper_table().set_index(["benchmark", "metric"])
+    ours = [(_mean(r, b, "xcsf", "rules"), _mean(r, b, "kacs", "rules")) for b in MAIN_BENCHMARKS]
+    theirs = [(float(pub.loc[(b, "rules")].xcsf_mean), float(pub.loc[(b, "rules")].kacs_mean)) for b in MAIN_BENCHMARKS]
+    p_ours = stats.wilcoxon_p(*np.array(ours).T)
+    p_pub = stats.wilcoxon_p(*np.array(theirs).T)
+    return f"p = {p_ours:.4f} here against {p_pub:.4f} from the published means"
+
+
 ADAPTIVE_LABELS = {"xcsf": "XCSF", "kacs": "N = 6400", "kacs-guideline": "guideline N", "kacs-adaptive": "adaptive"}
 
 
@@ -559,6 +569,7 @@ VALUES: dict[str, Callable[[Runs, str | None], str]] = {
     "time": v_time,
     "runs": v_runs,
     "dim-n2-params-p": v_dim_n2_params_p,
+    "main-across-rules": v_main_across_rules,
     "adaptive-ranks": v_adaptive_ranks,
     "adaptive-pt": v_adaptive_pt,
     "baselines-friedman": v_baselines_friedman,
