@@ -30,10 +30,10 @@ smoke:
 # The article's experiments, in the article's order; results/paper/<experiment> each.
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
-# Beyond the article: the adaptive population budget (issue 14) and the baselines (issue 13).
+# Beyond the article: the adaptive population budget and the baselines (docs/experiments.md).
 BEYOND := results/adaptive results/baselines
 
-# Train every article experiment (hours: see the README). Resumable: rerunning continues
+# Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues
 # where it stopped, and the rows of a committed runs.csv are finished runs, never redone.
 paper-runs:
 	for e in $(PAPER_EXPERIMENTS); do \
