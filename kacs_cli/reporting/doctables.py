@@ -279,6 +279,20 @@ def suprb(runs: Runs) -> str:
                   rows, ["l", "r", "r", "r", "r", "r", "c", "r", "r", "r"])
 
 
+def suprb_literature(runs: Runs) -> str:
+    """The literature values the article quotes (package data, verbatim)."""
+    lit = load_literature()
+    rows = []
+    for bench, L in lit.iterrows():
+        def pm(m, sd):
+            return f"{L[m]} ± {L[sd]}" if L[m] else "n/a"
+        rows.append([_name(bench), pm("xcsf_compacted_mse_mean", "xcsf_compacted_mse_sd"),
+                     pm("xcsf_compacted_rules_mean", "xcsf_compacted_rules_sd"),
+                     pm("suprb_mse_mean", "suprb_mse_sd"), pm("suprb_rules_mean", "suprb_rules_sd")])
+    return _table(["dataset", "XCSF after compaction: test MSE", "rules", "SupRB-ES: test MSE", "rules"], rows,
+                  ["l", "l", "l", "l", "l"])
+
+
 def adaptive_f3(runs: Runs) -> str:
     r = runs("adaptive")
     cells = [b for b in r.benchmark.unique() if b.startswith("f3-n")]
@@ -473,6 +487,7 @@ TABLES: dict[str, Callable[[Runs], str]] = {
     "f3-variants": f3_variants,
     "alt-protocol": alt_protocol,
     "suprb": suprb,
+    "suprb-literature": suprb_literature,
     "adaptive-f3": adaptive_f3,
     "adaptive-targets": adaptive_targets,
     "adaptive-warmup": adaptive_warmup,
