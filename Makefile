@@ -10,7 +10,7 @@ export KACS_DATA_DIR
 endif
 JOBS ?= 2
 
-.PHONY: install test bench smoke paper-runs paper-tables paper clean
+.PHONY: install test bench smoke paper-runs paper-tables paper docs-tables clean
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -30,10 +30,10 @@ smoke:
 # The article's experiments, in the article's order; results/paper/<experiment> each.
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
-# Beyond the article: the adaptive population budget (issue 14) and the baselines (issue 13).
+# Beyond the article: the adaptive population budget and the baselines (docs/experiments.md).
 BEYOND := results/adaptive results/baselines
 
-# Train every article experiment (hours: see the README). Resumable: rerunning continues
+# Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues
 # where it stopped, and the rows of a committed runs.csv are finished runs, never redone.
 paper-runs:
 	for e in $(PAPER_EXPERIMENTS); do \
@@ -52,6 +52,12 @@ paper-tables:
 	for d in $(BEYOND); do \
 	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$$d" || exit 1; fi; \
 	done
+
+# The results tables and numbers of README.md and docs/*.md, rendered from the committed runs
+# (between their <!-- table: ... --> and <!-- value: ... --> markers); tests/test_docs.py
+# fails when a committed document differs from what this writes.
+docs-tables:
+	$(BIN)/python -m kacs_cli.reporting.doctables .
 
 # Both: train what is missing, then render.
 paper: paper-runs paper-tables

@@ -1,7 +1,7 @@
 """kacs: the Kolmogorov-Arnold Classifier System (KACS) and XCSF.
 
 Fast numba engines, the article's benchmarks and protocols, an experiment runner and
-reports. See README.md and ../shared/SPEC.md for the algorithms.
+reports. See README.md, and docs/algorithm.md for the algorithms.
 """
 
 from kacs_cli.version import __version__

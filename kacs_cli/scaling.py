@@ -1,4 +1,4 @@
-"""The one min-max scaling of SPEC section 1, shared by the protocols and the estimators.
+"""The one min-max scaling of docs/algorithm.md section 1, shared by the protocols and the estimators.
 
 Inputs go to [0, 1] with per-column (min, max) of the train rows; a constant column maps to
 0.5. The target goes to [-1, 1] with the train rows' (min, max), in the authors' expression
@@ -37,7 +37,7 @@ class InputTransform:
     """The input transform after min-max scaling (Hyperparameters.input_transform), fitted on
     the train rows' [0, 1] inputs and applied to every row the rules see.
 
-    `minmax` is the identity (SPEC section 1, the article). `quantile` maps each column
+    `minmax` is the identity (docs/algorithm.md section 1, the article). `quantile` maps each column
     through its empirical distribution on the train rows to uniform on [0, 1]
     (scikit-learn's QuantileTransformer, at most 1000 quantiles, no subsampling): a skewed
     column then spreads over [0, 1] instead of crowding into a corner, where the inner

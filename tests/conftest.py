@@ -8,7 +8,8 @@ SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datas
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """The real datasets mirror beside the checkout (../shared/datasets), as CI has it."""
+    """The real datasets: KACS_TEST_DATA_DIR, or optionally a mirror in ../shared/datasets beside
+    the checkout (as on the project's machines); the tests that need them skip otherwise."""
     env = os.environ.get("KACS_TEST_DATA_DIR")
     path = Path(env) if env else SHARED_DATASETS
     if not (path / "asn.csv").exists():

@@ -1,5 +1,5 @@
 """Synthetic benchmarks f1-f4 and the f3 variants against hand-computed values and the
-authors' published samples (SPEC section 8)."""
+authors' published samples (docs/algorithm.md section 8)."""
 
 import math
 

@@ -127,7 +127,7 @@ def test_defaults_and_explicit_resolution():
     # f1-f4 default to generated data (n = 10, 1000 samples, dataset seed 0).
     assert (f3.data.kind, f3.data.source, f3.data.n, f3.data.samples, f3.data.dataset_seed) == ("function", "generated", 10, 1000, 0)
     assert (asn.data.kind, asn.data.n, asn.data.samples, asn.data.real_world) == ("dataset", 5, 1503, True)
-    # SPEC section 6: P_hash 0.0 on synthetic functions, 0.8 on real-world data.
+    # docs/algorithm.md section 6: P_hash 0.0 on synthetic functions, 0.8 on real-world data.
     assert f3.params["kacs"].P_hash == 0.0 and asn.params["xcsf"].P_hash == 0.8
     assert f3.params["kacs"] == Hyperparameters()
 

@@ -20,7 +20,7 @@ from http_support import serve
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-# From ../shared/datasets/README.md.
+# From the dataset registry's sources (kacs_cli/experiments/data/registry.yaml).
 EXPECTED = {
     "asn": (1503, 5, "c391746d25bdd137b40e48712d3e4f11b1d67399f59a1c5e92d7b495dcfe3172"),
     "ccpp": (9568, 4, "33abb36fec8aea6b0d8fe48f460e8694e40816345c7aa746a4fff4e3185f50db"),

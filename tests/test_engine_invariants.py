@@ -15,7 +15,7 @@ from test_engine_support import FIELDS, canonical, snapshot, step
 
 
 def f3_like(X):
-    """A scaled f3 (SPEC 8) on [0, 1]^n, mapped to roughly [-1, 1]."""
+    """A scaled f3 (docs/algorithm.md section 8) on [0, 1]^n, mapped to roughly [-1, 1]."""
     zeta = 2 * X - 1
     h = X.shape[1] // 2
     a = zeta[:, :h].mean(axis=1)
@@ -191,7 +191,7 @@ def _numba_permutation(rows):
 @pytest.mark.parametrize("method", ["kacs", "xcsf"])
 @pytest.mark.parametrize("semantics", ["reference", "article"])
 def test_training_order(method, semantics):
-    """SPEC 1: one random order drawn from the learner seed; reference semantics repeats it
+    """docs/algorithm.md section 1: one random order drawn from the learner seed; reference semantics repeats it
     every epoch, article semantics draws a new one every epoch.
 
     Replays Model.train by hand: seed, draw the order with the same (numba) generator and

@@ -1,6 +1,6 @@
-"""KACS engine against independent expectations (SPEC sections 2, 3 and 4).
+"""KACS engine against independent expectations (docs/algorithm.md sections 2, 3 and 4).
 
-Every expected value here comes from a plain-numpy evaluation written from SPEC, from finite
+Every expected value here comes from a plain-numpy evaluation written from docs/algorithm.md sections 4 and 7, from finite
 differences of that evaluation, or from a hand calculation; the compiled engine is only ever
 the thing under test.
 """
@@ -109,7 +109,7 @@ def test_one_step_matches_finite_differences_and_adam(alpha, nu):
             wm[k, j] -= h
             g_fd[k, j] = (loss(wp) - loss(wm)) / (2 * h)
 
-    # Match sets as SPEC defines them.
+    # Match sets as docs/algorithm.md section 4 defines them.
     nq = 2 * n + 1
     s_in = n * nq
     zin = np.where(sub < s_in, x[sub % n], z[np.clip(sub - s_in, 0, nq - 1)])
@@ -131,7 +131,7 @@ def test_one_step_matches_finite_differences_and_adam(alpha, nu):
     g_engine = (after["m"][act] - b1 * before["m"][act]) / (1 - b1)
     np.testing.assert_allclose(g_engine, g_fd[act], rtol=1e-6, atol=1e-10)
 
-    # SPEC section 4 closed form, as a second independent expectation.
+    # docs/algorithm.md section 4 closed form, as a second independent expectation.
     e = y - yhat
     g_spec = np.zeros_like(w0)
     for k in np.flatnonzero(act):
@@ -163,7 +163,7 @@ def test_one_step_matches_finite_differences_and_adam(alpha, nu):
     # The step really moved the weights (an engine that skipped Adam would fail above too).
     assert np.median(np.abs(after["w"][act] - before["w"][act])) > 1e-5
 
-    # Bookkeeping of SPEC section 4: exp, eps toward the SYSTEM error, ms, kappa, F per set.
+    # Bookkeeping of docs/algorithm.md section 4: exp, eps toward the SYSTEM error, ms, kappa, F per set.
     beta = 0.2
     assert np.array_equal(after["exp"][act], before["exp"][act] + 1)
     eps_new = before["eps"] + beta * (abs(y - yhat) - before["eps"])
@@ -299,7 +299,7 @@ def test_prediction_of_sparse_random_population_matches_numpy():
 
 
 # --------------------------------------------------------------------------------------------
-# 3. Covering (SPEC section 3) in KACS.
+# 3. Covering (docs/algorithm.md section 3) in KACS.
 # --------------------------------------------------------------------------------------------
 
 def cover_all(semantics, P_hash=0.0, trials=120, r0=0.3, x=(0.05, 0.9)):

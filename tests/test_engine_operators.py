@@ -1,4 +1,4 @@
-"""The shared operators of SPEC section 3 on hand-built cases: accuracy, Adam, crossover,
+"""The shared operators of docs/algorithm.md section 3 on hand-built cases: accuracy, Adam, crossover,
 mutation, subsumption, insertion (identical-rule merging), deletion, compaction, tournament
 and the GA event as a whole."""
 
@@ -636,13 +636,13 @@ def test_ga_mutated_children_are_copies_of_their_parent():
 
 
 def test_ga_crossover_swap_counts_as_change_even_between_identical_parents():
-    """SPEC 3 step 3, as the authors' implementation reads "if crossover changed anything":
+    """docs/algorithm.md section 3 step 3, as the authors' implementation reads "if crossover changed anything":
     a crossover that swapped any bound counts as a change, even when both parents are the
     same rule and the swapped values are equal. The children then take the mean of the
     parents' stored F (0.8 here), times 0.1; only when no swap was drawn (probability 1/4 for
     one interval) do they keep F / num * 0.1. This reading reproduces the published rule
-    counts (f1-f4 KACS within 3 standard errors); the value-based reading is not SPEC's
-    reference semantics."""
+    counts (f1-f4 KACS within 3 standard errors); the value-based reading is not the reference
+    semantics (docs/algorithm.md section 12)."""
     parent = rule(0.3, 0.7, 0.8, num=4, eps=0.02, exp=30)
     kept = 0
     seeds = 40

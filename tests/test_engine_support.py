@@ -1,5 +1,5 @@
 """Shared helpers of the engine tests (no tests here): plain-numpy references written from
-SPEC, hand-built populations, and thin adapters to the compiled entry points.
+docs/algorithm.md, hand-built populations, and thin adapters to the compiled entry points.
 
 The adapters keep the tests independent of the engine's internal memory layout (e.g. lo/hi
 stored rule-major [capacity, D] or dimension-major [D, capacity]) and of extra work buffers
@@ -128,7 +128,7 @@ def restore(pop, snap, scal, fsum):
 
 
 # ------------------------------------------------------------------------------------------
-# Plain-numpy references (SPEC sections 3, 4, 5)
+# Plain-numpy references (docs/algorithm.md sections 3, 4, 5)
 # ------------------------------------------------------------------------------------------
 
 def np_accuracy(eps, e0=0.01, alpha=1.0, nu=1.0):

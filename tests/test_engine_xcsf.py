@@ -1,4 +1,4 @@
-"""XCSF engine against independent expectations (SPEC sections 2, 3 and 5)."""
+"""XCSF engine against independent expectations (docs/algorithm.md sections 2, 3 and 5)."""
 
 import numpy as np
 import pytest
@@ -82,7 +82,7 @@ def test_prediction_of_random_population_matches_numpy():
 
 
 # --------------------------------------------------------------------------------------------
-# One training iteration by hand (SPEC section 5)
+# One training iteration by hand (docs/algorithm.md section 5)
 # --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("alpha,nu", [(1.0, 1.0), (0.4, 3.0)])
@@ -182,7 +182,7 @@ def test_ga_runs_when_numerosity_weighted_timestamp_is_older_than_theta_ga():
 
 
 # --------------------------------------------------------------------------------------------
-# Covering (SPEC section 3)
+# Covering (docs/algorithm.md section 3)
 # --------------------------------------------------------------------------------------------
 
 def cover_trials(semantics, P_hash=0.0, trials=300, r0=0.2, x=(0.02, 0.5, 0.97)):

@@ -42,7 +42,7 @@ AUC = np.array([
     [0.972, 0.981, 0.9751, 0.975],  # printed 0.975 / 0.975: see the module docstring
     [0.957, 0.978, 0.946, 0.970],
 ])
-# AUC is "higher is better"; kstats ranks "lower is better" (rank 1 = lowest), as SPEC 11.
+# AUC is "higher is better"; kstats ranks "lower is better" (rank 1 = lowest), as docs/algorithm.md section 11.
 LOSS = -AUC
 
 # Demšar (2006) Table 5(a): q_alpha for k = 2..10.
@@ -176,6 +176,17 @@ def test_friedman_degenerate_cases() -> None:
 
 
 # --- Holm ----------------------------------------------------------------------------------
+
+def test_smallest_holm_p_is_the_floor_of_the_across_benchmark_tests() -> None:
+    # 8 benchmarks, 9 comparisons: 9 x 2/256 = 0.0703 > 0.05, no comparison can reject
+    assert kstats.smallest_holm_p(8, 9) == pytest.approx(9 * 2 / 256)
+    assert kstats.smallest_holm_p(7, 3) == pytest.approx(3 * 2 / 128) and 3 * 2 / 128 < 0.05
+    assert kstats.smallest_holm_p(3, 5) == 1.0  # capped
+    assert math.isnan(kstats.smallest_holm_p(0, 3))
+    # the floor is attained: every difference of one sign
+    from scipy import stats as sps
+    assert sps.wilcoxon(np.arange(1.0, 9.0), np.zeros(8)).pvalue == pytest.approx(2 / 256)
+
 
 def test_holm_by_hand() -> None:
     # sorted: 0.005 (x4), 0.01 (x3), 0.03 (x2), 0.04 (x1) -> 0.02, 0.03, 0.06, 0.04;

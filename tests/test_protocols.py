@@ -1,4 +1,4 @@
-"""Protocols and per-run splits (SPEC sections 1 and 9)."""
+"""Protocols and per-run splits (docs/algorithm.md sections 1 and 9)."""
 
 import math
 

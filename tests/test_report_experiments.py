@@ -105,7 +105,7 @@ def test_suprb_report_takes_the_shared_cells_from_alt_protocol(tmp_path) -> None
     header = _row(table, "dataset")
     assert header[:7] == ["dataset", "N", "XCSF (ours): test MSE", "rules", "KACS (ours): test MSE", "rules", "runs"]
     # asn: test MSE 0.30 + 0.01 r over r = 0..3 -> mean 0.315, SD sqrt(0.0005/3) = 0.01291;
-    # rules 900 + 10 r -> 915 ± 12.91; literature verbatim from SPEC section 10
+    # rules 900 + 10 r -> 915 ± 12.91; literature verbatim from docs/algorithm.md section 10
     assert _row(table, "ASN") == ["ASN", "6400", "0.3150 ± 0.0129", "915 ± 12.91", "0.2150 ± 0.0129",
                                   "1015 ± 12.91", "4", "0.12 ± 0.16", "1617.58 ± 413.12", "0.15 ± 0.02", "43.3 ± 2.8"]
     assert _row(table, "PT")[:2] == ["PT", "15984"] and _row(table, "PT")[7:] == ["n/a", "n/a", "0.31 ± 0.03", "38.8 ± 3.3"]

@@ -26,7 +26,8 @@ from kacs_cli.reporting.build import build_report
 from test_report import PNG_SIGNATURE, _row, _rows_after, run_row
 
 METHODS = ["xcsf", "kacs", "kacs-small", "kacs-big"]
-NS = [2, 3, 4, 5, 6, 7]  # the f3 cells with all four methods: six benchmarks
+NS = [2, 3, 4, 5, 6, 7, 8]  # the f3 cells with all four methods: seven benchmarks, the fewest
+# whose across-benchmark Holm family of 3 can reject (3 x 2/2^7 = 0.047 < 0.05)
 RUNS = 8  # eight pairs: the exact two-sided Wilcoxon p can reach 2/256
 # Demšar (2006) Table 5(a): q_0.05 for k = 2..10
 Q_005 = {2: 1.960, 3: 2.343, 4: 2.569, 5: 2.728, 6: 2.850}
@@ -140,13 +141,13 @@ def test_k_method_statistics_match_scipy_and_hand_computations(tmp_path) -> None
     # the same numbers as printed: ranks, p-values, the tests table
     assert "### budgets: 4 methods per benchmark" in md and "### budgets: 4 methods across benchmarks" in md
     table = md.split("### budgets: 4 methods across benchmarks")[1].split("###")[0]
-    assert "over the 6 benchmarks with all 4 methods (f3 (n=2), f3 (n=3)" in table
+    assert "over the 7 benchmarks with all 4 methods (f3 (n=2), f3 (n=3)" in table
     assert _row(table, "KACS (control)")[1:] == [f"{ranks[control]:.2f}", "—", "—", "—", "—"]
     assert _row(table, "kacs-big")[1] == f"{ranks[3]:.2f}"
     tests = md.split("Friedman and Nemenyi")[1].split("###")[0]
     assert _row(tests, "Friedman χ²")[1:3] == [f"{chi2:.3f}", "df 3"]
-    assert _row(tests, "Iman-Davenport F")[1:3] == [f"{f_f:.3f}", "df (3, 15)"]
-    assert _row(tests, "Nemenyi CD")[2] == "q = 2.569, k = 4, N = 6"
+    assert _row(tests, "Iman-Davenport F")[1:3] == [f"{f_f:.3f}", "df (3, 18)"]
+    assert _row(tests, "Nemenyi CD")[2] == "q = 2.569, k = 4, N = 7"
     # f1 has two methods: its two-method tables stay, it is named as outside this section
     assert "Cells without all 4 methods are not in this table: f1." in md
     assert "| f1 " in md.split("### budgets: summary")[1].split("###")[0]
@@ -198,8 +199,16 @@ def test_missing_runs_too_few_benchmarks_and_empty_rules_are_stated(tmp_path) ->
     exp = write_campaign(tmp_path / "budgets", _draws(), drop=("f3-n3", "kacs-big"))
     build_report(exp, formats=("md", "csv"), figures=False)
     md = (exp / "report" / "report.md").read_text()
-    assert "over the 5 benchmarks with all 4 methods" in md
+    assert "over the 6 benchmarks with all 4 methods" in md
     assert "left out: f3 (n=3) (no runs of kacs-big)" in md
+    # six benchmarks and three comparisons: 3 x 2/2^6 = 0.094 > 0.05, so the across-benchmark
+    # tests are not run (they could not reject), and the table says why
+    ranks = md.split("### budgets: 4 methods across benchmarks")[1].split("###")[0]
+    assert _row(ranks, "XCSF")[2:5] == ["not run"] * 3
+    assert ("Not run: over 6 benchmarks the smallest two-sided Wilcoxon p is 2/2^6 = 0.0312, and Holm over "
+            "the 3 comparisons makes it at least 0.0938 > α = 0.05") in ranks
+    across = pd.read_csv(exp / "report" / "budgets_kmethods-across.csv")
+    assert across["p"].isna().all()
     per = pd.read_csv(exp / "report" / "budgets_kmethods.csv").set_index(["cell", "method"])
     assert math.isnan(per.loc[("f3 (n=3)", "xcsf"), "rank"]) and per.loc[("f3 (n=3)", "kacs-big"), "runs"] == 0
 

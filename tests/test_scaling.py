@@ -1,4 +1,4 @@
-"""The one min-max scaling (SPEC section 1) against hand-computed values."""
+"""The one min-max scaling (docs/algorithm.md section 1) against hand-computed values."""
 
 import numpy as np
 

@@ -27,7 +27,7 @@ class Entry:
     estimator: Optional[str]
     # param_count(fitted estimator, n inputs) -> its parameter count, or None where undefined.
     param_count: Callable[[Any, int], Optional[int]]
-    counted: str = ""                            # what param_count counts (README table)
+    counted: str = ""                            # what param_count counts (docs/baselines.md's table)
     defaults: dict = field(default_factory=dict)  # departures from the class's own defaults
     extra: Optional[str] = None                  # pip extra of kacs bringing its packages
     modules: tuple[str, ...] = ()                # importable once that extra is installed

@@ -146,6 +146,6 @@ ENTRY = Entry(
     "kan", "KAN", f"{__name__}.KANRegressor", count_parameters,
     counted="edges x (grid + k B-spline coefficients + 2 scales); edges = n h + h, h = 2n + 1",
     extra=EXTRA, modules=("kan", "torch", "tqdm", "sympy"), warm_up=_warm_up,
-    # 20 LBFGS steps: about 3e-5 s per train row and edge (README)
+    # 20 LBFGS steps: about 3e-5 s per train row and edge (docs/baselines.md)
     cost=lambda rows, n: 3e-5 * rows * (n + 1) * (2 * n + 1),
 )

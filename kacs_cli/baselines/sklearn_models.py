@@ -29,7 +29,7 @@ def _hist_tree(predictor) -> int:
 
 def count_parameters(est: Any, n: int) -> Optional[int]:
     """Parameters of a fitted scikit-learn regressor, from the attributes it was fitted with
-    (the README's table); None for a kind it does not know."""
+    (docs/baselines.md's table); None for a kind it does not know."""
     if hasattr(est, "tree_"):                                   # decision tree
         return _tree(est.tree_)
     if hasattr(est, "_predictors"):                             # histogram gradient boosting
@@ -57,7 +57,7 @@ def count_parameters(est: Any, n: int) -> Optional[int]:
 
 
 # Costs: seconds of one fit at scikit-learn's defaults, fitted to f1 (1,000 rows, n = 10)
-# and CCPP (9,568 rows, n = 4) on one core (README, Baselines).
+# and CCPP (9,568 rows, n = 4) on one core (docs/baselines.md, Methods).
 ENTRIES = (
     Entry("ridge", "ridge", "sklearn.linear_model.Ridge", count_parameters,
           counted="n weights + 1 intercept", cost=lambda rows, n: rows * n * 1e-7),

@@ -1,8 +1,8 @@
 """`xcsf-lib`: Preen's XCSF library (the `xcsf` package, extra xcsf-lib) as a baseline.
 
-Configured as close to SPEC section 6 as the library allows, the settings `kacs bench
+Configured as close to docs/algorithm.md section 6 as the library allows, the settings `kacs bench
 --vs-xcsf-lib` times (bench.time_xcsf_library builds its model here): hyperrectangle
-conditions, linear NLMS predictions, the SPEC defaults for every shared hyperparameter (the
+conditions, linear NLMS predictions, the defaults of docs/algorithm.md section 6 for every shared hyperparameter (the
 parameter names are those of kacs/xcsf), one OpenMP thread.
 """
 
@@ -21,7 +21,7 @@ from kacs_cli.errors import UserError
 
 EXTRA = "xcsf-lib"
 MISSING = f"method xcsf-lib needs the optional extra: pip install 'kacs[{EXTRA}]'"
-_SPEC = Hyperparameters()
+_DEFAULTS = Hyperparameters()
 
 
 def xcs_model(n: int, p: Hyperparameters, iterations: int, seed: int, perf_trials: int):
@@ -52,7 +52,7 @@ _HP = ("N", "e0", "beta", "alpha", "nu", "delta", "theta_GA", "theta_del", "thet
 class XCSFLibRegressor(RegressorMixin, BaseEstimator):
     """The xcsf library's XCSF as a scikit-learn regressor on [0, 1]-scaled inputs.
 
-    `iterations` training trials (samples drawn by the library), the SPEC hyperparameters
+    `iterations` training trials (samples drawn by the library), the hyperparameters of docs/algorithm.md section 6
     under kacs's names; `perf_trials` only paces the library's own progress reports.
     """
 
@@ -67,10 +67,10 @@ class XCSFLibRegressor(RegressorMixin, BaseEstimator):
         "do_subsumption": ["boolean"],
     }
 
-    def __init__(self, N=_SPEC.N, iterations=100_000, e0=_SPEC.e0, beta=_SPEC.beta, alpha=_SPEC.alpha,
-                 nu=_SPEC.nu, delta=_SPEC.delta, theta_GA=_SPEC.theta_GA, theta_del=_SPEC.theta_del,
-                 theta_sub=_SPEC.theta_sub, chi=_SPEC.chi, mu=_SPEC.mu, tau=_SPEC.tau, F_I=_SPEC.F_I,
-                 do_subsumption=_SPEC.do_subsumption, m0=_SPEC.m0, r0=_SPEC.r0, eta=_SPEC.eta,
+    def __init__(self, N=_DEFAULTS.N, iterations=100_000, e0=_DEFAULTS.e0, beta=_DEFAULTS.beta, alpha=_DEFAULTS.alpha,
+                 nu=_DEFAULTS.nu, delta=_DEFAULTS.delta, theta_GA=_DEFAULTS.theta_GA, theta_del=_DEFAULTS.theta_del,
+                 theta_sub=_DEFAULTS.theta_sub, chi=_DEFAULTS.chi, mu=_DEFAULTS.mu, tau=_DEFAULTS.tau, F_I=_DEFAULTS.F_I,
+                 do_subsumption=_DEFAULTS.do_subsumption, m0=_DEFAULTS.m0, r0=_DEFAULTS.r0, eta=_DEFAULTS.eta,
                  perf_trials=2000, random_state=None):
         self.N = N
         self.iterations = iterations
@@ -95,7 +95,7 @@ class XCSFLibRegressor(RegressorMixin, BaseEstimator):
 
     def _validate_params(self):
         super()._validate_params()
-        self._hyperparameters()  # SPEC section 6's own checks (chi <= 1, tau > 0, ...)
+        self._hyperparameters()  # docs/algorithm.md section 6's own checks (chi <= 1, tau > 0, ...)
 
     def _hyperparameters(self) -> Hyperparameters:
         return Hyperparameters().with_overrides(**{k: getattr(self, k) for k in _HP})
@@ -126,14 +126,14 @@ class XCSFLibRegressor(RegressorMixin, BaseEstimator):
 
 
 def count_parameters(est: XCSFLibRegressor, n: int) -> int:
-    """As SPEC section 7 counts XCSF's: every macro-rule's n + 1 prediction weights."""
+    """As docs/algorithm.md section 7 counts XCSF's: every macro-rule's n + 1 prediction weights."""
     return est.rules_ * (n + 1)
 
 
 ENTRY = Entry(
     "xcsf-lib", "XCSF (xcsf library)", f"{__name__}.XCSFLibRegressor", count_parameters,
-    counted="macro-rules x (n + 1) prediction weights, as for xcsf (SPEC section 7)",
+    counted="macro-rules x (n + 1) prediction weights, as for xcsf (docs/algorithm.md section 7)",
     extra=EXTRA, modules=("xcsf",), iterations_param="iterations",
-    # about 50 s at 100,000 trials and N = 6400, whatever the data (README)
+    # about 50 s at 100,000 trials and N = 6400, whatever the data (docs/baselines.md)
     cost=lambda rows, n: 40.0 + n,
 )

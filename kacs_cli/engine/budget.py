@@ -52,12 +52,12 @@ def capacity_budget(params: Hyperparameters) -> int:
 def after_iteration(scal, budget, hp, bs, n):
     """At the end of every window of W iterations: grow N while a cover-delete cycle persists.
 
-    Monitored (SPEC section 7 rates over the window): r_inner = C_in / (W n(2n+1)) and
+    Monitored (docs/algorithm.md section 7 rates over the window): r_inner = C_in / (W n(2n+1)) and
     r_outer = C_out / (W (2n+1)). A window shows the cycle when the population had filled the
     budget by the end of an earlier window (covering while it first fills is not a cycle),
     deletion ran in it (the budget binds: covered rules displace others) and
     max(r_inner, r_outer) > budget_cover_rate; in practice r_outer decides, since the outer
-    inputs span about [-n, n] and a starved budget shows there first (NOTES.md).
+    inputs span about [-n, n] and a starved budget shows there first (docs/adaptive_budget.md section 1).
 
     The cycle persists when it shows in this window and in the one before: a single covering
     burst (a late shift of an outer input, or one event in a short window at small n, where

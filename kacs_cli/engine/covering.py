@@ -1,7 +1,7 @@
-"""Covering (SPEC section 3): a new rule where a needed match set is empty during training.
+"""Covering (docs/algorithm.md section 3): a new rule where a needed match set is empty during training.
 
 The learners draw the intervals of the new rule (one per input for XCSF, one for a KACS
-rule) with `draw_interval` or `full_interval`, in the order SPEC fixes for the random stream;
+rule) with `draw_interval` or `full_interval`, in the order docs/algorithm.md section 3 fixes for the random stream;
 this module gives the new rule its slot, defaults and weights.
 """
 
@@ -36,7 +36,7 @@ def full_interval(article):
 
 @njit(**HOT, inline="always")
 def append_rule(pop, sub, t, hp):
-    """A fresh rule slot with the covering defaults of SPEC section 3 (bounds, weights unset)."""
+    """A fresh rule slot with the covering defaults of docs/algorithm.md section 3 (bounds, weights unset)."""
     i = pop.scal[S_P]
     pop.scal[S_P] = i + 1
     m = pop.weights.m

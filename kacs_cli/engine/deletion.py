@@ -1,4 +1,4 @@
-"""Deletion (SPEC section 3): while sum(num) > N, one micro-rule leaves, drawn by roulette on
+"""Deletion (docs/algorithm.md section 3): while sum(num) > N, one micro-rule leaves, drawn by roulette on
 its deletion vote over the whole population.
 
 Votes are summed in blocks of VOTE_BLOCK rules, so that the roulette pick scans the block

@@ -1,4 +1,4 @@
-"""The GA on one match set (SPEC section 3, training only): trigger, tournament selection,
+"""The GA on one match set (docs/algorithm.md section 3, training only): trigger, tournament selection,
 children, crossover, mutation, subsumption, insertion, and deletion after each child.
 
 The children are built in `Scratch.children` (population.Children, two slots) and join the
@@ -190,7 +190,7 @@ def begin_ga_phase(sc):
 
 @njit(**HOT, inline="always")
 def run_ga(pop, members, start, stop, clip, hp, sc):
-    """GA of SPEC section 3 on one match set (training only), when `ga_due` says so.
+    """GA of docs/algorithm.md section 3 on one match set (training only), when `ga_due` says so.
 
     Call `begin_ga_phase` once before the GA runs of an iteration.
     """

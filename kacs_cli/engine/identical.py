@@ -1,4 +1,4 @@
-"""Identical rules (SPEC sections 2 and 3): a child whose antecedent equals a live rule's (same
+"""Identical rules (docs/algorithm.md sections 2 and 3): a child whose antecedent equals a live rule's (same
 submodel, stored pairs equal element by element) merges into it instead of joining the
 population. The rules are found through a 64-bit hash of each antecedent, the antecedent key.
 """

@@ -1,4 +1,4 @@
-"""KACS: one training iteration (SPEC section 4) and the learner's registry entry, compiled
+"""KACS: one training iteration (docs/algorithm.md section 4) and the learner's registry entry, compiled
 with numba. Match sets by submodel are in kacs_submodels.py, prediction in kacs_predict.py.
 """
 
@@ -266,7 +266,7 @@ RESORT_EVERY = 100
 
 @njit(cache=True)
 def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs):
-    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if it % RESORT_EVERY == 0:

@@ -1,4 +1,4 @@
-"""KACS prediction without learning (SPEC section 4): the two stages without covering; an empty
+"""KACS prediction without learning (docs/algorithm.md section 4): the two stages without covering; an empty
 match set contributes 0."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""KACS's submodels (SPEC section 2): their ids and inputs, and the rules grouped by submodel,
+"""KACS's submodels (docs/algorithm.md section 2): their ids and inputs, and the rules grouped by submodel,
 into match sets per iteration (a counting sort) and in the population between iterations.
 
 Submodel ids: inner (q, p) is q * n + p (0-based, q < 2n+1, p < n), outer q is n(2n+1) + q.
 One pass over the population per stage finds every submodel's match set at once; the match
-sets are then processed in SPEC order, (q, p) ascending for the inner stage and q ascending
+sets are then processed in the order of docs/algorithm.md section 4, (q, p) ascending for the inner stage and q ascending
 for the outer stage, so covering and its deletions happen exactly in that order.
 """
 

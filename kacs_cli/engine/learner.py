@@ -24,7 +24,7 @@ class Learner:
     consequent: Callable[[int], int]             # K: weights of a rule (its parameter count)
     submodels: Callable[[int], int]              # rule sets (submodel ids 0..S-1)
     # Per iteration, the match sets covering can fire in: (overall, inner, outer); None where
-    # the learner has no such rate (the curve then holds NaN). SPEC section 7's cover rates.
+    # the learner has no such rate (the curve then holds NaN). docs/algorithm.md section 7's cover rates.
     cover_slots: Callable[[int], tuple]
     new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
     # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one

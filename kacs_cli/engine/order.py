@@ -1,7 +1,7 @@
-"""The training order (SPEC section 1) and the random stream the engine draws from.
+"""The training order (docs/algorithm.md section 1) and the random stream the engine draws from.
 
 Every random number of a run comes from numba's generator, seeded once per training call:
-the first order of the rows, and then covering, the GA and deletion in the order SPEC fixes.
+the first order of the rows, and then covering, the GA and deletion in the order docs/algorithm.md sections 3-5 fix.
 """
 
 from __future__ import annotations

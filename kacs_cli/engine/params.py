@@ -1,4 +1,4 @@
-"""Hyperparameters of KACS and XCSF (SPEC section 6), validated once, and their typed form
+"""Hyperparameters of KACS and XCSF (docs/algorithm.md section 6), validated once, and their typed form
 for the compiled engine."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import NamedTuple
 from kacs_cli.errors import UserError
 
 SEMANTICS = ("reference", "article")
-# Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (SPEC, the
-# article); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
+# Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
+# article, docs/algorithm.md section 6); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
 BUDGETS = ("fixed", "adaptive")
 # The adaptive budget's own hyperparameters. They are left out of `as_dict()` under a fixed
 # budget, so the resolved configs (and model files) of fixed-budget runs read as before.
 BUDGET_FIELDS = ("N_max", "budget_window", "budget_cover_rate", "budget_growth")
-# How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): `minmax` (SPEC section 1,
+# How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): `minmax` (docs/algorithm.md section 1,
 # the article) or `quantile` (each column's empirical distribution on the train rows mapped
 # to uniform, for skewed or discrete inputs). The engine never reads it: the layers above
 # transform the data before the engine sees it.
@@ -177,5 +177,5 @@ EngineHyperparameters = NamedTuple(
 
 
 def default_p_hash(real_world: bool) -> float:
-    """SPEC section 6: P_hash is 0.0 on synthetic functions and 0.8 on real-world data."""
+    """docs/algorithm.md section 6: P_hash is 0.0 on synthetic functions and 0.8 on real-world data."""
     return 0.8 if real_world else 0.0

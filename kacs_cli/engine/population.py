@@ -1,4 +1,4 @@
-"""The population (SPEC section 2): every per-rule field declared once, as a struct of arrays.
+"""The population (docs/algorithm.md section 2): every per-rule field declared once, as a struct of arrays.
 
 A rule's fields come in groups of one shape and dtype (`GROUPS`), each group a namedtuple of
 arrays, one array per field: `pop.reals.F`, `pop.counts.num`. Whatever must handle every
@@ -17,7 +17,7 @@ running sum of F over live rules) and `budget` (the budget N in force; it grows 
 budget: adaptive, see budget.py).
 
 Rules removed during an iteration keep their slot with num = 0 until `compact` runs at the
-end of that iteration: match sets built earlier hold indices, and SPEC section 3 requires
+end of that iteration: match sets built earlier hold indices, and docs/algorithm.md section 3 requires
 that no such index comes to point at a different rule. A rule with num = 0 is never a GA
 parent, subsumer, merge target or deletion candidate.
 """
@@ -67,7 +67,7 @@ FIELD_NAMES = tuple(name for group in GROUPS for name in group.fields._fields)
 # and the budget as `budget_N` (adaptive budget only; a fixed budget's is N).
 STATE_FIELDS = ("scal", "fsum")
 Population = namedtuple("Population", [g.name for g in GROUPS] + [*STATE_FIELDS, "budget"])
-# The two children of a GA event between selection and insertion (SPEC section 3): every field
+# The two children of a GA event between selection and insertion (docs/algorithm.md section 3): every field
 # of a rule but the resolved bounds, which insertion sets from the pairs.
 Children = namedtuple("Children", [g.name for g in GROUPS if not g.derived])
 

@@ -7,8 +7,9 @@ cache a compiled function that takes another compiled function as an argument, a
 engines' machine code must stay cached (a cold compile costs about 40 s). So each learner
 brings its own compiled training loop (`steps`) and the driver calls it between evaluations.
 
-`register` adds a learner at run time (the tests' toy learner does so); the two built-in
-ones (in kacs.py and xcsf.py, which import `Learner` from here) are registered on first use.
+An entry is a `Learner` (engine/learner.py says what each field is). The two built-in
+entries, declared in kacs.py and xcsf.py, are listed in `_LEARNERS` when this module is
+imported; `register` adds a learner at run time (the tests' toy learner does so).
 """
 
 from __future__ import annotations

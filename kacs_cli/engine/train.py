@@ -27,7 +27,7 @@ CURVE_COLUMNS = (
 )
 # Columns filled by the compiled loop; the rest are derived in Python. `budget` is the
 # population budget N in force at the evaluation (constant unless budget: adaptive).
-# Cover rates (SPEC section 7): covers over the iterations times the learner's cover slots.
+# Cover rates (docs/algorithm.md section 7): covers over the iterations times the learner's cover slots.
 _COVER_RATES = ("cover_rate", "cover_rate_inner", "cover_rate_outer")
 _RAW = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
         "covers", "covers_inner", "covers_outer", "deletions", "budget")
@@ -274,7 +274,7 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
 
 
 def aic(n_train: int, train_mse, params):
-    """AIC = N_tr ln(train MSE) + 2 (k + 1), the MSE floored at machine epsilon (SPEC 7)."""
+    """AIC = N_tr ln(train MSE) + 2 (k + 1), the MSE floored at machine epsilon (docs/algorithm.md section 7)."""
     mse = np.maximum(np.asarray(train_mse, dtype=np.float64), np.finfo(np.float64).eps)
     return n_train * np.log(mse) + 2.0 * (np.asarray(params, dtype=np.float64) + 1.0)
 

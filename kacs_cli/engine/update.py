@@ -1,4 +1,4 @@
-"""The rule updates shared by KACS and XCSF (SPEC section 3): accuracy, fitness within a match
+"""The rule updates shared by KACS and XCSF (docs/algorithm.md section 3): accuracy, fitness within a match
 set, Adam on a rule's weights, and the numerosity of a match set."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""XCSF: one training iteration and prediction (SPEC sections 2, 3 and 5), compiled with numba."""
+"""XCSF: one training iteration and prediction (docs/algorithm.md sections 2, 3 and 5), compiled with numba."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         for d in range(n):
             grad[d + 1] = -err * dx[d]
         adam_step(w, pop.weights.m, pop.weights.v, pop.reals.b1t, pop.reals.b2t, i, grad, hp)
-        # The error estimate uses the prediction of the freshly updated weights (SPEC 5).
+        # The error estimate uses the prediction of the freshly updated weights (docs/algorithm.md section 5).
         eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
@@ -221,7 +221,7 @@ ROW_INDEX_MAX_BYTES = 64 * 2**20
 
 @njit(cache=True)
 def train_steps(pop, members, flags, X, y, order, start, stop, reshuffle, hp, sc, rx):
-    """Iterations start..stop-1 of one training call (see registry.Learner.steps)."""
+    """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)

@@ -7,7 +7,7 @@
     >>> est.save("model.kacs"); KACSRegressor.load("model.kacs"); load("model.kacs")
 
 It imports the engine and the small shared modules (scaling, errors, atomic) and nothing
-above it (experiments, reporting, commands, cli). Inside it, imports point one way, from the
+above it (experiments, reporting, cli). Inside it, imports point one way, from the
 top of this list to the bottom:
 
 - regressors: `KACSRegressor` and `XCSFRegressor`, the two public estimators

@@ -1,7 +1,7 @@
 """`LearnerRegressor`: the scikit-learn estimator every learner's regressor is.
 
 It wraps a numba engine of `kacs_cli.engine` and follows the experiment protocol's scaling
-(SPEC section 1, main protocol), so that an estimator fitted on the unscaled train rows of a
+(docs/algorithm.md section 1, main protocol), so that an estimator fitted on the unscaled train rows of a
 split learns exactly what the experiment runner learns on that split:
 
 - inputs: min-max scaled per column to [0, 1] with the min/max learned in `fit` (a constant
@@ -16,7 +16,7 @@ Explicit ranges (`input_range`, `target_range`) replace the learned min/max; the
 `partial_fit` on a stream whose first batch does not span the data's range.
 
 Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
-defaults, SPEC section 6; P_hash defaults to 0.0 as on the synthetic functions, the article
+defaults, docs/algorithm.md section 6; P_hash defaults to 0.0 as on the synthetic functions, the article
 uses 0.8 on real-world data) plus `n_iter`, `random_state`, `input_range`, `target_range`.
 They are stored unchanged (scikit-learn convention) and validated by `fit`/`partial_fit`,
 which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
@@ -172,7 +172,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             del self.zhat_range_
 
     def _scale_X(self, X):
-        """Inputs to [0, 1] exactly as the protocol does (SPEC 1), clipped to [0, 1], then
+        """Inputs to [0, 1] exactly as the protocol does (docs/algorithm.md section 1), clipped to [0, 1], then
         through the input transform (the identity under `minmax`)."""
         scaled = np.ascontiguousarray(scale_inputs(X, self.x_min_, self.x_max_, clip=True))
         return self.input_transform_.apply(scaled)

@@ -30,7 +30,7 @@ the suggested suffix is ``.kacs``) holding:
       null}``.
 
 ``<name>.npy`` (NumPy ``.npy`` format, never object arrays)
-    The population (SPEC section 2), live rules only, one row per macro-rule in population
+    The population (docs/algorithm.md section 2), live rules only, one row per macro-rule in population
     order (the order matters: predictions sum over rules in this order):
     ``a, b, lo, hi`` (rules x D interval pairs and their resolved bounds; D = n for XCSF,
     1 for KACS), ``w, m, v`` (rules x K weights and Adam moments; K = n + 1 for XCSF, 2 for

@@ -35,10 +35,10 @@ class KACSRegressor(LearnerRegressor):
 
     The model is y ~ sum_q Phi_q(sum_p psi_{q,p}(x_p)), q = 1..2n+1, every one-dimensional
     function a submodel of interval rules with linear consequents, all in one population of
-    budget N (SPEC sections 2-4).
+    budget N (docs/algorithm.md sections 2-4).
 
     Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
-    semantics; SPEC section 6 defaults; budget="adaptive" with N_max, budget_window,
+    semantics; docs/algorithm.md section 6 defaults; budget="adaptive" with N_max, budget_window,
     budget_cover_rate, budget_growth: docs/adaptive_budget.md), and
 
     n_iter : int, default 100_000

@@ -1,7 +1,7 @@
 """The experiments layer: benchmarks, datasets, protocols, configs, the runner and its results.
 
 It imports the engine, the baselines and the small shared modules (scaling, errors, atomic)
-and nothing above it (estimators, reporting, commands, cli). Inside it, imports point one
+and nothing above it (estimators, reporting, cli). Inside it, imports point one
 way, from the top of this list to the bottom:
 
 - runner: a campaign (`run_campaign`: resume, reuse, fan-out, progress, the folder's config);

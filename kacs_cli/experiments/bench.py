@@ -92,7 +92,7 @@ def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0,
 
 
 def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0, N: int = 6400) -> Timing:
-    """The `xcsf` package (Preen's C implementation) configured as close to SPEC as it allows
+    """The `xcsf` package (Preen's C implementation) configured as close to docs/algorithm.md sections 5-6 as it allows
     (the `xcsf-lib` baseline's settings, kacs_cli/baselines/xcsf_lib.py), evaluating the
     test split every EVAL_EVERY trials as the engines do."""
     try:

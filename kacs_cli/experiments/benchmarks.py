@@ -1,4 +1,4 @@
-"""Synthetic benchmark functions f1-f4, the f3 variants (SPEC section 8) and the input laws.
+"""Synthetic benchmark functions f1-f4, the f3 variants (docs/algorithm.md section 8) and the input laws.
 
 Every function takes inputs x in [0, 1]^n (the scale the learners see) and evaluates the
 textbook function at zeta = lo + (hi - lo) * x, so a generated dataset has the same form as
@@ -53,7 +53,7 @@ NAMES = {
 # so both are undefined below two inputs.
 MIN_INPUTS = {"f1": 1, "f2": 2, "f3": 2, "f4": 1}
 
-# f3 variants (SPEC section 8).
+# f3 variants (docs/algorithm.md section 8).
 TRANSLATION = 0.20
 SCALE = 1.25
 

@@ -61,7 +61,7 @@ class DataIdentity:
     @property
     def real_world(self) -> bool:
         """Measured data (a registry data set other than f1-f4, or a user CSV): P_hash defaults
-        to 0.8 there (SPEC section 6)."""
+        to 0.8 there (docs/algorithm.md section 6)."""
         return self.kind == "csv" or (self.kind == "dataset" and self.benchmark not in FUNCTIONS)
 
     def to_dict(self) -> dict:
@@ -182,7 +182,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         if variant is not None:
             variant = choice(variant, f"{where}.variant", VARIANTS)
             if name != "f3" and variant in F3_VARIANTS:
-                fail(f"{where}.variant", f"{variant} is defined for f3 only (SPEC section 8), not {name}; "
+                fail(f"{where}.variant", f"{variant} is defined for f3 only (docs/algorithm.md section 8), not {name}; "
                                          f"the input laws skewed and discrete apply to every function")
         # Rosenbrock and Cross are undefined below two inputs: refuse before any run.
         if n < MIN_INPUTS[name]:

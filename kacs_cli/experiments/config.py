@@ -1,14 +1,14 @@
 """Experiment configs: the YAML schema, its validation, and resolution to explicit cells.
 
-A config file describes one experiment (SPEC section 10). Example::
+A config file describes one experiment (docs/algorithm.md section 10). Example::
 
     experiment: main
-    semantics: reference          # reference (default) | article, SPEC "Two semantics"
+    semantics: reference          # reference (default) | article: docs/algorithm.md, "Two semantics"
     methods: [xcsf, kacs]         # or a mapping: {xcsf: {N: 3200}, kacs: null, rf: null}
     # method variants under their own labels (docs/adaptive_budget.md):
     #   methods: {kacs: null, kacs-adaptive: {method: kacs, budget: adaptive},
     #             kacs-guideline: {method: kacs, N: guideline}, xcsf: null}
-    hyperparameters: {beta: 0.2}  # shared overrides of the SPEC section 6 defaults
+    hyperparameters: {beta: 0.2}  # shared overrides of the docs/algorithm.md section 6 defaults
     benchmarks:
       - {name: f1, source: published}   # the authors' 1000-point sample at n = 10
       - {name: f3, n: 12, samples: 1000, dataset_seed: 0, variant: rotated, N: 7200}
@@ -19,17 +19,17 @@ A config file describes one experiment (SPEC section 10). Example::
     iterations: 100000
     eval_every: 2000
 
-Choices made here (documented in the README's config section too; the benchmark entries and
+Choices made here (documented in docs/configs.md too; the benchmark entries and
 cells are cells.py's, the methods and their hyperparameters methods.py's, the checks of
 single keys schema.py's and the configs of `kacs scale` sweeps.py's):
 
 - f1-f4 default to `source: generated` (inputs drawn from `dataset_seed`, default 0, with
   n = 10 and 1000 samples unless set), because every experiment but the main one generates
-  its inputs (SPEC section 8). The main experiment says `source: published` explicitly; a
+  its inputs (docs/algorithm.md section 8). The main experiment says `source: published` explicitly; a
   published sample is fixed, so n, samples, dataset_seed and variant are refused with it.
-- P_hash defaults per benchmark (SPEC section 6): 0.0 on f1-f4, 0.8 on real-world data and
+- P_hash defaults per benchmark (docs/algorithm.md section 6): 0.0 on f1-f4, 0.8 on real-world data and
   on user CSV files.
-- Precedence of hyperparameters, lowest first: SPEC defaults, the benchmark's P_hash
+- Precedence of hyperparameters, lowest first: the defaults (docs/algorithm.md section 6), the benchmark's P_hash
   default, top-level `hyperparameters`, the method's overrides, and finally the benchmark
   entry's own `N` / `P_hash` (the most specific setting wins).
 - Relative CSV paths are taken relative to the config file's folder and stored absolute.

@@ -30,7 +30,7 @@ from kacs_cli.experiments import results
 
 KEY_COLUMNS = ("cell", "method", "run")
 # What the report's figures draw: errors (MAE for the main protocol, MSE for the
-# alternative), model size and the covering rates (SPEC section 7).
+# alternative), model size and the covering rates (docs/algorithm.md section 7).
 VALUE_COLUMNS = (
     "iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "params",
     "cover_rate", "cover_rate_inner", "cover_rate_outer",

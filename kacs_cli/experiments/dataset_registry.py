@@ -1,6 +1,6 @@
 """The dataset registry and the data directory: which datasets exist, where their files live.
 
-The datasets of the article (SPEC section 8) are described in
+The datasets of the article (docs/algorithm.md section 8) are described in
 kacs_cli/experiments/data/registry.yaml (committed, read on first use); the CSV files live in
 a data directory (never committed) and are pinned by SHA-256, so every machine trains on
 byte-identical data.

@@ -3,7 +3,7 @@
 A method is a learner (`xcsf`, `kacs`), a baseline (kacs_cli/baselines: `ridge`, `rf`, ...,
 `xcsf-lib`, `kan`, or any regressor as `{estimator: module.Class, params: {...}}`), or a
 labelled variant of either (`kacs-adaptive: {method: kacs, budget: adaptive}`). A learner's
-hyperparameters on a cell come from, lowest first: the SPEC defaults, the cell's P_hash
+hyperparameters on a cell come from, lowest first: the defaults of docs/algorithm.md section 6, the cell's P_hash
 default, the config's shared `hyperparameters`, the method's overrides (`N: guideline` is
 the article's budget guideline at the cell's n), and the benchmark entry's own N / P_hash.
 A baseline's parameters are resolved once, the same on every cell.

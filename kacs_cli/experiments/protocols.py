@@ -1,4 +1,4 @@
-"""Evaluation protocols (SPEC section 9) and the per-run train/test split (SPEC section 1).
+"""Evaluation protocols (docs/algorithm.md section 9) and the per-run train/test split (docs/algorithm.md section 1).
 
 A run is identified by (run, split_seed, seed): the split seed fixes the train/test
 permutation, the learner seed everything the learner draws. XCSF and KACS of the same run
@@ -108,7 +108,7 @@ def make_split(
     split_seed: int,
     train_fraction: float | None = None,
 ) -> Split:
-    """Train/test split and normalization of one run (SPEC section 1).
+    """Train/test split and normalization of one run (docs/algorithm.md section 1).
 
     The first floor(train_fraction * rows) rows of default_rng(split_seed).permutation(rows)
     are the train split, the rest the test split. Inputs are min-max scaled with the train

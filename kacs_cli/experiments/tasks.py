@@ -2,7 +2,7 @@
 
 A task is one run: (cell, method, run index) with the split seed and learner seed of the
 protocol's run plan. Both methods of one run share the split seed, so XCSF and KACS see
-the identical split (SPEC section 9).
+the identical split (docs/algorithm.md section 9).
 """
 
 from __future__ import annotations

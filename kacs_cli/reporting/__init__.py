@@ -2,7 +2,7 @@
 
 It reads results folders (config.yaml, runs.csv, curves) and writes Markdown, LaTeX, CSV and
 PNG; it trains nothing. It imports the layers below it (the engine's registry, the runner's
-CSV reader, the curve store) and nothing above it (commands, cli). Inside it, imports point
+CSV reader, the curve store) and nothing above it (cli). Inside it, imports point
 one way: `build` at the top, `model`, `files` and `stats` at the bottom.
 
 - build: `build_report` and `analyse_experiment`, which put the pieces below together

@@ -1,4 +1,4 @@
-"""Paper-style tables and figures from a results directory (SPEC section 11).
+"""Paper-style tables and figures from a results directory (docs/algorithm.md section 11).
 
 `build_report` reads one experiment directory (config.yaml, runs.csv, curves/) or a directory
 of experiment directories, and writes Markdown, LaTeX and CSV tables plus PNG figures:

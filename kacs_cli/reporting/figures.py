@@ -281,7 +281,7 @@ def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: 
         odd = [c for c in group.cells if c.N is not None and c.N != group.modal_N]
         others = {c.N for c in odd}
         if odd and all(c.n is not None and c.N == guideline_budget(c.n) for c in odd):
-            other_N = "guideline N = 24n(2n+1)"  # SPEC section 10's budget guideline
+            other_N = "guideline N = 24n(2n+1)"  # docs/algorithm.md section 10's budget guideline
         else:
             other_N = ("larger N" if all(b > group.modal_N for b in others)
                        else "smaller N" if all(b < group.modal_N for b in others) else "other N") if others else ""

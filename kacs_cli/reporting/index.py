@@ -49,7 +49,7 @@ def scan_experiments(results_dir: Path) -> tuple[list[Path], list[Path]]:
     return found, sorted(skipped)
 
 
-# The article's experiments in its order (SPEC section 10); others follow by name.
+# The article's experiments in its order (docs/algorithm.md section 10); others follow by name.
 EXPERIMENT_ORDER = ("main", "sample_scaling", "dim_scaling", "f3_variants", "alt_protocol", "suprb")
 
 

@@ -1,6 +1,6 @@
-"""The k-method section of a report (issue 13): whenever a cell has more than two methods.
+"""The k-method section of a report: whenever a cell has more than two methods.
 
-The article's tables compare two methods (XCSF against KACS, SPEC section 11) and stay as
+The article's tables compare two methods (XCSF against KACS, docs/algorithm.md section 11) and stay as
 they are. An experiment that runs more methods on some cells (KACS variants such as
 kacs-adaptive and kacs-guideline, baselines without rules) gets, per set of methods, the
 statistics of Demšar (2006, JMLR 7) over the error the protocol reports on the test split:
@@ -69,6 +69,8 @@ class MethodSet:
     friedman: kstats.FriedmanResult | None
     across: kstats.ControlTests | None
     cd: float
+    # The smallest Holm p the across-benchmark tests could reach; above alpha they are not run.
+    across_floor: float = math.nan
 
     @property
     def k(self) -> int:
@@ -163,6 +165,8 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
     matrix = np.array(means) if means else np.empty((0, len(methods)))
     b = len(means)
     enough = b >= MIN_BENCHMARKS
+    floor = kstats.smallest_holm_p(b, len(methods) - 1)
+    testable = enough and control is not None and floor <= stats.ALPHA
     inside = {id(x) for x in benchmarks}
     return MethodSet(
         methods=tuple(methods),
@@ -174,8 +178,9 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
         others=[x.label for x in all_benchmarks if id(x) not in inside],
         average_ranks=kstats.average_ranks(matrix) if b else np.full(len(methods), math.nan),
         friedman=kstats.friedman(matrix) if enough else None,
-        across=kstats.across_benchmark_tests(matrix, methods, control) if (enough and control) else None,
+        across=kstats.across_benchmark_tests(matrix, methods, control) if testable else None,
         cd=kstats.critical_difference(len(methods), b, CD_ALPHA) if enough else math.nan,
+        across_floor=floor,
     )
 
 
@@ -307,6 +312,21 @@ def _not_computed(s: MethodSet) -> str:
             f"difference need at least {MIN_BENCHMARKS} benchmarks with all {s.k} methods, here {s.b}.")
 
 
+def _cannot_reject(s: MethodSet) -> bool:
+    """The across-benchmark tests were left out because none of them could reject."""
+    return s.across is None and s.b >= MIN_BENCHMARKS and s.control is not None and s.across_floor > stats.ALPHA
+
+
+def _floor_note(s: MethodSet) -> str:
+    if not _cannot_reject(s):
+        return ""
+    return (f" Not run: over {s.b} benchmarks the smallest two-sided Wilcoxon p is 2/2^{s.b} = "
+            f"{stats.format_p(2.0 / 2.0 ** s.b)}, and Holm over the {s.k - 1} comparisons makes it at least "
+            f"{stats.format_p(s.across_floor)} > α = {stats.ALPHA}: no comparison across benchmarks could be "
+            f"significant, whatever the data. The per-benchmark tests over runs and the Friedman and Nemenyi "
+            f"tests stand.")
+
+
 def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
     km = exp.kmethods
     headers = ["method", "avg rank", "Wilcoxon p", "p Holm", "sym", "benchmarks"]
@@ -315,6 +335,8 @@ def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
         name = registry.label(m) + (" (control)" if m == s.control else "")
         if m == s.control:
             tests = [DASH] * 4
+        elif _cannot_reject(s):
+            tests = ["not run"] * 3 + [str(s.b)]
         elif s.across is None:
             tests = ["n/a"] * 3 + [str(s.b)]
         else:
@@ -327,6 +349,7 @@ def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
         f"per-benchmark means, Holm-corrected over the {s.k - 1} comparisons (sym as per benchmark), over "
         f"{_which_benchmarks(s)}. {_control_word(s, km)}"
         + _not_computed(s)
+        + _floor_note(s)
         + (_few_pairs_note([s.b], "benchmarks") if s.across is not None else "")
     )
     return Table(f"{_set_name(exp, s)} across benchmarks", caption, headers, rows, n_left=1,

@@ -1,6 +1,6 @@
 """Statistics for k methods over b benchmarks, after Demšar (2006, JMLR 7, 1-30).
 
-Pure functions over numbers, no I/O. They extend SPEC section 11 (two methods, XCSF against
+Pure functions over numbers, no I/O. They extend docs/algorithm.md section 11 (two methods, XCSF against
 KACS) to any number of methods and keep its conventions:
 
 - every metric is "lower is better" (errors, rule and parameter counts, AIC), so rank 1 goes
@@ -120,6 +120,16 @@ def friedman(means) -> FriedmanResult:
         f_f = (b - 1) * chi2_f / denominator
         p_f = float(_sps.f.sf(f_f, k - 1, (k - 1) * (b - 1)))
     return FriedmanResult(avg, float(chi2_f), p_chi2, float(f_f), p_f, k, b)
+
+
+def smallest_holm_p(pairs: int, comparisons: int) -> float:
+    """The smallest Holm-adjusted p that `comparisons` paired two-sided Wilcoxon tests over
+    `pairs` pairs can reach: 2 / 2^pairs (every difference of one sign, exact distribution),
+    times the size of the Holm family. Above alpha, no comparison can be significant,
+    whatever the data (8 benchmarks, 9 comparisons: 9 x 2/256 = 0.070)."""
+    if pairs < 1 or comparisons < 1:
+        return math.nan
+    return min(1.0, comparisons * 2.0 / 2.0 ** pairs)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:

@@ -97,7 +97,7 @@ class ExperimentReport:
 
     @property
     def target_word(self) -> str:
-        # SPEC section 1: min-max to [-1, 1] (main) or standardized with the train split (alternative)
+        # docs/algorithm.md section 1: min-max to [-1, 1] (main) or standardized with the train split (alternative)
         return "standardized" if self.protocol == "alternative" else "normalized"
 
 

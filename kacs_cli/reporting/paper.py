@@ -1,4 +1,4 @@
-"""Our main experiment beside the published main table (SPEC sections 9 and 10).
+"""Our main experiment beside the published main table (docs/algorithm.md sections 9 and 10).
 
 Per benchmark and metric: our mean against the published one in standard errors (z), whether
 it lies within max(3 SE, 5 %), and whether the Wilcoxon verdicts agree; the across-benchmark
@@ -25,7 +25,7 @@ from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_value, fmt_z, 
 PAPER_METRICS = ("train_mae", "test_mae", "rules", "params", "aic")
 PAPER_VERDICT_METRICS = ("test_mae", "rules", "params")
 PAPER_RUNS = 30
-# The setting of the published main table (SPEC sections 9 and 10).
+# The setting of the published main table (docs/algorithm.md sections 9 and 10).
 PUBLISHED_SETTING = {"iterations": 100_000, "runs": PAPER_RUNS, "protocol": "main", "semantics": "reference"}
 
 

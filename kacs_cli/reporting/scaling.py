@@ -1,6 +1,6 @@
 """Scaling groups: cells of one benchmark that differ in n or sample count, and their tables.
 
-(Scaling experiments, SPEC section 10; the min-max scaling of the data is kacs_cli/scaling.py.)
+(Scaling experiments, docs/algorithm.md section 10; the min-max scaling of the data is kacs_cli/scaling.py.)
 """
 
 from __future__ import annotations

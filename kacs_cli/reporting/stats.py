@@ -1,4 +1,4 @@
-"""Statistics of SPEC section 11: paired tests, effect sizes, ranks, confidence bands.
+"""Statistics of docs/algorithm.md section 11: paired tests, effect sizes, ranks, confidence bands.
 
 Pure functions over numbers, no I/O. Convention throughout: `x` holds XCSF's values and `y`
 KACS's values of the same runs (or the same benchmarks), and every metric is "lower is
@@ -117,7 +117,7 @@ def average_ranks(means: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True)
 class AcrossBenchmarkTest:
-    """Paired Wilcoxon test over per-benchmark means (SPEC 11, "across benchmarks")."""
+    """Paired Wilcoxon test over per-benchmark means (docs/algorithm.md section 11, "across benchmarks")."""
 
     p: float
     n_benchmarks: int

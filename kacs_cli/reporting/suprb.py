@@ -1,9 +1,9 @@
-"""The SupRB comparison table (SPEC section 10): our XCSF and KACS beside the literature.
+"""The SupRB comparison table (docs/algorithm.md section 10): our XCSF and KACS beside the literature.
 
 Per dataset, mean ± SD over the runs (64 under the alternative protocol) of the test MSE on
 the standardized target and of the macro-rule count, for our XCSF and KACS, beside the
 values Heider et al. (2025) report for XCSF after compaction and for SupRB-ES
-(kacs_cli/experiments/data/suprb_literature.csv, verbatim from SPEC section 10). Those are reference
+(kacs_cli/experiments/data/suprb_literature.csv, verbatim from docs/algorithm.md section 10). Those are reference
 points from another study, so the table is descriptive only: no test, no ranks, no bold.
 """
 
@@ -27,7 +27,7 @@ DISPLAY = {"asn": "ASN", "ccpp": "CCPP", "cs": "CS", "eec": "EEC", "pppts": "PPP
 
 
 def load_literature() -> pd.DataFrame:
-    """The literature columns as text, exactly as SPEC section 10 prints them ('' = n/a)."""
+    """The literature columns as text, exactly as docs/algorithm.md section 10 prints them ('' = n/a)."""
     return pd.read_csv(LITERATURE_PATH, dtype=str, keep_default_na=False).set_index("benchmark")
 
 

@@ -1,0 +1,101 @@
+"""The documents stand on their own and cannot drift from the committed results.
+
+- every results table and every marked number in README.md and docs/*.md is what
+  `make docs-tables` renders from the committed runs (kacs_cli/reporting/doctables.py);
+- every relative link points at a file of the repository, and every #anchor at a heading;
+- no document, docstring or comment cites a file outside the repository: the algorithm is
+  docs/algorithm.md, and ../shared/datasets appears only as an optional data location.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kacs_cli.reporting import doctables
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = doctables.documents(ROOT)
+LINK = re.compile(r"!?\[[^\]\n]*\]\(([^()\s]+)\)")
+HEADING = re.compile(r"^#{1,6} +(.+?) *$", re.M)
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {anchor(h) for h in HEADING.findall(text)}
+
+
+def test_documents_are_found() -> None:
+    names = {p.relative_to(ROOT).as_posix() for p in DOCS}
+    assert {"README.md", "docs/algorithm.md", "docs/experiments.md"} <= names
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_tables_and_numbers_match_the_committed_runs(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    rendered = doctables.render_document(text, doctables.Runs(ROOT))
+    if rendered != text:
+        old, new = text.splitlines(), rendered.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+        pytest.fail(f"{path.relative_to(ROOT)} differs from the committed runs at line {first + 1}:\n"
+                    f"  document: {old[first] if first < len(old) else '(end)'}\n"
+                    f"  runs:     {new[first] if first < len(new) else '(end)'}\n"
+                    f"run `make docs-tables` and commit the result")
+
+
+def test_every_marker_is_closed_and_known() -> None:
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        opened = re.findall(r"<!-- table: ([a-z0-9-]+) -->", text)
+        assert len(opened) == len(doctables.MARKER.findall(text)) == text.count("<!-- end table -->"), path
+        assert set(opened) <= set(doctables.TABLES), path
+        values = re.findall(r"<!-- value: ([a-z0-9-]+)", text)
+        assert len(values) == len(doctables.VALUE.findall(text)), path
+        assert set(values) <= set(doctables.VALUES), path
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(path: Path) -> None:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # http(s), mailto: not checked here
+        file_part, _, fragment = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            broken.append(f"{target}: no such file")
+        elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
+            broken.append(f"{target}: no heading with that anchor")
+        elif dest.exists() and ROOT not in dest.parents and dest != ROOT:
+            broken.append(f"{target}: outside the repository")
+    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def _sources() -> list[Path]:
+    files = [*DOCS, ROOT / "datasets" / "README.md", ROOT / "Makefile"]
+    for folder in ("kacs_cli", "tests", "configs"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md")]
+    return [p for p in files if p.is_file() and p != Path(__file__)]
+
+
+def test_nothing_cites_a_file_outside_the_repository() -> None:
+    bad = []
+    for path in _sources():
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bSPEC\b|SPEC\.md|NOTES\.md|\bNOTES\b", line):
+                bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+            for ref in re.findall(r"\.\./shared/?[\w./-]*", line):
+                if not ref.startswith("../shared/datasets") and ref.rstrip("/") != "../shared":
+                    bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not bad, "cite docs/algorithm.md instead:\n" + "\n".join(bad)
