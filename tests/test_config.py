@@ -213,8 +213,10 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 # ----------------------------------------------------------------------------- shipped configs
 
 
-# adaptive and baselines run more methods than the pair (their own tests check them).
-ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in ("adaptive", "baselines"))
+# The configs beyond the article run other methods than the pair (their own tests check them).
+BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
+                      "budget_200k", "budget_400k")
+ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
 @pytest.mark.parametrize("path", ARTICLE_CONFIGS, ids=lambda p: p.name)
@@ -384,3 +386,44 @@ def test_suprb_config_trains_pppts_and_pt_and_takes_the_rest_from_alt_protocol()
     resolved = yaml.safe_load(config.to_yaml())
     assert resolved["report"] == config.report
     assert "report" not in yaml.safe_load(alt.to_yaml())  # configs without it resolve as before
+
+
+def test_the_robustness_and_budget_configs():
+    robust = load_config(CONFIG_DIR / "robustness.yaml")
+    assert robust.methods == ("xcsf", "kacs", "kacs-refined", "xcsf-quantile", "kacs-quantile-refined")
+    assert [c.label for c in robust.cells] == [f"f{k}-{law}" for law in ("skewed", "discrete")
+                                               for k in range(1, 5)]
+    assert {c.data.variant for c in robust.cells} == {"skewed", "discrete"}
+    assert all(c.data.n == 10 and c.data.samples == 1000 for c in robust.cells)
+    for k in (100, 200, 400):
+        budget = load_config(CONFIG_DIR / f"budget_{k}k.yaml")
+        assert budget.methods == ("kacs-refined",) and budget.iterations == k * 1000
+        assert budget.protocol.runs == 10 and len(budget.cells) == 8
+        assert all(c.params["kacs-refined"].refinement for c in budget.cells)
+
+
+def test_the_regressors_config_reuses_every_baselines_run_but_the_mlp():
+    """Its methods shared with configs/baselines.yaml resolve to the same settings there, so
+    `reuse:` copies their runs; only the MLP (a converging budget) and the refined KACS train.
+    xcsf-lib and kan need extras to resolve: checked where installed (tests/test_baselines.py)."""
+    optional = ("xcsf-lib", "kan")
+
+    def without_extras(name):
+        raw = load_yaml(CONFIG_DIR / f"{name}.yaml")
+        if isinstance(raw["methods"], dict):
+            raw["methods"] = {k: v for k, v in raw["methods"].items() if k not in optional}
+        else:
+            raw["methods"] = [m for m in raw["methods"] if m not in optional]
+        return resolve_config(raw, default_name=name, base_dir=CONFIG_DIR)
+
+    new, old = without_extras("regressors"), without_extras("baselines")
+    assert new.methods == ("xcsf", "kacs", "kacs-refined", "kacs-quantile-refined", "ridge", "knn",
+                           "rf", "gbr", "mlp", "svr")
+    assert [c.label for c in new.cells] == [c.label for c in old.cells]
+    # As the resolved config.yaml spells them (what reuse compares runs by).
+    for new_cell, old_cell in zip(new.to_dict()["cells"], old.to_dict()["cells"]):
+        for method in old.methods:
+            same = new_cell["hyperparameters"][method] == old_cell["hyperparameters"][method]
+            assert same == (method != "mlp"), method
+    mlp = new.cells[0].params["mlp"]
+    assert (mlp.params["solver"], mlp.params["max_iter"]) == ("lbfgs", 10000)
