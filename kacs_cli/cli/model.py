@@ -74,6 +74,40 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     typer.echo(f"saved to {out}")
 
 
+def _compact(model_path, data, out, method, rules, tolerance, data_dir):
+    import numpy as np
+
+    from kacs_cli.experiments import datasets
+
+    est = _load_estimator(model_path)
+    if not hasattr(est, "compact"):
+        raise UserError(f"{model_path} holds no estimator (a bare engine model): compact needs a "
+                        f"model file written by `kacs fit` or an estimator's save()")
+    out = Path(out).expanduser()
+    if out.is_dir():
+        raise UserError(f"--out {out} is a directory; give a file name such as {out / 'compact.kacs'}")
+    X, y = datasets.load_dataset(data, data_dir)
+    if X.shape[1] != est.n_features_in_:
+        raise UserError(f"{data}: {X.shape[1]} input columns (target last), but the model in "
+                        f"{model_path} takes {est.n_features_in_} inputs")
+    compacted = est.compact(X, y, method=method.strip().lower(), rules=rules, tolerance=tolerance)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder {out.parent}: {exc.strerror or exc}") from None
+    compacted.save(out)
+    r = compacted.compaction_result_
+
+    def mae(model):
+        return float(np.mean(np.abs(model.scale_target(model.predict(X)) - model.scale_target(y))))
+
+    how = f", tolerance {r.tolerance:.3g}" if r.method == "piecewise" else ""
+    typer.echo(f"{r.method} compaction of {model_path}: {r.rules_before} -> {r.rules_after} rules "
+               f"({100 * r.rules_after / max(r.rules_before, 1):.1f} %){how}, {r.seconds:.1f} s")
+    typer.echo(f"MAE on {data} ([-1, 1] target scale): {mae(est):.6g} before, {mae(compacted):.6g} after")
+    typer.echo(f"saved to {out}")
+
+
 def _predict(model_path, data, out):
     import numpy as np
 
@@ -169,6 +203,25 @@ def register(app: typer.Typer) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
              (refine_max_iter, refine_pull, refine_validation) if refine else None)
+
+    @app.command("compact")
+    def compact_command(
+        model: Path = typer.Argument(..., help="A KACS model file written by `kacs fit`.", show_default=False),
+        data: str = typer.Option(
+            ..., "--data", help="The rows the model was trained on (or like them): a headerless numeric "
+                                "CSV with the target last, or a dataset name.", show_default=False),
+        out: Path = typer.Option(..., "--out", "-o", help="Compacted model file to write.", show_default=False),
+        method: str = typer.Option("piecewise", "--method",
+                                   help="piecewise (line pieces per function, refitted) or single-winner."),
+        rules: float = typer.Option(0.1, "--rules", help="piecewise: keep at most this share of the rules."),
+        tolerance: float = typer.Option(
+            0.0, "--tolerance", help="piecewise: this absolute tolerance on the [-1, 1] target scale "
+                                     "instead of a rule budget (0: use --rules)."),
+        data_dir: Optional[Path] = typer.Option(
+            None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
+    ) -> None:
+        """Compact a KACS model to a few rules per learned function (docs/compaction.md)."""
+        _compact(model, data, out, method, rules, tolerance, data_dir)
 
     @app.command("predict")
     def predict_command(

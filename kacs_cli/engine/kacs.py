@@ -25,6 +25,7 @@ from kacs_cli.engine.population import (
     refresh_fitness_sum, set_bounds,
 )
 from kacs_cli.engine.learner import Learner
+from kacs_cli.engine.compaction import compact_kacs
 from kacs_cli.engine.refine import refine_weights
 from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
 
@@ -329,6 +330,7 @@ LEARNER = Learner(
     population_frame=_population_frame,
     components=_components,
     refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, X, y, **settings),
+    compact=compact_kacs, compactions=("piecewise", "single-winner"),
     adaptive_budget=True,
     # Every iteration works on each of the (n+1)(2n+1) submodels.
     cost=lambda n, N: (n + 1) * (2 * n + 1) * 1.3e-6,

@@ -42,6 +42,10 @@ class Learner:
     # refine(model, X, y, max_iter=, pull=, validation=, seed=) -> refine.RefineResult: the
     # full-batch refit of every consequent weight with the rule structure fixed (refine.py).
     refine: Optional[Callable[..., Any]] = None
+    # compact(model, X, y, method, rules=, tolerance=, seed=) -> compaction.CompactionResult:
+    # the model made smaller in place; `compactions` names the methods it knows.
+    compact: Optional[Callable[..., Any]] = None
+    compactions: tuple = ()
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
     # Relative seconds per iteration given (n, N): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda n, N: N * (n + 1) * 1.5e-9

@@ -24,6 +24,10 @@ INPUT_TRANSFORMS = ("minmax", "quantile")
 # Full-batch refinement after evolution (engine/refine.py; KACS only). Like the budget's,
 # its settings are left out of `as_dict()` while refinement is off.
 REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
+# Compaction after training (engine/compaction.py), a run's extra step whose metrics are
+# recorded beside the uncompacted model's; left out of `as_dict()` while it is `none`.
+COMPACTIONS = ("none", "piecewise", "single-winner")
+COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ class Hyperparameters:
     refine_max_iter: int = 300
     refine_pull: float = 1e-5
     refine_validation: float = 0.0
+    compaction: str = "none"
+    compact_rules: float = 0.1
+    compact_tolerance: float = 0.0
 
     def __post_init__(self):
         self.validate()
@@ -93,6 +100,9 @@ class Hyperparameters:
         if not self.refinement:
             for name in ("refinement", *REFINE_FIELDS):
                 values.pop(name)
+        if self.compaction == "none":
+            for name in ("compaction", *COMPACT_FIELDS):
+                values.pop(name)
         return values
 
     def validate(self) -> None:
@@ -112,6 +122,10 @@ class Hyperparameters:
             if f.name == "input_transform":
                 if value not in INPUT_TRANSFORMS:
                     bad(f.name, f"must be one of {', '.join(INPUT_TRANSFORMS)}")
+                continue
+            if f.name == "compaction":
+                if value not in COMPACTIONS:
+                    bad(f.name, f"must be one of {', '.join(COMPACTIONS)}")
                 continue
             if f.name in ("do_subsumption", "refinement"):
                 if not isinstance(value, bool):
@@ -146,6 +160,10 @@ class Hyperparameters:
             bad("refine_pull", "the pull towards the evolved weights must be >= 0")
         if not 0.0 <= self.refine_validation < 1.0:
             bad("refine_validation", "the validation fraction of the train rows must lie in [0, 1)")
+        if not 0.0 < self.compact_rules <= 1.0:
+            bad("compact_rules", "the share of the rules a compaction keeps must lie in (0, 1]")
+        if self.compact_tolerance < 0.0:
+            bad("compact_tolerance", "must be >= 0 (0: find the tolerance that meets compact_rules)")
         for name in ("N_max", "budget_window"):
             value = getattr(self, name)
             if int(value) != value or value < 1:
@@ -163,7 +181,8 @@ class Hyperparameters:
 # (it grows under budget: adaptive; population.py), the two switches become a flag
 # (`article`) or budget state (budget.py), and the input transform and the refinement act
 # before and after the compiled training loop.
-_NOT_IN_ENGINE = ("N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS)
+_NOT_IN_ENGINE = ("N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
+                  "compaction", *COMPACT_FIELDS)
 _ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
                  for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
 

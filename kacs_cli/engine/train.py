@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -195,6 +196,30 @@ class Model:
         X = self._check_inputs(X)
         return self.learner.predict(self, X)
 
+    def compact(self, X, y, *, seed: int, method: str | None = None, rules: float | None = None,
+                tolerance: float | None = None):
+        """Make the model smaller in place (compaction.py), given its scaled training rows;
+        settings not given are the model's compaction hyperparameters (`piecewise` when its
+        compaction is `none`)."""
+        learner = self.learner
+        method = method or (self.params.compaction if self.params.compaction != "none" else "piecewise")
+        if method not in learner.compactions:
+            known = [f"{registry.label(m)}: {', '.join(registry.get(m).compactions)}"
+                     for m in registry.names() if registry.get(m).compactions]
+            raise ValueError(f"{learner.label} models have no compaction {method!r}; known: "
+                             f"{'; '.join(known)}")
+        checked = self.params.with_overrides(
+            compact_rules=self.params.compact_rules if rules is None else rules,
+            compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
+        X = self._check_inputs(X)
+        y = _as_vector(y, X.shape[0], "y")
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows")
+        result = learner.compact(self, X, y, method, rules=float(checked.compact_rules),
+                                 tolerance=float(checked.compact_tolerance), seed=int(seed))
+        self.scratch.key_state[0] = 0  # the antecedent keys are rebuilt when next needed
+        return result
+
     def refine(self, X, y, *, seed: int, max_iter: int | None = None, pull: float | None = None,
                validation: float | None = None):
         """Refit every consequent weight on the rows (X, y) with the rules' structure fixed
@@ -273,6 +298,26 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
     final["refine_seconds"] = float(result.seconds)
 
 
+# Extra metrics of a run with a compaction: the compacted copy of the final model (the run's
+# own metrics stay the uncompacted model's).
+COMPACT_KEYS = ("compacted_rules", "compacted_params", "compacted_train_mae", "compacted_test_mae",
+                "compacted_train_mse", "compacted_test_mse", "compacted_seconds")
+
+
+def _compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
+    compacted = copy.deepcopy(model)
+    result = compacted.compact(X_train, y_train, seed=seed)
+    final["compacted_rules"] = compacted.n_rules
+    final["compacted_params"] = compacted.n_params
+    final["compacted_train_mae"], final["compacted_train_mse"] = _errors(
+        compacted.predict(X_train), np.asarray(y_train, dtype=np.float64))
+    final["compacted_test_mae"], final["compacted_test_mse"] = math.nan, math.nan
+    if X_test is not None and len(X_test):
+        final["compacted_test_mae"], final["compacted_test_mse"] = _errors(
+            compacted.predict(X_test), np.asarray(y_test, dtype=np.float64))
+    final["compacted_seconds"] = float(result.seconds)
+
+
 def aic(n_train: int, train_mse, params):
     """AIC = N_tr ln(train MSE) + 2 (k + 1), the MSE floored at machine epsilon (docs/algorithm.md section 7)."""
     mse = np.maximum(np.asarray(train_mse, dtype=np.float64), np.finfo(np.float64).eps)
@@ -293,6 +338,8 @@ def warm_up(method: str) -> None:
     model.train(X, y, 40, 0, X_test=X[:5], y_test=y[:5], eval_every=20)
     if model.learner.refine is not None:
         model.refine(X, y, seed=0, max_iter=2)
+    for compaction in model.learner.compactions:
+        copy.deepcopy(model).compact(X, y, seed=0, method=compaction)
     _WARM.add(method)
 
 
@@ -321,6 +368,8 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     final["aic"] = float(final["aic"])
     if params.refinement:
         _refine_final(model, final, X_train, y_train, X_test, y_test, seed)
+    if params.compaction != "none":
+        _compact_final(model, final, X_train, y_train, X_test, y_test, seed)
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
     for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n)):

@@ -97,6 +97,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         refine_max_iter=300,
         refine_pull=1e-5,
         refine_validation=0.0,
+        compaction="none",
+        compact_rules=0.1,
+        compact_tolerance=0.0,
         n_iter=100_000,
         random_state=0,
         input_range=None,
@@ -134,6 +137,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self.refine_max_iter = refine_max_iter
         self.refine_pull = refine_pull
         self.refine_validation = refine_validation
+        self.compaction = compaction
+        self.compact_rules = compact_rules
+        self.compact_tolerance = compact_tolerance
         self.n_iter = n_iter
         self.random_state = random_state
         self.input_range = input_range
@@ -214,7 +220,37 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self._train(Xs, ys, n_iter, reset_ranges=True)
         if self.model_.params.refinement:
             self._refine_scaled(Xs, ys, {})
+        if self.model_.params.compaction != "none":
+            self._compact_scaled(Xs, ys, {})
         return self
+
+    def compact(self, X, y, *, method=None, rules=None, tolerance=None):
+        """A compacted copy of this fitted model (this one is left as it is), given the rows
+        it was trained on (or rows like them: the pieces follow where the data lie).
+
+        method: `piecewise` (default) re-segments every learned function into line pieces
+        under a tolerance that follows its influence on the prediction, drops what carries
+        nothing, merges channels whose outer function is linear and refits the pieces'
+        weights (engine/compaction.py); `single-winner` keeps each row's fittest matching
+        rule per submodel (the field's reference). rules: the share of the rules to keep at
+        most (default compact_rules, 0.1); tolerance > 0: that absolute tolerance on the
+        [-1, 1] target scale instead. The copy's compaction_result_ says what was done.
+        """
+        import copy
+
+        check_is_fitted(self, "model_")
+        X, y = validate(self, X, y, reset=False)
+        compacted = copy.deepcopy(self)
+        given = {"method": method, "rules": rules, "tolerance": tolerance}
+        compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given)
+        return compacted
+
+    def _compact_scaled(self, Xs, ys, given):
+        try:
+            self.compaction_result_ = self.model_.compact(Xs, ys, seed=self.seed_, **given)
+        except ValueError as exc:  # the engine's plain ValueError (an XCSF model) as a UserError
+            raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
+        self._after_training(Xs, reset_ranges=False)
 
     def refine(self, X, y, *, max_iter=None, pull=None, validation=None):
         """Refit every consequent weight jointly on (X, y), the rules' structure (intervals,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
-from kacs_cli.engine.train import CURVE_COLUMNS, REFINE_KEYS, aic, train_run
+from kacs_cli.engine.train import COMPACT_KEYS, CURVE_COLUMNS, REFINE_KEYS, aic, train_run
 from kacs_cli.experiments import benchmarks, datasets, results
 from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
@@ -147,7 +147,7 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     record["seconds"] = float(result.seconds)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record["final_N"] = int(result.final["final_N"])
-    for key in REFINE_KEYS:
+    for key in (*REFINE_KEYS, *COMPACT_KEYS):
         if key in result.final:
             record[key] = _plain(result.final[key])
     return results.RunOutput(task.key, record, result.curve, result.population)

@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import BUDGETS, INPUT_TRANSFORMS, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import BUDGETS, COMPACTIONS, INPUT_TRANSFORMS, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.cells import BenchmarkEntry
 from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -58,6 +58,8 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
             v = choice(v, where, BUDGETS)
         elif key == "input_transform":
             v = choice(v, where, INPUT_TRANSFORMS)
+        elif key == "compaction":
+            v = choice(v, where, COMPACTIONS)
         elif key in ("do_subsumption", "refinement"):
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
@@ -203,4 +205,10 @@ def cell_params(
                            if registry.get(m).refine is not None]
             fail(f"methods.{method}.refinement", f"refinement exists only for {', '.join(with_refine)}; "
                                                  f"drop refinement from this method")
+        compaction = params[method].compaction
+        if (compaction != "none" and method in runs_here
+                and compaction not in registry.get(engine).compactions):
+            fail(f"methods.{method}.compaction",
+                 f"{registry.label(engine)} has no compaction {compaction}; it has "
+                 f"{', '.join(registry.get(engine).compactions) or 'none'}")
     return params

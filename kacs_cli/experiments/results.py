@@ -28,7 +28,7 @@ import pandas as pd
 import yaml
 
 from kacs_cli import atomic
-from kacs_cli.engine.train import REFINE_KEYS
+from kacs_cli.engine.train import COMPACT_KEYS, REFINE_KEYS
 from kacs_cli.errors import UserError
 
 try:
@@ -61,9 +61,9 @@ FINAL_KEYS = (
 # Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
 # without such runs is what it always was; the other rows leave it empty.
-OPTIONAL_COLUMNS = REFINE_KEYS
+OPTIONAL_COLUMNS = (*REFINE_KEYS, *COMPACT_KEYS)
 INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
-               "final_N", "refine_iterations")
+               "final_N", "refine_iterations", "compacted_rules", "compacted_params")
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
 
