@@ -115,6 +115,30 @@ def test_single_winner_keeps_each_rows_fittest_matching_rule():
     assert sorted(model.population_frame().w0.round(6)) == [0.0, 0.1, 0.3]
 
 
+def test_closest_classifier_keeps_each_rows_nearest_centred_box():
+    from kacs_cli.engine.compaction import closest_classifier
+
+    model = Model("xcsf", 2, Hyperparameters(N=100))
+    pop = model.pop
+    boxes = [((0.0, 0.0), (1.0, 1.0), 0.5),     # centred at (0.5, 0.5), wide
+             ((0.1, 0.1), (0.3, 0.3), 0.1),     # holds (0.2, 0.2) at its centre
+             ((0.0, 0.0), (0.35, 0.35), 0.9),   # holds it too, off centre: never kept
+             ((0.6, 0.6), (0.9, 0.9), 0.2)]     # holds no row: dropped
+    for i, (lo, hi, F) in enumerate(boxes):
+        for d in range(2):
+            set_bounds(pop, i, d, lo[d], hi[d])
+        pop.reals.F[i] = F
+        pop.counts.num[i] = 1
+        pop.weights.w[i] = (i, 0.0, 0.0)
+    pop.scal[S_P] = pop.scal[S_TOTAL] = 4
+    X = np.array([[0.2, 0.2], [0.5, 0.45], [0.05, 0.95]])
+    result = closest_classifier(model, X)
+    assert (result.rules_before, result.rules_after) == (4, 2)
+    assert sorted(model.pop.weights.w[:2, 0]) == [0.0, 1.0]
+    # The kept rules predict as XCSF does: the fitness-weighted mean of those matching.
+    assert np.allclose(model.predict(X), [0.1 / 0.6, 0.0, 0.0])
+
+
 def test_compaction_is_deterministic_and_keeps_the_original_estimator(tmp_path):
     rng = np.random.default_rng(5)
     X = rng.random((300, 2))
@@ -132,7 +156,7 @@ def test_compaction_is_deterministic_and_keeps_the_original_estimator(tmp_path):
     with pytest.raises(UserError, match="compact_rules = 0.0 is invalid"):
         est.compact(X, y, rules=0.0)
     with pytest.raises(UserError, match="XCSF models have no compaction 'piecewise'"):
-        XCSFRegressor(n_iter=200, N=100).fit(X, y).compact(X, y)
+        XCSFRegressor(n_iter=200, N=100).fit(X, y).compact(X, y, method="piecewise")
 
 
 def test_a_compacted_run_records_both_models(capsys, tmp_path):

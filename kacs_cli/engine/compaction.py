@@ -386,3 +386,63 @@ def compact_kacs(model, X, y, method: str, *, rules: float, tolerance: float, se
         return piecewise(model, X, y, tolerance=tolerance, seed=seed)
     budget = max(1, int(rules * int(model.pop.scal[S_P])))
     return piecewise(model, X, y, max_rules=budget, seed=seed)
+
+
+@njit(cache=True)
+def _closest(lo, hi, P, X):
+    """Per row of X, the rule (of P, bounds D x rules) whose box holds it and whose centre is
+    closest in the box's own scale, max_d |x_d - c_d| / half-width_d; -1 where none holds it."""
+    rows, D = X.shape
+    best = np.full(rows, -1, np.int64)
+    for r in range(rows):
+        best_distance = np.inf
+        for i in range(P):
+            distance = 0.0
+            inside = True
+            for d in range(D):
+                x = X[r, d]
+                if x < lo[d, i] or x > hi[d, i]:
+                    inside = False
+                    break
+                half = 0.5 * (hi[d, i] - lo[d, i])
+                off = abs(x - 0.5 * (lo[d, i] + hi[d, i]))
+                scaled = off / half if half > 0.0 else 0.0
+                if scaled > distance:
+                    distance = scaled
+            if inside and distance < best_distance:
+                best_distance = distance
+                best[r] = i
+    return best
+
+
+def closest_classifier(model, X, y=None, *, seed: int = 0) -> CompactionResult:
+    """XCSF's compaction after Butz, Lanzi and Wilson (2008, closest classifier matching):
+    keep, for every training row, the matching rule whose condition centre is closest to it
+    (in each rule's own scale, so wide and narrow boxes compare fairly); drop every rule no
+    row keeps. The kept rules predict as before (fitness-weighted mean of the matching ones)."""
+    start = time.perf_counter()
+    pop = model.pop
+    P = int(pop.scal[S_P])
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    winners = _closest(pop.bounds.lo, pop.bounds.hi, P, X)
+    kept = np.unique(winners[winners >= 0])
+    fields = [np.array(arr[:P][kept]) for arr in (*pop.pairs, *pop.weights, *pop.reals, *pop.counts)]
+    bounds = [np.array(arr[:, :P][:, kept]) for arr in pop.bounds]
+    for arr in (*pop.pairs, *pop.weights, *pop.reals, *pop.counts):
+        arr[...] = 0
+    for arr in pop.bounds:
+        arr[...] = 0
+    for arr, values in zip((*pop.pairs, *pop.weights, *pop.reals, *pop.counts), fields):
+        arr[:len(kept)] = values
+    for arr, values in zip(pop.bounds, bounds):
+        arr[:, :len(kept)] = values
+    pop.scal[S_P] = len(kept)
+    pop.scal[S_TOTAL] = int(pop.counts.num[:len(kept)].sum())
+    pop.fsum[0] = float(pop.reals.F[:len(kept)].sum())
+    return CompactionResult("closest", P, len(kept), 0, 0, 0, time.perf_counter() - start)
+
+
+def compact_xcsf(model, X, y, method: str, *, rules: float, tolerance: float, seed: int):
+    """An XCSF model compacted in place: `closest` (the only method; rules and tolerance are
+    the piecewise compaction's and do not apply)."""
+    return closest_classifier(model, X, y, seed=seed)

@@ -26,7 +26,7 @@ INPUT_TRANSFORMS = ("minmax", "quantile")
 REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
 # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
 # recorded beside the uncompacted model's; left out of `as_dict()` while it is `none`.
-COMPACTIONS = ("none", "piecewise", "single-winner")
+COMPACTIONS = ("none", "piecewise", "single-winner", "closest")
 COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
 
 

@@ -202,7 +202,8 @@ class Model:
         settings not given are the model's compaction hyperparameters (`piecewise` when its
         compaction is `none`)."""
         learner = self.learner
-        method = method or (self.params.compaction if self.params.compaction != "none" else "piecewise")
+        method = method or (self.params.compaction if self.params.compaction != "none"
+                            else learner.compactions[0] if learner.compactions else "piecewise")
         if method not in learner.compactions:
             known = [f"{registry.label(m)}: {', '.join(registry.get(m).compactions)}"
                      for m in registry.names() if registry.get(m).compactions]

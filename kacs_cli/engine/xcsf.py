@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kacs_cli.engine.compaction import compact_xcsf
 from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
 from kacs_cli.engine.deletion import deletion
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
@@ -291,6 +292,7 @@ LEARNER = Learner(
     predict=lambda model, X: predict(model.pop, X),
     evaluate=_evaluate,
     population_frame=_population_frame,
+    compact=compact_xcsf, compactions=("closest",),
     # Match sets grow with the budget N and each rule carries n+1 weights.
     cost=lambda n, N: N * (n + 1) * 1.5e-9,
 )
