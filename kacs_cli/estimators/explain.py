@@ -100,13 +100,21 @@ class _Function:
         mids = 0.5 * (self.bounds[1:] + self.bounds[:-1])
         # At the bounds (index k) and the open gaps between them (index K + k).
         where = np.concatenate([self.bounds, mids])
-        match = (lo[:, None] <= where[None, :]) & (where[None, :] <= hi[:, None])
-        fw = np.where(match, rules["F"].to_numpy(np.float64)[:, None], 0.0)
-        sum_f = fw.sum(axis=0)
-        self.matched = sum_f > 0.0
-        safe = np.where(self.matched, sum_f, 1.0)
-        self.a = (fw * rules["w0"].to_numpy(np.float64)[:, None]).sum(axis=0) / safe
-        self.b = (fw * rules["w1"].to_numpy(np.float64)[:, None]).sum(axis=0) / safe
+        F = rules["F"].to_numpy(np.float64)[:, None]
+        w0 = rules["w0"].to_numpy(np.float64)[:, None]
+        w1 = rules["w1"].to_numpy(np.float64)[:, None]
+        sums = np.zeros((3, len(where)))
+        # Rules x locations at once, in slices of about 4 million cells: a submodel of
+        # thousands of rules (the adaptive budget at small n) stays within tens of MB.
+        step = max(1, 4_000_000 // max(1, len(lo)))
+        for s in range(0, len(where), step):
+            z = where[None, s:s + step]
+            fw = np.where((lo[:, None] <= z) & (z <= hi[:, None]), F, 0.0)
+            sums[:, s:s + step] = fw.sum(axis=0), (fw * w0).sum(axis=0), (fw * w1).sum(axis=0)
+        self.matched = sums[0] > 0.0
+        safe = np.where(self.matched, sums[0], 1.0)
+        self.a = sums[1] / safe
+        self.b = sums[2] / safe
 
     def __call__(self, z: np.ndarray, empty: float = 0.0) -> np.ndarray:
         z = np.asarray(z, dtype=np.float64)
