@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kacs_cli import KACSRegressor, XCSFRegressor
+from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.cli.explain import OUTPUTS
 from kacs_cli.errors import UserError
-from kacs_cli.estimators.explain import RULE_COLUMNS, SHARE_COLUMNS, UNIFORM_ROWS
+from kacs_cli.estimators.explain import RULE_COLUMNS, SHARE_COLUMNS, UNIFORM_ROWS, explain_model
 
 from cli_support import run_kacs
 from test_engine_support import finish, put_rule
@@ -304,3 +304,6 @@ def test_explain_errors_are_one_line_and_write_nothing(cli_files, capsys):
         assert "Traceback" not in err
     assert not any((folder / f"e{i}").exists() for i in range(1, 6))
     assert not (folder / "x_explain").exists()
+    # The API refuses XCSF as the command does.
+    with pytest.raises(UserError, match="KACS models only"):
+        explain_model(load(xcsf))

@@ -140,7 +140,11 @@ class Explanation:
     and lower bound. input_shares, channel_shares: one row per input / channel
     (SHARE_COLUMNS). pathways: (2n+1, n) variances Var(e_{q,p}) of input p's effect through
     channel q alone (the input ablation restricted to one channel), which decide the
-    highlighted channels of each input's panel.
+    highlighted channels of each input's panel. functions: every submodel's function as an
+    exact evaluator, keyed ("inner", q, p) and ("outer", q, 0): f(z, empty=0.0) is the
+    model's value at z, `empty` where no rule matches. zhat_rows, zhat_train: (2n+1, 2)
+    ranges of zhat_q over the rows measured and over the training inputs (None when the
+    model did not record them).
     """
 
     n: int
@@ -159,8 +163,8 @@ class Explanation:
     x_max: np.ndarray
     y_min: float
     y_max: float
-    zhat_rows: np.ndarray  # (2n+1, 2): range of zhat_q over the rows measured
-    zhat_train: np.ndarray | None  # (2n+1, 2): range over the training inputs, when recorded
+    zhat_rows: np.ndarray
+    zhat_train: np.ndarray | None
     functions: dict = field(repr=False, default_factory=dict)
 
     # ------------------------------------------------------------------ tables
