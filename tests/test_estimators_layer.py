@@ -10,7 +10,7 @@ from layer_support import imports
 
 LAYER = Path(kacs_cli.estimators.__file__).parent
 # The order of the layer's docstring: each module imports only modules after it.
-ORDER = ["regressors", "base", "validation", "plots", "inspection", "loading", "classes",
+ORDER = ["regressors", "base", "validation", "explain", "plots", "inspection", "loading", "classes",
          "persistence"]
 # What the layer may use of the package: the engine and the small shared modules.
 BELOW = ("kacs_cli.engine", "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic",

@@ -51,6 +51,7 @@ def test_written_files_follow_the_umask(umask, tmp_path, shared_data_dir, capsys
     models.mkdir()
     kacs("fit", data, "--out", models / "m.kacs", "--iterations", 200)
     kacs("plot-model", models / "m.kacs")
+    kacs("explain", models / "m.kacs", "--data", data)
 
     source = tmp_path / "mirror"
     source.mkdir()

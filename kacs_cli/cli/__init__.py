@@ -1,5 +1,5 @@
 """The `kacs` command line: one typer app; each command group is a module of this package
-(bench, data, run, report, model), each with `register(app)`."""
+(bench, data, run, report, model, explain), each with `register(app)`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from kacs_cli.cli import bench, data, model, report, run
+from kacs_cli.cli import bench, data, explain, model, report, run
 from kacs_cli.errors import UserError
 
 app = typer.Typer(
@@ -19,7 +19,7 @@ app = typer.Typer(
 )
 
 
-for _commands in (bench, data, run, report, model):
+for _commands in (bench, data, run, report, model, explain):
     _commands.register(app)
 
 

@@ -13,6 +13,8 @@ top of this list to the bottom:
 - regressors: `KACSRegressor` and `XCSFRegressor`, the two public estimators
 - base: `LearnerRegressor`, the estimator they are (scaling, fit, partial_fit, predict, save,
   the export and restoring of its state); validation: the checks of its arguments
+- explain: what a KACS model says (`kacs explain`): its rule table, the variance shares of
+  inputs and channels, small-multiple figures
 - plots: the picture of a KACS model's functions (`kacs plot-model`); inspection: its
   submodel table and sampled functions
 - loading: `load` and `load_estimator`; classes: the estimator classes by name
@@ -22,10 +24,11 @@ top of this list to the bottom:
 
 from kacs_cli.estimators.base import LearnerRegressor
 from kacs_cli.estimators.classes import estimator_class
+from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import kacs_functions, submodel_table
 from kacs_cli.estimators.loading import load, load_estimator
 from kacs_cli.estimators.plots import plot_kacs_functions
 from kacs_cli.estimators.regressors import Components, KACSRegressor, XCSFRegressor
 
-__all__ = ["Components", "KACSRegressor", "LearnerRegressor", "XCSFRegressor", "estimator_class",
-           "kacs_functions", "load", "load_estimator", "plot_kacs_functions", "submodel_table"]
+__all__ = ["Components", "Explanation", "KACSRegressor", "LearnerRegressor", "XCSFRegressor",
+           "estimator_class", "explain_model", "kacs_functions", "load", "load_estimator", "plot_kacs_functions", "submodel_table"]

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Model
 from kacs_cli.estimators.base import LearnerRegressor
+from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import submodel_table
 from kacs_cli.estimators.plots import plot_kacs_functions
 from kacs_cli.estimators.validation import validate
@@ -102,6 +103,11 @@ class KACSRegressor(LearnerRegressor):
     def plot_functions(self, path, points: int = 200):
         """Draw every learned psi_{q,p} and Phi_q into an image file (see plot_kacs_functions)."""
         return plot_kacs_functions(self, path, points=points)
+
+    def explain(self, X=None) -> Explanation:
+        """Rule table, variance shares of inputs and channels on X (original units; None: a
+        uniform sample of the input space) and figures, as `kacs explain` (estimators/explain.py)."""
+        return explain_model(self, X)
 
 
 class XCSFRegressor(LearnerRegressor):

@@ -1,0 +1,71 @@
+"""`kacs explain`: what a KACS model says, for a person (estimators/explain.py, docs/explain.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kacs_cli.errors import UserError
+
+OUTPUTS = ("rules.csv", "rules.json", "shares.csv", "inputs.png", "channels.png", "shares.png")
+
+
+def default_folder(model_path: Path) -> Path:
+    """model.kacs -> model_explain/ beside it."""
+    return model_path.with_name(f"{model_path.stem}_explain")
+
+
+def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> None:
+    from kacs_cli.estimators import explain_model, load_estimator
+    from kacs_cli.experiments.datasets import read_matrix
+
+    model_path = Path(model_path).expanduser()
+    est = load_estimator(model_path)
+    model = est.model_
+    if model.learner.components is None:
+        raise UserError(
+            f"{model_path} holds an {model.learner.label} model; explain draws KACS models only "
+            f"(XCSF rules are n-dimensional boxes: inspect them with rules_)"
+        )
+    folder = Path(out).expanduser() if out is not None else default_folder(model_path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} is a file; give a folder for the explanation's files")
+    X = None
+    if data is not None:
+        n = est.n_features_in_
+        M = read_matrix(data)
+        if M.shape[1] not in (n, n + 1):
+            raise UserError(
+                f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, "
+                f"so give {n} columns (inputs) or {n + 1} (inputs, target last)"
+            )
+        X = M[:, :n]
+    # Everything is measured and every figure drawn before the folder is made: bad data
+    # leaves nothing behind.
+    explanation = explain_model(est, X)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
+    written = explanation.write(folder)
+    typer.echo(f"{model_path}: " + explanation.summary())
+    typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("explain")
+    def explain_command(
+        model: Path = typer.Argument(..., help="A KACS model file written by `kacs fit`.", show_default=False),
+        data: Optional[Path] = typer.Option(
+            None, "--data", "-d",
+            help="Headerless numeric CSV, n input columns or n + 1 with the target last: the rows on "
+                 "which the variance shares are measured (default: a uniform sample of the inputs' "
+                 "training range)."),
+        out: Optional[Path] = typer.Option(
+            None, "--out", "-o", help="Folder to write into (default: MODEL's name + _explain, beside it)."),
+    ) -> None:
+        """What a KACS model says: rules.csv, rules.json, shares.csv (the share of the prediction's
+        variance each input and channel carries) and small-multiple figures (docs/explain.md)."""
+        _explain(model, data, out)
