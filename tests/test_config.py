@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kacs_cli.engine.params import BUDGET_FIELDS, REFINE_FIELDS, Hyperparameters
+from kacs_cli.engine.params import BUDGET_FIELDS, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.config import load_config, resolve_config
 from kacs_cli.experiments.methods import guideline_budget
@@ -159,7 +159,8 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # there, and records written before they existed stay equal); so are the input transform
     # at minmax and the refinement's keys while it is off.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
-        "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS}
+        "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
+        *COMPACT_FIELDS}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
                                     "target": "minmax", "metric": "mae"}

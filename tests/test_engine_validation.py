@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model, train_run
-from kacs_cli.engine.params import REFINE_FIELDS
+from kacs_cli.engine.params import COMPACT_FIELDS, REFINE_FIELDS
 
 
 @pytest.mark.parametrize("name,value", [
@@ -35,7 +35,8 @@ def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
     base = Hyperparameters().for_engine()
     # N is population state (it can grow), semantics becomes `article`, budget budget state;
     # the input transform and the refinement act outside the compiled loop.
-    outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS}
+    outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
+               "compaction", *COMPACT_FIELDS}
     assert set(base._fields) == set(Hyperparameters.names()) - outside | {"article"}
     assert base.beta == 0.2 and base.do_subsumption is True and base.article is False
     # Integral values given as floats (and the reverse) do not change the compiled signature:

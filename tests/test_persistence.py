@@ -109,7 +109,8 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
         assert {k: new_params[k] for k in old_params} == old_params
         assert {k: v for k, v in new_params.items() if k not in old_params} == {
             "input_transform": "minmax", "refinement": False, "refine_max_iter": 300,
-            "refine_pull": 1e-5, "refine_validation": 0.0}
+            "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
+            "compact_tolerance": 0.0}
         for entry in old.namelist():
             if entry != "metadata.json":
                 assert new.read(entry) == old.read(entry), entry

@@ -27,6 +27,7 @@ The fitted state goes to a model file through `persistence` as (engine model, di
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -236,8 +237,6 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         most (default compact_rules, 0.1); tolerance > 0: that absolute tolerance on the
         [-1, 1] target scale instead. The copy's compaction_result_ says what was done.
         """
-        import copy
-
         check_is_fitted(self, "model_")
         X, y = validate(self, X, y, reset=False)
         compacted = copy.deepcopy(self)
