@@ -216,7 +216,7 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
-                      "budget_200k", "budget_400k")
+                      "budget_200k", "budget_400k", "compaction")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
@@ -428,3 +428,17 @@ def test_the_regressors_config_reuses_every_baselines_run_but_the_mlp():
             assert same == (method != "mlp"), method
     mlp = new.cells[0].params["mlp"]
     assert (mlp.params["solver"], mlp.params["max_iter"]) == ("lbfgs", 10000)
+
+
+def test_the_compaction_config_trains_the_main_runs_once_more_for_each_compaction():
+    config = load_config(CONFIG_DIR / "compaction.yaml")
+    assert config.methods == ("xcsf", "kacs", "kacs-piecewise", "kacs-single-winner", "xcsf-closest")
+    main = load_config(CONFIG_DIR / "main.yaml")
+    assert [c.label for c in config.cells] == [c.label for c in main.cells]
+    for cell, main_cell in zip(config.cells, main.cells):
+        # Everything but the compaction is the main experiment's setting: the same runs.
+        for variant, plain in (("kacs-piecewise", "kacs"), ("kacs-single-winner", "kacs"),
+                               ("xcsf-closest", "xcsf")):
+            params = cell.params[variant]
+            assert params.compaction != "none"
+            assert params.with_overrides(compaction="none") == main_cell.params[plain]
