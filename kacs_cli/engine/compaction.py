@@ -140,20 +140,27 @@ def _fits(z, v, i, j, a, b, tol):
     return True
 
 
-def _distinct(z, v):
-    """The distinct inputs of a function on the rows, sorted, with its value there (the mean
-    over rows sharing the input: the same value, up to rounding) and their multiplicity."""
-    order = np.argsort(z, kind="mergesort")
-    zs, vs = z[order], v[order]
-    keys, first, counts = np.unique(zs, return_index=True, return_counts=True)
-    sums = np.add.reduceat(vs, first)
-    return keys, sums / counts, counts.astype(np.float64)
+class _Grouping:
+    """The distinct values of one input over the rows, sorted, and which rows hold each: a
+    function of that input is then sampled once per distinct value by a reduction, without
+    sorting again (every tolerance tried and every function of that input share it)."""
+
+    def __init__(self, z):
+        self.order = np.argsort(z, kind="mergesort")
+        self.keys, self.first, counts = np.unique(z[self.order], return_index=True,
+                                                  return_counts=True)
+        self.counts = counts.astype(np.float64)
+
+    def values(self, v):
+        """The function's value at each distinct input (the mean over the rows holding it:
+        the same value, up to rounding)."""
+        return np.add.reduceat(v[self.order], self.first) / self.counts
 
 
-def _pieces(z, v, tol, lo_end, hi_end):
-    """(lo, hi, intercept, slope) of the pieces of one function sampled at (z, v)."""
-    keys, values, counts = _distinct(z, v)
-    starts, a, b = _segment(keys, values, counts, tol)
+def _pieces(grouping, v, tol, lo_end, hi_end):
+    """(lo, hi, intercept, slope) of the pieces of one function with values v on the rows."""
+    keys = grouping.keys
+    starts, a, b = _segment(keys, grouping.values(v), grouping.counts, tol)
     inner_bounds = (keys[starts[1:-1] - 1] + keys[starts[1:-1]]) / 2.0
     lo = np.concatenate([[lo_end], inner_bounds])
     hi = np.concatenate([inner_bounds, [hi_end]])
@@ -224,6 +231,8 @@ class _Functions:
         self.sub = np.array(pop.counts.sub[:P])
         self.lo = np.array(pop.bounds.lo[0, :P])
         self.hi = np.array(pop.bounds.hi[0, :P])
+        self.inputs = [_Grouping(X[:, p]) for p in range(n)]
+        self.channels = [_Grouping(self.zhat[:, q]) for q in range(2 * n + 1)]
 
     def rules(self, tolerance):
         """(sub, lo, hi, w0, w1) of the compacted rules, by submodel; and the counts of
@@ -240,7 +249,7 @@ class _Functions:
             z = self.zhat[:, q]
             lo_end = min(float(self.lo[mine].min()), float(z.min()))
             hi_end = max(float(self.hi[mine].max()), float(z.max()))
-            outer[q] = _pieces(z, self.phihat[:, q], tolerance, lo_end, hi_end)
+            outer[q] = _pieces(self.channels[q], self.phihat[:, q], tolerance, lo_end, hi_end)
             if len(outer[q][2]) == 1:
                 linear[q] = (outer[q][2][0], outer[q][3][0])
         # Channels whose outer function is one line a + b z (within the tolerance) add up to
@@ -267,7 +276,7 @@ class _Functions:
                 continue
             slope = 1.0 if q in linear else self.influence[q]
             tol_s = tolerance / max(slope, 1e-12)
-            lo, hi, a, b, keys = _pieces(X[:, p], values, tol_s, 0.0, 1.0)
+            lo, hi, a, b, keys = _pieces(self.inputs[p], values, tol_s, 0.0, 1.0)
             if len(a) == 1 and abs(b[0]) * (keys[-1] - keys[0]) <= tol_s:
                 shift[q] += a[0] + b[0] * float(np.mean(X[:, p]))
                 inner_dropped += 1
