@@ -7,6 +7,7 @@ import sys
 
 import typer
 
+from kacs_cli import atomic
 from kacs_cli.cli import bench, data, model, report, run
 from kacs_cli.errors import UserError
 
@@ -32,12 +33,16 @@ def main(argv: list[str] | None = None) -> None:
     release: from 0.26 typer raises those of its vendored copy of click (typer._click), which
     are not click.ClickException, and from 0.28 typer.Abort and typer.Exit are typer's own.
     Standalone mode also turns Ctrl-C into exit code 130. Only the project's UserError, which
-    click never sees as its own, is handled here.
+    click never sees as its own, is handled here, and a file the command could not write
+    (atomic.WriteFailed: no permission, disk full, folder gone), which is the user's to fix too.
     """
     try:
         app(args=argv, prog_name="kacs")
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except atomic.WriteFailed as exc:
+        print(f"error: {exc}; free space or fix the permissions, then run the command again", file=sys.stderr)
         sys.exit(2)
     except SystemExit as exc:
         # Standalone mode always ends with SystemExit; a success returns to the caller.

@@ -24,7 +24,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from kacs_cli import baselines
+from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import curvestore, results, reuse, workers
 from kacs_cli.experiments.cells import Cell
@@ -36,6 +36,8 @@ from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
 RUNS_CSV_EVERY_S = 10.0
+# How long the runner waits for a run to finish before it reports progress anyway.
+PROGRESS_TICK_S = 30.0
 
 
 # --------------------------------------------------------------------------- the folder
@@ -319,26 +321,83 @@ def run_campaign(
             f"{config.iterations} iterations each, on {where} -> {out}"
         )
 
-        stream = (workers.run_dask(todo, settings, jobs, client) if backend == "dask"
-                  else workers.run_local(todo, settings, jobs))
-        ran = 0
-        last_write = time.monotonic()
+        runs = (workers.run_dask(todo, settings, jobs, client, tick=PROGRESS_TICK_S) if backend == "dask"
+                else workers.run_local(todo, settings, jobs, tick=PROGRESS_TICK_S))
+        saved = _Saver(out, records, row_order)
         try:
             with _progress(console, len(todo), enabled=progress) as advance:
-                for output in stream:
-                    results.save_output(out, output)
-                    records[output.key] = output.record
-                    ran += 1
-                    advance(output.key)
-                    if time.monotonic() - last_write > RUNS_CSV_EVERY_S:
-                        results.write_runs_csv(out, records, row_order)
-                        last_write = time.monotonic()
-        finally:
-            frame = results.write_runs_csv(out, records, row_order)
-            write_curves_aggregate(out, row_order, records)
+                try:
+                    for output in runs:
+                        if output is not None:
+                            saved.save(output)
+                            advance(output.key)
+                except BaseException:
+                    # Ctrl-C, a signal or a failed write: keep what finished meanwhile, then stop.
+                    saved.rescue(runs.stop())
+                    raise
+                finally:
+                    runs.close()
+        except atomic.WriteFailed as exc:
+            saved.flush(quiet=True)
+            raise UserError(_write_failure(exc, out, saved.ran)) from None
+        except BaseException:
+            saved.flush(quiet=True)
+            raise
+        try:
+            frame = saved.flush()
+        except atomic.WriteFailed as exc:
+            raise UserError(_write_failure(exc, out, saved.ran)) from None
         console.print(_summary_table(config, frame))
-        console.print(f"{ran} run(s) finished; results in {results.runs_path(out)}")
-        return CampaignResult(out, len(selected), already, ran, frame, skipped, len(copied))
+        console.print(f"{saved.ran} run(s) finished; results in {results.runs_path(out)}")
+        return CampaignResult(out, len(selected), already, saved.ran, frame, skipped, len(copied))
+
+
+def _write_failure(exc: atomic.WriteFailed, out: Path, ran: int) -> str:
+    """One line: what could not be written and why, what is kept, how to go on."""
+    kept = (f"the {ran} run(s) finished before it are recorded in {out}" if ran
+            else f"the finished runs in {out} are kept")
+    return (f"{exc}; {kept}; free space or fix the permissions, then run the same command again "
+            f"to resume")
+
+
+class _Saver:
+    """Saves each finished run into the folder as it arrives, and runs.csv every
+    RUNS_CSV_EVERY_S and at the end (flush), from the same records: whatever stops the
+    campaign, the rows of runs.csv are the records on disk."""
+
+    def __init__(self, out: Path, records: dict[str, dict], row_order: list[str]):
+        self.out, self.records, self.row_order = out, records, row_order
+        self.ran = 0
+        self._last_write = time.monotonic()
+
+    def save(self, output: results.RunOutput) -> None:
+        results.save_output(self.out, output)
+        self.records[output.key] = output.record
+        self.ran += 1
+        if time.monotonic() - self._last_write > RUNS_CSV_EVERY_S:
+            results.write_runs_csv(self.out, self.records, self.row_order)
+            self._last_write = time.monotonic()
+
+    def rescue(self, outputs: list[results.RunOutput]) -> None:
+        """Save the runs that finished while the campaign was being stopped, as far as the
+        folder takes them (a failed write ends the attempt; those runs are redone next time)."""
+        for output in outputs:
+            try:
+                self.save(output)
+            except OSError:
+                return
+
+    def flush(self, quiet: bool = False) -> pd.DataFrame | None:
+        """runs.csv and curves.csv.gz from the records; quiet: on the way out of another error,
+        whose message matters more than this one (a folder that failed once fails again)."""
+        try:
+            frame = results.write_runs_csv(self.out, self.records, self.row_order)
+            write_curves_aggregate(self.out, self.row_order, self.records)
+        except OSError:
+            if not quiet:
+                raise
+            return None
+        return frame
 
 
 class _progress:

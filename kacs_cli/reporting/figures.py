@@ -59,7 +59,7 @@ def _pyplot():
 
 def _save(fig, path: Path) -> Path:
     """savefig to a temporary file beside the target, then os.replace (never a half PNG)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(path.parent)
     try:
         with atomic.replacing(path, suffix=".png.tmp") as tmp:
             # No "Software" entry (matplotlib's version): the same data give the same bytes on

@@ -1,0 +1,188 @@
+"""Faults a campaign or a report meets on the way: writes that fail (disk full, no permission,
+a folder deleted midway). Each ends in one line naming the path and the cause, exit code 2,
+and a folder whose runs.csv rows are exactly its run records, ready to resume.
+
+The machines run the tests as root, for whom a read-only folder is writable all the same, so
+the failures are injected where the project creates every file it writes (atomic.mkstemp).
+"""
+
+import errno
+import shutil
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cli_support import run_kacs
+from kacs_cli import atomic
+from kacs_cli.experiments import results
+
+CONFIG = ("experiment: faults\nbenchmarks: [{name: f3, n: 2, samples: 100}, {name: f1, n: 2, samples: 100}]\n"
+          "hyperparameters: {N: 200}\nprotocol: {runs: 3}\niterations: 2000\n")
+TOTAL = 12
+
+
+@pytest.fixture
+def cfg(tmp_path) -> Path:
+    path = tmp_path / "faults.yaml"
+    path.write_text(CONFIG)
+    return path
+
+
+def fail_writes(monkeypatch, cause: OSError, *, where, after: int = 0) -> list:
+    """Every file the project creates in a folder for which `where(folder)` holds fails with
+    `cause`, once `after` of them were written; returns the list of refused targets."""
+    real = atomic.mkstemp
+    seen, refused = [0], []
+
+    def mkstemp(*, dir, prefix, suffix):
+        if where(Path(dir)):
+            seen[0] += 1
+            if seen[0] > after:
+                refused.append(Path(dir) / prefix)
+                raise cause
+        return real(dir=dir, prefix=prefix, suffix=suffix)
+
+    monkeypatch.setattr(atomic, "mkstemp", mkstemp)
+    return refused
+
+
+def keys_on_disk(out: Path) -> set[str]:
+    return {p.stem for p in (out / results.RECORD_DIR).glob("*.json")}
+
+
+def keys_in_runs_csv(out: Path) -> set[str]:
+    frame = pd.read_csv(out / results.RUNS_FILE)
+    return {results.run_key(b, m, r) for b, m, r in zip(frame.benchmark, frame.method, frame.run)}
+
+
+def assert_consistent(out: Path) -> set[str]:
+    """runs.csv holds exactly the runs recorded on disk, each with its curve and population,
+    and no file lacks its record; returns the recorded keys."""
+    recorded = keys_on_disk(out)
+    assert keys_in_runs_csv(out) == recorded
+    for folder in (results.CURVE_DIR, results.POPULATION_DIR):
+        assert {p.stem for p in (out / folder).glob("*.csv")} == recorded, folder
+    assert not list(out.rglob("*.tmp"))
+    return recorded
+
+
+def one_line(err: str) -> str:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("cause, reason", [
+    (OSError(errno.ENOSPC, "No space left on device"), "no space left on the device"),
+    (PermissionError(errno.EACCES, "Permission denied"), "permission denied"),
+])
+def test_a_failed_run_record_write_keeps_every_finished_run_and_resumes(capsys, tmp_path, monkeypatch, cfg,
+                                                                        cause, reason):
+    out = tmp_path / "out"
+    # The 4th run's files cannot be written (runs/ read-only, or the disk full from then on).
+    fail_writes(monkeypatch, cause, where=lambda d: d == out / results.RECORD_DIR, after=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"error: cannot write {out / results.RECORD_DIR}/") and reason in line, line
+    assert "recorded in" in line and "run the same command again" in line, line
+    # joblib used to drop the runs it had finished but not handed over yet
+    assert not [w for w in caught if "not used" in str(w.message)]
+    recorded = assert_consistent(out)
+    assert len(recorded) == 3
+    assert (out / results.AGGREGATE_FILE).is_file()
+
+    monkeypatch.undo()
+    code, out_text, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 0, err
+    assert "9 run(s) to do of 12 selected, 3 already finished" in " ".join(out_text.split())
+    assert len(assert_consistent(out)) == TOTAL
+
+
+def test_runs_csv_that_cannot_be_written_is_rebuilt_by_the_next_run(capsys, tmp_path, monkeypatch, cfg):
+    out = tmp_path / "out"
+    # The output folder itself read-only after config.yaml: runs/, curves/ and populations/
+    # take the runs, runs.csv and curves.csv.gz cannot be written.
+    fail_writes(monkeypatch, PermissionError(errno.EACCES, "Permission denied"), where=lambda d: d == out, after=1)
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"error: cannot write {out / results.RUNS_FILE}: permission denied"), line
+    assert f"the {TOTAL} run(s) finished before it are recorded in {out}" in line
+    assert len(keys_on_disk(out)) == TOTAL and not (out / results.RUNS_FILE).exists()
+    monkeypatch.undo()
+    code, text, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 0 and "Nothing to do" in text, err
+    assert len(assert_consistent(out)) == TOTAL
+
+
+def test_a_vanished_output_folder_is_one_line(capsys, tmp_path, monkeypatch, cfg):
+    out = tmp_path / "out"
+    real = results.save_output
+    calls = [0]
+
+    def save_then_vanish(folder, output):
+        calls[0] += 1
+        if calls[0] == 3:
+            shutil.rmtree(folder)  # deleted by hand, or its disk unmounted
+        return real(folder, output)
+
+    monkeypatch.setattr(results, "save_output", save_then_vanish)
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"error: cannot write {out / results.CURVE_DIR}/"), line
+    assert f"its folder {out / results.CURVE_DIR} no longer exists" in line, line
+
+
+def test_a_failed_write_with_one_job_is_the_same_line(capsys, tmp_path, monkeypatch, cfg):
+    out = tmp_path / "out"
+    fail_writes(monkeypatch, OSError(errno.ENOSPC, "No space left on device"),
+                where=lambda d: d == out / results.CURVE_DIR, after=2)
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 1)
+    assert code == 2 and "no space left on the device" in one_line(err)
+    assert len(assert_consistent(out)) == 2
+
+
+@pytest.fixture
+def finished(tmp_path, cfg, capsys) -> Path:
+    out = tmp_path / "finished"
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2, "--runs", 2)
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize("figures", [False, True])
+def test_a_report_that_cannot_be_written_is_one_line_and_no_half_file(capsys, monkeypatch, finished, figures):
+    report = finished / "report"
+    refused = fail_writes(monkeypatch, OSError(errno.ENOSPC, "No space left on device"),
+                          where=lambda d: d == report or report in d.parents, after=1)
+    code, _, err = run_kacs(capsys, "report", finished, *([] if figures else ["--no-figures"]))
+    assert code == 2 and refused
+    line = one_line(err)
+    assert line.startswith(f"error: cannot write {report}") and "no space left on the device" in line, line
+    assert not list(report.rglob("*.tmp"))
+
+
+def test_a_report_folder_that_cannot_be_created_is_one_line(capsys, tmp_path, finished):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, where the report wants a folder\n")
+    code, _, err = run_kacs(capsys, "report", finished, "--out", blocker / "report", "--no-figures")
+    assert code == 2
+    assert str(blocker) in one_line(err)
+
+
+def test_write_failed_names_the_target_not_the_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "gone" / "runs.csv"
+    with pytest.raises(atomic.WriteFailed) as info:
+        atomic.write_text(target, "x\n")
+    assert info.value.filename == str(target) and isinstance(info.value, OSError)
+    assert str(info.value) == f"cannot write {target}: its folder {target.parent} no longer exists"
+    # An error of the caller's own (a download's connection refused) is not a write failure.
+    with pytest.raises(ConnectionRefusedError):
+        with atomic.replacing(tmp_path / "x.csv"):
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    assert not list(tmp_path.glob(".*"))
