@@ -186,3 +186,23 @@ def test_write_failed_names_the_target_not_the_temporary_file(tmp_path, monkeypa
         with atomic.replacing(tmp_path / "x.csv"):
             raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
     assert not list(tmp_path.glob(".*"))
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(capsys, monkeypatch, finished):
+    import os
+    import signal
+    import time
+
+    from kacs_cli.reporting import build
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # as the terminal sends it
+        time.sleep(10)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setattr(build, "build_report", interrupted)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    code, out, err = run_kacs(capsys, "report", finished)
+    assert code == 130 and err == "interrupted (Ctrl-C)\n" and out == "", (code, err)
+    # The command's handlers are gone with it.
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from kacs_cli.errors import UserError
+from kacs_cli.errors import Interrupted, UserError
 
 _OUT_HELP = "Output folder (default results/<experiment>). Rerunning into it resumes; finished runs are skipped."
 _JOBS_HELP = "Parallel worker processes (default: all cores). Results do not depend on it."
@@ -57,12 +56,10 @@ def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, m
             benchmarks=_split_list(benchmarks), methods=_split_list(methods), backend=backend.lower(),
             scheduler=scheduler,
         )
-    except KeyboardInterrupt:
-        # typer turns KeyboardInterrupt into a return value that the entry point would
-        # report as success; a campaign cut short must exit non-zero.
-        print(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
-              file=sys.stderr)
-        sys.exit(130)
+    except Interrupted as exc:
+        # The finished runs are saved and runs.csv matches them (runner); main prints the line.
+        exc.kept = f"finished runs are kept in {out_dir}; run the same command again to resume"
+        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -337,16 +337,15 @@ def run_campaign(
                     raise
                 finally:
                     runs.close()
+            frame = saved.flush()
         except atomic.WriteFailed as exc:
             saved.flush(quiet=True)
             raise UserError(_write_failure(exc, out, saved.ran)) from None
         except BaseException:
+            # Also a stop that arrived during the flush above: the signal handlers ignore the
+            # next ones, so this second flush completes.
             saved.flush(quiet=True)
             raise
-        try:
-            frame = saved.flush()
-        except atomic.WriteFailed as exc:
-            raise UserError(_write_failure(exc, out, saved.ran)) from None
         console.print(_summary_table(config, frame))
         console.print(f"{saved.ran} run(s) finished; results in {results.runs_path(out)}")
         return CampaignResult(out, len(selected), already, saved.ran, frame, skipped, len(copied))

@@ -13,14 +13,19 @@ import socket
 import sys
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
-from kacs_cli.errors import UserError
+from kacs_cli.errors import Interrupted, UserError
 from kacs_cli.experiments import results
 from kacs_cli.experiments.execution import RunSettings, execute_task
 from kacs_cli.experiments.tasks import Task
 
 BACKENDS = ("local", "dask")
+# How long an idle worker process waits for the next run before it exits: joblib's value. loky's
+# own 10 s let a worker quit just as a run was submitted to it ("A worker stopped while some
+# jobs were given to the executor").
+IDLE_WORKER_S = 300
 
 
 _PARENT_GUARD: int | None = None  # the campaign pid this worker process already watches
@@ -134,7 +139,8 @@ class _LocalPool(Runs):
         from joblib.externals.loky import get_reusable_executor
 
         self.todo, self.settings, self.jobs, self.tick = list(todo), settings, jobs, tick
-        self._executor = get_reusable_executor(max_workers=jobs, env=_worker_env(jobs), reuse="auto")
+        self._executor = get_reusable_executor(max_workers=jobs, env=_worker_env(jobs), reuse="auto",
+                                                timeout=IDLE_WORKER_S)
         self._pending: set = set()
         self._next = 0
         self._stopped = False
@@ -160,7 +166,19 @@ class _LocalPool(Runs):
             future = min(done, key=id)
             self._pending.discard(future)
             self._fill()
-            yield future.result()
+            try:
+                output = future.result()
+            except KeyboardInterrupt:
+                # Ctrl-C in a terminal reaches the workers too (one process group): the stop
+                # the user asked for, not a failed run.
+                raise Interrupted(signal.SIGINT) from None
+            except BrokenProcessPool:
+                # A worker killed by a signal sent to the whole group (a scheduler's SIGTERM)
+                # reaches this process too, whose handler then stops the campaign cleanly: give
+                # it that moment before reporting a broken pool.
+                time.sleep(1.0)
+                raise
+            yield output
 
     def stop(self) -> list[results.RunOutput]:
         self._stopped = True
@@ -175,9 +193,8 @@ class _LocalPool(Runs):
         self._stopped = True
         if self._pending:
             # Runs still computing are abandoned: their workers are killed rather than left
-            # to finish work nobody will save (and to hold the CPU after a Ctrl-C).
-            for future in self._pending:
-                future.cancel()
+            # to finish work nobody will save (and to hold the CPU after a Ctrl-C). loky fails
+            # their futures itself (cancelling them first crashes its manager thread).
             self._executor.shutdown(wait=True, kill_workers=True)
             self._pending.clear()
 
