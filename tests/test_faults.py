@@ -206,3 +206,72 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(capsys, monkeypatch, fin
     assert code == 130 and err == "interrupted (Ctrl-C)\n" and out == "", (code, err)
     # The command's handlers are gone with it.
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def damage(runs_csv: Path, line: int, column: str, value: str) -> None:
+    frame = pd.read_csv(runs_csv, dtype=str, keep_default_na=False)
+    frame.loc[line - 2, column] = value
+    frame.to_csv(runs_csv, index=False)
+
+
+@pytest.mark.parametrize("column, value, problem", [
+    ("test_mae", "abc", "not a number >= 0"),
+    ("test_mae", "", "where every finished run has a number >= 0"),
+    ("train_mse", "-0.5", "not a number >= 0"),
+    ("seed", "12.5", "not a whole number >= 0"),
+    ("rules", "-3", "not a number >= 0"),
+    ("cover_rate", "1.5", "not a number >= 0 and <= 1"),
+    ("samples", "0", "not a whole number >= 1"),
+])
+def test_a_damaged_cell_of_runs_csv_stops_the_report_at_its_line(capsys, finished, column, value, problem):
+    runs_csv = finished / results.RUNS_FILE
+    damage(runs_csv, 3, column, value)
+    code, out, err = run_kacs(capsys, "report", finished, "--no-figures")
+    assert code == 2 and out == ""
+    assert one_line(err) == (f"error: {runs_csv}:3: {column} is {value!r}, {problem}; fix or delete that line "
+                             f"(`kacs run` redoes a run whose row and record are gone)")
+    assert not (finished / "report").exists()
+
+
+def test_the_runs_column_counts_the_runs_the_means_use(capsys, finished):
+    code, _, err = run_kacs(capsys, "report", finished, "--no-figures", "--format", "csv")
+    assert code == 0, err
+    summary = pd.read_csv(finished / "report" / "faults_summary.csv")
+    runs = pd.read_csv(finished / results.RUNS_FILE)
+    for (cell, method), part in runs.groupby(["benchmark", "method"]):
+        row = summary[(summary["cell"].str.startswith(cell)) & (summary["metric"] == "test_mae")].iloc[0]
+        assert row[f"{method}_runs"] == len(part)
+        assert row[f"{method}_mean"] == pytest.approx(part["test_mae"].mean(), rel=1e-9)
+
+
+def test_no_figure_draws_curves_whose_runs_are_not_in_runs_csv(capsys, finished):
+    figures = finished / "report" / "figures"
+    code, _, err = run_kacs(capsys, "report", finished)
+    assert code == 0, err
+    assert (figures / "faults_test_error.png").is_file()
+    # A 0-byte runs.csv (emptied by hand, or a disk that filled up before atomic writes):
+    # no finished runs, so no curve figures, whatever curves/ and curves.csv.gz hold.
+    (finished / results.RUNS_FILE).write_bytes(b"")
+    code, out, err = run_kacs(capsys, "report", finished)
+    assert code == 0, err
+    assert "no finished runs" in out
+    assert not list(figures.glob("faults_*_error.png")) and not (figures / "faults_covering.png").exists()
+    report = (finished / "report" / "report.md").read_text()
+    assert "8 run curve(s)" in report and "left out: their runs are not in runs.csv" in report
+
+
+def test_a_curve_without_its_row_is_left_out(capsys, finished, monkeypatch):
+    from kacs_cli.reporting import figures
+
+    runs_csv = finished / results.RUNS_FILE
+    frame = pd.read_csv(runs_csv)
+    frame.iloc[:-1].to_csv(runs_csv, index=False)  # the last run's row lost, its curve kept
+    drawn = []
+    real = figures.curve_figure
+    monkeypatch.setattr(figures, "curve_figure",
+                        lambda curves, *a, **k: drawn.append(curves) or real(curves, *a, **k))
+    code, _, err = run_kacs(capsys, "report", finished)
+    assert code == 0, err
+    last = frame.iloc[-1]
+    assert drawn and all(len(curves[last.benchmark][last.method]) == 1 for curves in drawn)
+    assert "1 run curve(s)" in (finished / "report" / "report.md").read_text()

@@ -29,7 +29,7 @@ from kacs_cli.reporting import kmethods, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
-from kacs_cli.reporting.loading import (cells_of, config_benchmarks, config_methods, last_rows, load_config, load_runs,
+from kacs_cli.reporting.loading import (cells_of, check_values, config_benchmarks, config_methods, last_rows, load_config, load_runs,
                                         planned_methods, protocol_of)
 from kacs_cli.reporting.missing import what_is_missing
 from kacs_cli.reporting.model import PLAIN_VARIANTS, PROTOCOL_METRICS, ExperimentReport, ReportSummary
@@ -45,6 +45,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     """Load one experiment directory and compute its statistics (no files written)."""
     config = load_config(exp_dir)
     raw = load_runs(exp_dir, config)
+    finished = frozenset(zip(raw["cell_id"], raw["method"], raw["run"].astype(int)))
     entries = config_benchmarks(config)
     included = load_included(exp_dir, config, {str(e.get("label") or e["name"]) for e in entries})
     if included.runs is not None and len(included.runs):
@@ -52,6 +53,9 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     entries = included.entries + entries  # included cells first (the SupRB table's order)
     protocol, expected = protocol_of(config, raw)
     metrics = PROTOCOL_METRICS[protocol]
+    if results.runs_path(exp_dir).is_file():
+        # Every run has its train and test error: the counts of the tables are the runs they use.
+        check_values(results.runs_path(exp_dir), required=[m for m in metrics[:2] if m in raw.columns])
     name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
     notes = list(included.notes)
     if not config:
@@ -78,6 +82,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         notes=notes,
         sources=included.sources,
         others=other_method_statistics(runs, cells, metrics) if cells else None,
+        finished=finished,
     )
     exp.kmethods = kmethods.analyse(exp, runs, config, control)
     if not cells:

@@ -89,6 +89,9 @@ class ExperimentReport:
     # mean and SD of every metric and the run count; described, not tested.
     others: pd.DataFrame | None = None
     kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
+    # (cell label, method, run) of every row of the folder's runs.csv: the runs whose curves
+    # the figures may draw (None: every curve in the folder).
+    finished: frozenset | None = None
 
     @property
     def error_word(self) -> str:
