@@ -20,8 +20,7 @@ from typing import Iterable
 import pandas as pd
 import yaml
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kacs_cli import atomic, baselines
@@ -38,6 +37,8 @@ from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select
 RUNS_CSV_EVERY_S = 10.0
 # How long the runner waits for a run to finish before it reports progress anyway.
 PROGRESS_TICK_S = 30.0
+# The width of the tables in a log (no terminal): wide enough for any summary table.
+LOG_WIDTH = 200
 
 
 # --------------------------------------------------------------------------- the folder
@@ -209,6 +210,15 @@ def _summary_table(config: ExperimentConfig, frame: pd.DataFrame) -> Table:
     return table
 
 
+def _console() -> Console:
+    """The campaign's console: a terminal's width, or for a log (a batch job's, a pipe) lines
+    that are never wrapped, where rich would cut every line at 80 columns."""
+    console = Console()
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(soft_wrap=True, width=LOG_WIDTH)
+
+
 def run_campaign(
     config: ExperimentConfig,
     out: str | Path,
@@ -229,7 +239,7 @@ def run_campaign(
     benchmarks / methods / skip_missing only choose which runs to do now: the folder's
     config.yaml is always the whole config, so a later call without them completes it.
     """
-    console = console or Console()
+    console = console or _console()
     out = Path(out)
     if backend not in workers.BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(workers.BACKENDS)}, got {backend!r}")
@@ -325,12 +335,14 @@ def run_campaign(
                 else workers.run_local(todo, settings, jobs, tick=PROGRESS_TICK_S))
         saved = _Saver(out, records, row_order)
         try:
-            with _progress(console, len(todo), enabled=progress) as advance:
+            with _progress(console, todo, jobs, runs, enabled=progress) as shown:
                 try:
                     for output in runs:
-                        if output is not None:
-                            saved.save(output)
-                            advance(output.key)
+                        if output is None:
+                            shown.tick()
+                            continue
+                        saved.save(output)
+                        shown.advance(output)
                 except BaseException:
                     # Ctrl-C, a signal or a failed write: keep what finished meanwhile, then stop.
                     saved.rescue(runs.stop())
@@ -399,28 +411,125 @@ class _Saver:
         return frame
 
 
-class _progress:
-    """A rich progress bar (runs done/total, elapsed, ETA) or nothing when disabled."""
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
-    def __init__(self, console, total: int, enabled: bool = True):
-        self.console, self.total, self.enabled = console, total, enabled
+
+class Eta:
+    """Time left from the runner's cost model (Task.cost, tasks.estimate_cost), not from the
+    first runs' average: the longest runs start first, so an average over the first runs to
+    finish says little about the rest (2 of 52 runs done: "ETA 0:00:25" with 3 min 13 s left).
+
+    The model's costs are estimates; the finished runs calibrate them: seconds per unit of
+    cost = their training seconds over their cost, taken from the finished runs of the same
+    cell and method (whose runs all cost the same), else of the same method (the model weighs
+    the learners and the baselines by different formulas), else of all finished runs. The
+    time left is the cost not done yet spread over the workers, and at least the longest run
+    still in flight (runs in flight are credited with the seconds they have been running).
+    """
+
+    def __init__(self, todo: list[Task], jobs: int):
+        self.cost = {t.key: max(t.cost, 1e-12) for t in todo}
+        # Most specific first: (cell, method), method, everything.
+        self.groups = {t.key: ((t.cell.label, t.method), t.method, None) for t in todo}
+        self.jobs = max(1, jobs)
+        self.finished: set[str] = set()
+        self._spent: dict = {None: [0.0, 0.0]}  # group: [cost, seconds] of its finished runs
+
+    def finish(self, key: str, seconds: float) -> None:
+        if key in self.cost and key not in self.finished:
+            self.finished.add(key)
+            for group in self.groups[key]:
+                spent = self._spent.setdefault(group, [0.0, 0.0])
+                spent[0] += self.cost[key]
+                spent[1] += max(float(seconds), 0.0)
+
+    def _per_cost(self, key: str) -> float:
+        for group in self.groups[key]:
+            cost, seconds = self._spent.get(group, (0.0, 0.0))
+            if seconds > 0:
+                return seconds / cost
+        return 0.0
+
+    def left(self, running: dict[str, float]) -> float | None:
+        """Seconds left, given the runs in flight and how long each has been running; None
+        until a run has finished (nothing to calibrate the model with yet)."""
+        if self._spent[None][1] <= 0:
+            return None
+        remaining, longest = 0.0, 0.0
+        for key, cost in self.cost.items():
+            if key in self.finished:
+                continue
+            expected = cost * self._per_cost(key)
+            if key in running:
+                expected = max(expected - running[key], 0.0)
+                longest = max(longest, expected)
+            remaining += expected
+        return max(remaining / self.jobs, longest)
+
+
+class _progress:
+    """Progress of a campaign: on a terminal a rich bar (runs done/total, elapsed, ETA), else
+    one plain line every PLAIN_EVERY_FRACTION of the runs or every PROGRESS_TICK_S seconds,
+    for the logs of a batch job (rich draws nothing there); nothing when disabled. The ETA is
+    Eta's."""
+
+    PLAIN_EVERY_FRACTION = 0.05
+
+    def __init__(self, console, todo: list[Task], jobs: int, runs: workers.Runs, enabled: bool = True):
+        self.console, self.total, self.enabled, self.runs = console, len(todo), enabled, runs
+        self.eta = Eta(todo, min(jobs, len(todo)))
+        self.done = 0
+        self.last_key = ""
         self._bar = None
+        self._task_id = None
+        self._start = time.monotonic()
+        self._printed_at = self._start
+        self._printed_done = 0
 
     def __enter__(self):
+        if self.enabled and self.console.is_terminal:
+            self._bar = Progress(
+                TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
+                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+                TextColumn("[dim]{task.fields[last]}"), console=self.console,
+            )
+            self._bar.__enter__()
+            self._task_id = self._bar.add_task("", total=self.total, eta="-", last="")
+        return self
+
+    def _eta_text(self) -> str:
+        left = self.eta.left(self.runs.running())
+        return "-" if left is None else _clock(left)
+
+    def advance(self, output: results.RunOutput) -> None:
+        self.done += 1
+        self.last_key = output.key
+        self.eta.finish(output.key, output.record.get("seconds") or 0.0)
+        self._show(finished=True)
+
+    def tick(self) -> None:
+        """No run finished for a while: say so, with the time left."""
+        self._show(finished=False)
+
+    def _show(self, finished: bool) -> None:
         if not self.enabled:
-            return lambda key: None
-        self._bar = Progress(
-            TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("[dim]{task.description}"), console=self.console,
-        )
-        self._bar.__enter__()
-        task_id = self._bar.add_task("", total=self.total)
-
-        def advance(key: str) -> None:
-            self._bar.update(task_id, advance=1, description=f"last: {key}")
-
-        return advance
+            return
+        if self._bar is not None:
+            self._bar.update(self._task_id, completed=self.done, eta=self._eta_text(),
+                             last=f"last: {self.last_key}" if self.last_key else "")
+            return
+        now = time.monotonic()
+        every = max(1, math.ceil(self.total * self.PLAIN_EVERY_FRACTION))
+        if (finished and (self.done - self._printed_done >= every or self.done == self.total)) \
+                or now - self._printed_at >= PROGRESS_TICK_S:
+            self._printed_at, self._printed_done = now, self.done
+            last = f", last: {self.last_key}" if self.last_key else ""
+            # print() rather than the console: a log line is never wrapped or marked up.
+            print(f"runs {self.done}/{self.total} ({100 * self.done // max(self.total, 1)} %), "
+                  f"elapsed {_clock(now - self._start)}, ETA {self._eta_text()}{last}",
+                  file=self.console.file, flush=True)
 
     def __exit__(self, *exc):
         if self._bar is not None:

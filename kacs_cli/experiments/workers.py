@@ -105,6 +105,10 @@ class Runs:
     def stop(self) -> list[results.RunOutput]:
         return []
 
+    def running(self) -> dict[str, float]:
+        """{run key: seconds since it started} of the runs in flight, where known."""
+        return {}
+
     def close(self) -> None:
         """Release the workers; the runs not taken are lost (call stop() first to keep them)."""
 
@@ -142,6 +146,7 @@ class _LocalPool(Runs):
         self._executor = get_reusable_executor(max_workers=jobs, env=_worker_env(jobs), reuse="auto",
                                                 timeout=IDLE_WORKER_S)
         self._pending: set = set()
+        self._started: dict = {}
         self._next = 0
         self._stopped = False
 
@@ -150,7 +155,15 @@ class _LocalPool(Runs):
         while not self._stopped and len(self._pending) < self.jobs and self._next < len(self.todo):
             task = self.todo[self._next]
             self._next += 1
-            self._pending.add(self._executor.submit(_execute_in_worker, task, self.settings, parent))
+            future = self._executor.submit(_execute_in_worker, task, self.settings, parent)
+            # Never more runs submitted than workers: a run starts when it is submitted.
+            self._started[future] = (task.key, time.monotonic())
+            self._pending.add(future)
+
+    def running(self) -> dict[str, float]:
+        now = time.monotonic()
+        return {key: now - start for future, (key, start) in list(self._started.items())
+                if future in self._pending}
 
     def __iter__(self):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -165,6 +178,7 @@ class _LocalPool(Runs):
             # while saving leaves the other finished runs here for stop().
             future = min(done, key=id)
             self._pending.discard(future)
+            self._started.pop(future, None)
             self._fill()
             try:
                 output = future.result()
