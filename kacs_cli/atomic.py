@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from kacs_cli.errors import UserError
+
 
 def current_umask() -> int:
     """The process umask, read without changing it where Linux allows."""
@@ -79,6 +81,39 @@ def _reason(path: Path, cause: OSError) -> str:
 def failed(path: str | Path, cause: OSError) -> WriteFailed:
     """`cause` as a WriteFailed about `path` (unchanged when it already is one)."""
     return cause if isinstance(cause, WriteFailed) else WriteFailed(path, cause)
+
+
+def _file_in_the_way(folder: Path) -> Path | None:
+    """`folder` or the nearest of its parents that exists as something other than a folder."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists() or candidate.is_symlink():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def output_folder(path: str | Path, option: str = "--out", *, given: Path | None = None) -> Path:
+    """`path` as an output folder (created later if missing), or the one message every
+    command gives when a file stands where the folder should be (`given`: the path the user
+    typed, when `path` is its folder)."""
+    path = Path(path).expanduser()
+    given = path if given is None else given
+    blocker = _file_in_the_way(path)
+    if blocker is not None:
+        where = f"{option} {given}" if blocker == given else f"{option} {given}: {blocker}"
+        raise UserError(f"{where} is a file, where a folder is expected; choose another {option}")
+    return path
+
+
+def output_file(path: str | Path, option: str = "--out", example: str = "out.txt") -> Path:
+    """`path` as an output file (its folder created later if missing), or the one message
+    every command gives when a folder stands where the file should be (or a file where its
+    folder should be)."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise UserError(f"{option} {path} is a folder, where a file is expected; give a file name "
+                        f"such as {path / example}")
+    output_folder(path.parent, option, given=path)
+    return path
 
 
 def make_dirs(path: str | Path) -> Path:

@@ -172,7 +172,11 @@ def test_a_report_folder_that_cannot_be_created_is_one_line(capsys, tmp_path, fi
     blocker.write_text("a file, where the report wants a folder\n")
     code, _, err = run_kacs(capsys, "report", finished, "--out", blocker / "report", "--no-figures")
     assert code == 2
-    assert str(blocker) in one_line(err)
+    assert one_line(err) == (f"error: --out {blocker / 'report'}: {blocker} is a file, where a folder is "
+                             f"expected; choose another --out")
+    code, _, err = run_kacs(capsys, "report", finished, "--out", blocker, "--no-figures")
+    assert code == 2
+    assert one_line(err) == f"error: --out {blocker} is a file, where a folder is expected; choose another --out"
 
 
 def test_write_failed_names_the_target_not_the_temporary_file(tmp_path, monkeypatch):

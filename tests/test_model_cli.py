@@ -121,3 +121,43 @@ def test_fit_creates_a_missing_out_folder_like_run_does(csv_data, tmp_path, caps
     err = run_error(["fit", data, "--out", tmp_path / "other" / "m.kacs", "-n", 10, "--P-hash", 1.5], capsys)
     assert "P_hash" in err or "P-hash" in err
     assert not (tmp_path / "other").exists()
+
+
+def test_every_out_creates_its_missing_folder(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "models" / "m.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 100], capsys)
+    predictions = tmp_path / "new" / "predictions.txt"
+    run_ok(["predict", model, inputs, "--out", predictions], capsys)
+    assert len(predictions.read_text().splitlines()) == 20
+    picture = tmp_path / "figures" / "deep" / "m.png"
+    run_ok(["plot-model", model, "--out", picture, "--points", 20], capsys)
+    assert picture.read_bytes().startswith(PNG_SIGNATURE)
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_folder_where_a_file_is_expected_and_the_reverse_get_one_message(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "m.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 100], capsys)
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    for argv, example in ((["fit", data, "--out", folder, "-n", 10], "model.kacs"),
+                          (["predict", model, inputs, "--out", folder], "predictions.txt"),
+                          (["plot-model", model, "--out", folder], "model.png")):
+        err = run_error(argv, capsys)
+        assert err == (f"error: --out {folder} is a folder, where a file is expected; give a file name such as "
+                       f"{folder / example}\n"), (argv, err)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n")
+    config = tmp_path / "exp.yaml"
+    config.write_text("experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                      "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    err = run_error(["run", config, "--out", a_file], capsys)  # (the report's: tests/test_faults.py)
+    assert err == f"error: --out {a_file} is a file, where a folder is expected; choose another --out\n", err
+    # A file in the way of the folder to create.
+    for argv in (["fit", data, "--out", a_file / "m.kacs", "-n", 10], ["run", config, "--out", a_file / "out"]):
+        err = run_error(argv, capsys)
+        assert err == (f"error: --out {argv[argv.index('--out') + 1]}: {a_file} is a file, where a folder is "
+                       f"expected; choose another --out\n"), err
+    assert a_file.read_text() == "x\n"

@@ -160,6 +160,10 @@ def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path
         time.sleep(0.01)
     else:
         pytest.fail("worker processes of the killed campaign are still alive")
+    # SIGKILL to the whole group also kills loky's resource tracker, the process that would
+    # have unlinked the campaign's semaphores: nothing is left to do it, so the test does.
+    for leftover in Path("/dev/shm").glob(f"sem.loky-{proc.pid}-*"):
+        leftover.unlink(missing_ok=True)
 
     code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
     assert code == 0, err
@@ -273,6 +277,8 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         proc.wait(timeout=30)
         _, alive = psutil.wait_procs(children, timeout=10)
         assert not alive, f"still alive after the parent was killed: {[p.cmdline() for p in alive]}"
+        # The resource tracker outlived the parent long enough to unlink its semaphores.
+        assert not list(Path("/dev/shm").glob(f"sem.loky-{proc.pid}-*"))
     finally:
         if proc.poll() is None:
             proc.kill()

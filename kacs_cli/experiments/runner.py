@@ -105,8 +105,7 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
     """
     new = _resolved(config)
     folder, more_runs = config, False
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a folder; choose another --out")
+    atomic.output_folder(out)
     if force:
         results.clear(out)
     elif results.config_path(out).is_file():
@@ -240,7 +239,8 @@ def run_campaign(
     config.yaml is always the whole config, so a later call without them completes it.
     """
     console = console or _console()
-    out = Path(out)
+    # Before the folder lock, whose mkdir would otherwise say only "File exists".
+    out = atomic.output_folder(out)
     if backend not in workers.BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(workers.BACKENDS)}, got {backend!r}")
     if scheduler and backend != "dask":

@@ -13,8 +13,16 @@ import socket
 import sys
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
+
+from joblib.externals.loky import get_reusable_executor
+
+try:  # joblib's private module: the thread limits of its workers, used when present
+    from joblib._parallel_backends import LokyBackend
+except ImportError:
+    LokyBackend = None
 
 from kacs_cli.errors import Interrupted, UserError
 from kacs_cli.experiments import results
@@ -127,11 +135,11 @@ class _InProcess(Runs):
 def _worker_env(jobs: int) -> dict:
     """The environment joblib's loky backend gives its workers (OMP_NUM_THREADS and the like =
     cores // jobs), so that the worker processes are those the campaigns had under joblib."""
+    if LokyBackend is None:  # a joblib without it: the libraries' defaults
+        return {}
     try:
-        from joblib._parallel_backends import LokyBackend
-
         return LokyBackend()._prepare_worker_env(n_jobs=jobs)
-    except (ImportError, AttributeError, TypeError):  # a joblib without it: the libraries' defaults
+    except (AttributeError, TypeError):
         return {}
 
 
@@ -140,8 +148,6 @@ class _LocalPool(Runs):
     queue, so the longest-first order holds and an early end loses only the runs computing."""
 
     def __init__(self, todo: list[Task], settings: RunSettings, jobs: int, tick: float | None):
-        from joblib.externals.loky import get_reusable_executor
-
         self.todo, self.settings, self.jobs, self.tick = list(todo), settings, jobs, tick
         self._executor = get_reusable_executor(max_workers=jobs, env=_worker_env(jobs), reuse="auto",
                                                 timeout=IDLE_WORKER_S)
@@ -166,8 +172,6 @@ class _LocalPool(Runs):
                 if future in self._pending}
 
     def __iter__(self):
-        from concurrent.futures import FIRST_COMPLETED, wait
-
         self._fill()
         while self._pending:
             done, _ = wait(self._pending, timeout=self.tick, return_when=FIRST_COMPLETED)

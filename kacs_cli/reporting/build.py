@@ -23,6 +23,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from kacs_cli import atomic
 from kacs_cli.experiments import results
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
 from kacs_cli.reporting import kmethods, suprb
@@ -109,7 +110,7 @@ def build_report(
     fmts = parse_formats(formats)
     results_dir = Path(results_dir)
     exp_dirs, skipped = scan_experiments(results_dir)
-    out = Path(out_dir) if out_dir is not None else results_dir / "report"
+    out = atomic.output_folder(Path(out_dir) if out_dir is not None else results_dir / "report")
     exps = [analyse_experiment(d, paper=paper, control=control) for d in exp_dirs]
     kmethods.check_control(control, exps)  # an unknown --control: nothing written
     # the article's main comparison first, the others in the article's order, then by name
