@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +11,7 @@ import typer
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import ScaleWarning
 
 
 
@@ -39,7 +41,14 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir):
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
     est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash))
-    est.fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScaleWarning)
+        est.fit(X, y)
+    for warning in caught:  # one line each, as the command line's errors (no source line)
+        if issubclass(warning.category, ScaleWarning):
+            typer.echo(f"warning: {data}: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     # Like `kacs run --out`, a missing folder is created (only now: bad data leaves no folder).
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

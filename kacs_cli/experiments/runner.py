@@ -25,6 +25,7 @@ from rich.table import Table
 
 from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import collapse_message, collapsed
 from kacs_cli.experiments import curvestore, results, reuse, workers
 from kacs_cli.experiments.cells import Cell
 from kacs_cli.experiments.config import ExperimentConfig
@@ -167,9 +168,10 @@ class CampaignResult:
 
 
 def _preflight(cells: list[Cell], settings: RunSettings,
-               plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
+               plan: list[tuple[int, int, int]], console) -> dict[str, tuple[int, int]]:
     """Load every selected dataset and build one split, so bad data stops the campaign before
-    any run; returns (rows, n) per cell label for scheduling."""
+    any run; returns (rows, n) per cell label for scheduling. Columns whose min-max scale
+    one extreme value collapses (kacs_cli.scaling.collapsed) are worth a warning, not a stop."""
     shapes = {}
     for cell in cells:
         try:
@@ -178,6 +180,10 @@ def _preflight(cells: list[Cell], settings: RunSettings,
         except UserError as exc:
             raise UserError(f"benchmark {cell.label}: {exc}") from None
         shapes[cell.label] = (int(X.shape[0]), int(X.shape[1]))
+        for what, values in (("input column {}", X), ("the target", y)):
+            for j, share, extreme in collapsed(values):
+                console.print(f"warning: benchmark {cell.label}: "
+                              f"{collapse_message(what.format(j + 1), share, extreme)}", markup=False)
     return shapes
 
 
@@ -280,7 +286,7 @@ def run_campaign(
                            preload=baselines.specs_of(t.cell.params[t.method]
                                                       for t in expand_tasks(config, cells, chosen_methods)))
     plan = config.plan()
-    shapes = _preflight(pending_cells, settings, plan)
+    shapes = _preflight(pending_cells, settings, plan, console)
     with contextlib.ExitStack() as stack:
         # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None
