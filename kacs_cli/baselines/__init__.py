@@ -43,6 +43,11 @@ class Spec:
     params: dict                 # every parameter of the built estimator, YAML-safe
     seed_param: Optional[str]    # receives the run's learner seed (None: deterministic)
     iterations: Optional[int]    # the value of the entry's iterations_param, if any
+    # Set when the entry's optional extra is not installed: the one line saying how to get it.
+    # `params` then holds only what the config and the entry give (the class could not be
+    # asked for the rest); the runner accepts such a spec where every run of the method is
+    # finished already, and refuses it (with this line) where one is still to do.
+    missing: Optional[str] = None
 
     def as_dict(self) -> dict:
         """The resolved config's record: a changed parameter is a different config."""
@@ -71,9 +76,10 @@ def get(name: str) -> Entry:
 # --------------------------------------------------------------------------- resolution
 
 
-def _check_extra(entry: Entry) -> None:
+def _missing_extra(entry: Entry) -> Optional[str]:
     if any(importlib.util.find_spec(m) is None for m in entry.modules):
-        raise UserError(f"method {entry.name} needs the optional extra: pip install 'kacs[{entry.extra}]'")
+        return f"method {entry.name} needs the optional extra: pip install 'kacs[{entry.extra}]'"
+    return None
 
 
 def import_estimator(path: Any):
@@ -154,12 +160,15 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None) -> Sp
         if key in user:
             why = "each run's learner seed" if key == SEED_PARAM else "1: `kacs run --jobs` runs the runs in parallel"
             raise UserError(f"{key} is set by the runner ({why}); remove it")
-    if entry.modules:
-        _check_extra(entry)
-    cls = import_estimator(path)
     args = {**entry.defaults, **user}
     if entry.iterations_param and entry.iterations_param not in user and iterations is not None:
         args[entry.iterations_param] = int(iterations)
+    missing = _missing_extra(entry) if entry.modules else None
+    if missing:
+        its = args.get(entry.iterations_param) if entry.iterations_param else None
+        return Spec(entry.name, path, args, {k: _plain(v) for k, v in args.items()}, None,
+                    None if its is None else int(its), missing=missing)
+    cls = import_estimator(path)
     try:
         estimator = cls(**args)
     except TypeError as exc:
@@ -240,6 +249,8 @@ class Fitted:
 
 def build(spec: Spec, seed: int):
     """The unfitted estimator of one run: the spec's arguments and the run's learner seed."""
+    if spec.missing:
+        raise UserError(spec.missing)
     cls = import_estimator(spec.estimator)
     args = dict(spec.args)
     if spec.seed_param is not None:

@@ -80,6 +80,33 @@ def _config_differences(old: dict, new: dict) -> list[str]:
     return diffs
 
 
+def _unavailable(config: ExperimentConfig) -> dict[str, str]:
+    """{method: how to install it} of the config's baselines whose optional extra is missing."""
+    return {method: spec.missing for cell in config.cells for method, spec in cell.params.items()
+            if isinstance(spec, baselines.Spec) and spec.missing}
+
+
+def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
+    """`new` with the folder's own record of each method in `unavailable`, where that record
+    agrees with everything the config says of it: without its extra the method's class cannot
+    be asked for its other parameters, and a finished folder must not be refused for that."""
+    if not unavailable or not isinstance(old.get("cells"), list) or not isinstance(new.get("cells"), list):
+        return new
+    recorded = {c.get("label"): c for c in old["cells"] if isinstance(c, dict)}
+    cells = []
+    for cell in new["cells"]:
+        before = recorded.get(cell.get("label"), {}).get("hyperparameters") or {}
+        hyper = dict(cell.get("hyperparameters") or {})
+        for method in unavailable:
+            mine, theirs = hyper.get(method), before.get(method) if isinstance(before, dict) else None
+            if (isinstance(mine, dict) and isinstance(theirs, dict) and mine.get("estimator") == theirs.get("estimator")
+                    and isinstance(theirs.get("params"), dict)
+                    and all(theirs["params"].get(k) == v for k, v in (mine.get("params") or {}).items())):
+                hyper[method] = theirs
+        cells.append({**cell, "hyperparameters": hyper} if "hyperparameters" in cell else cell)
+    return {**new, "cells": cells}
+
+
 def _protocol_runs(resolved: dict) -> int | None:
     runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
     return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
@@ -117,7 +144,7 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
         if not isinstance(old, dict):
             raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
                             f"matched to this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(_without_runs(old), _without_runs(new))
+        diffs = _config_differences(_without_runs(old), _without_runs(_as_recorded(old, new, _unavailable(config))))
         if diffs:
             raise UserError(
                 f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
@@ -263,13 +290,20 @@ def run_campaign(
     # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
     # Runs that `reuse:` copies need no data either.
     pending_cells, copyable = cells, {}
-    if config.reuse_dirs or (not force and results.config_path(out).is_file()):
+    unavailable = _unavailable(config)
+    if config.reuse_dirs or unavailable or (not force and results.config_path(out).is_file()):
         wanted = expand_tasks(config, cells, chosen_methods)
         done = results.load_records(out, wanted) if not force and results.config_path(out).is_file() else {}
         wanted = [t for t in wanted if t.key not in done]
         copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
         pending = {t.cell.label for t in wanted if t.key not in copyable}
         pending_cells = [c for c in cells if c.label in pending]
+        # A method whose optional extra is missing is needed only for runs still to do: a
+        # finished folder (committed results on a fresh clone) resumes without it.
+        blocked = [t for t in wanted if t.key not in copyable and t.method in unavailable]
+        if blocked:
+            raise UserError(f"{unavailable[blocked[0].method]} ({sum(t.method == blocked[0].method for t in blocked)} "
+                            f"of its runs are still to do in {out})")
     missing = missing_data(pending_cells, data_dir)
     if missing:
         if not skip_missing:
@@ -283,8 +317,9 @@ def run_campaign(
 
     settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
                            None if data_dir is None else str(data_dir),
-                           preload=baselines.specs_of(t.cell.params[t.method]
-                                                      for t in expand_tasks(config, cells, chosen_methods)))
+                           preload=tuple(s for s in baselines.specs_of(t.cell.params[t.method]
+                                                                       for t in expand_tasks(config, cells, chosen_methods))
+                                         if not s.missing))
     plan = config.plan()
     shapes = _preflight(pending_cells, settings, plan, console)
     with contextlib.ExitStack() as stack:
