@@ -36,8 +36,10 @@ from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
 RUNS_CSV_EVERY_S = 10.0
-# How long the runner waits for a run to finish before it reports progress anyway.
+# How long a log waits for a run to finish before it reports progress anyway, and how often
+# the runner wakes without one (the bar's ETA counts down between finished runs).
 PROGRESS_TICK_S = 30.0
+WAKE_S = 1.0
 # The width of the tables in a log (no terminal): wide enough for any summary table.
 LOG_WIDTH = 200
 
@@ -372,8 +374,8 @@ def run_campaign(
             f"{config.iterations} iterations each, on {where} -> {out}"
         )
 
-        runs = (workers.run_dask(todo, settings, jobs, client, tick=PROGRESS_TICK_S) if backend == "dask"
-                else workers.run_local(todo, settings, jobs, tick=PROGRESS_TICK_S))
+        runs = (workers.run_dask(todo, settings, jobs, client, tick=WAKE_S) if backend == "dask"
+                else workers.run_local(todo, settings, jobs, tick=WAKE_S))
         saved = _Saver(out, records, row_order)
         try:
             with _progress(console, todo, jobs, runs, enabled=progress) as shown:
