@@ -99,3 +99,83 @@ class InputTransform:
         if state.get("name") == "minmax":
             return cls("minmax")
         raise ValueError("input transform entry malformed")
+# --------------------------------------------------------------------------- data that cannot be scaled
+#
+# The command line (experiments/datasets.py) and the estimators (estimators/validation.py)
+# refuse the same data in the same words: each names the data its own way (a file and its last
+# column, or `y`) and adds these.
+
+
+def constant_target(y: np.ndarray) -> str | None:
+    """Why the target `y` cannot be scaled to [-1, 1], if it is constant; else None."""
+    if len(y) and np.all(y == y[0]):
+        return f"is constant ({y[0]:g}) on all {len(y)} rows; a regression target must vary"
+    return None
+
+
+def non_numeric(values: np.ndarray) -> str | None:
+    """Why `values` are no numbers (text), naming the first such value; else None (numbers,
+    or objects that all convert, which scikit-learn's validation converts)."""
+    if values.dtype.kind not in "USO":
+        return None
+    for value in values.ravel():
+        value = value.item() if isinstance(value, np.generic) else value
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return f"holds the non-numeric value {value!r}; every value must be a number"
+    if values.dtype.kind == "O":
+        return None
+    return (f"holds numbers as text ({values.ravel()[0].item()!r}); every value must be a number "
+            f"(convert them, e.g. with astype(float))")
+
+
+def too_few_rows(rows: int, least: int, who: str) -> str | None:
+    """Why `rows` rows are too few for `who` ("a dataset", "fit"); else None."""
+    if rows < least:
+        return f"found {rows} data row{'s' if rows != 1 else ''}; {who} needs at least {least}"
+    return None
+
+
+# A column's min-max scale "collapses" when the middle 90 % of its values (5th to 95th
+# percentile, nearest rank) span less than COLLAPSE_FRACTION of its whole range while they
+# are not all equal: one or a few extreme values (1e308 among values near 1) then squeeze
+# almost every row into a sliver of the scaled range, and the learner sees an almost constant
+# column. A column whose middle values are all equal (a 0/1 column, mostly 0) is scaled well
+# and not reported. The project's datasets are far from it (smallest share 3 %, pppts).
+COLLAPSE_QUANTILES = (0.05, 0.95)
+COLLAPSE_FRACTION = 0.01
+
+
+class ScaleWarning(UserWarning):
+    """A column whose min-max scale one extreme value collapses (see COLLAPSE_FRACTION)."""
+
+
+def collapsed(values: np.ndarray) -> list[tuple[int, float, float]]:
+    """(column, share of the range its middle 90 % spans, its most extreme value) of every
+    collapsed column of `values` (rows x columns, or one column as a 1-D array)."""
+    M = np.asarray(values, dtype=np.float64)
+    M = M.reshape(-1, 1) if M.ndim == 1 else M
+    if M.shape[0] < 2:
+        return []
+    out = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Nearest rank, not interpolation: with 20 rows the interpolated 95th percentile
+        # would take 5 % of a 1e308 outlier and hide it.
+        low, high = np.quantile(M, COLLAPSE_QUANTILES, axis=0, method="nearest")
+        span = M.max(axis=0) - M.min(axis=0)  # inf when the values reach +-1e308 on both sides
+        middle = high - low
+        share = np.where(span > 0, middle / span, 1.0)
+        for j in range(M.shape[1]):
+            if middle[j] > 0 and share[j] < COLLAPSE_FRACTION:
+                far = np.abs(M[:, j] - np.median(M[:, j]))
+                out.append((j, float(share[j]), float(M[int(np.argmax(far)), j])))
+    return out
+
+
+def collapse_message(what: str, share: float, extreme: float, fix: str = "") -> str:
+    """`what` ("column 3 of X", "the target"): why its scale collapsed, and what to do
+    (`fix`: another way out than removing or clipping the outliers)."""
+    return (f"{what}: the extreme value {extreme:g} stretches the min-max scale so far that the middle "
+            f"90 % of the values fill only {100 * share:.2g} % of it, and the learner sees an almost "
+            f"constant column; remove or clip the outliers{fix}")

@@ -242,11 +242,19 @@ def test_partial_fit_explicit_ranges(data):
         XCSFRegressor(target_range=(1.0, 1.0), n_iter=10).fit(X[:50], y[:50])
 
 
-def test_constant_target_is_accepted():
+def test_a_constant_target_is_refused_unless_its_range_is_given():
     X = np.arange(20.0).reshape(10, 2)
-    est = XCSFRegressor(n_iter=200).fit(X, np.full(10, 3.0))
+    with pytest.raises(ValueError) as info:
+        XCSFRegressor(n_iter=200).fit(X, np.full(10, 3.0))
+    # `kacs fit` refuses a constant CSV target in the same words (test_estimators_refuse_...).
+    assert str(info.value) == ("y (the target) is constant (3) on all 10 rows; a regression target must vary "
+                               "(or give target_range)")
+    est = XCSFRegressor(n_iter=200, target_range=(2.0, 4.0)).fit(X, np.full(10, 3.0))
     assert (est.y_min_, est.y_max_) == (2.0, 4.0)
     assert np.all(np.isfinite(est.predict(X)))
+    # A stream may start with one row: partial_fit takes it, the scale centred on its value.
+    est = XCSFRegressor().partial_fit(X[:1], [3.0])
+    assert (est.y_min_, est.y_max_) == (2.0, 4.0)
 
 
 # ----------------------------------------------------------------------------- KACS inspection

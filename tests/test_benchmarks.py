@@ -166,3 +166,21 @@ def test_input_laws_skew_or_discretize_the_draws_of_any_function():
     assert np.array_equal(np.unique(discrete), np.linspace(0, 1, DISCRETE_LEVELS))
     assert np.array_equal(discrete, np.floor(uniform * DISCRETE_LEVELS) / (DISCRETE_LEVELS - 1))
     assert np.array_equal(y_discrete, evaluate("f4", discrete))
+
+
+def test_each_function_is_one_record_and_an_unknown_name_is_refused():
+    from kacs_cli.reporting.model import BENCHMARK_ORDER
+
+    assert benchmarks.FUNCTIONS == tuple(benchmarks.BENCHMARKS) == ("f1", "f2", "f3", "f4")
+    for key, record in benchmarks.BENCHMARKS.items():
+        assert (benchmarks.DOMAINS[key], benchmarks.NAMES[key], benchmarks.MIN_INPUTS[key]) == \
+            (record.domain, record.name, record.min_inputs)
+    assert BENCHMARK_ORDER[:4] == benchmarks.FUNCTIONS
+    X = np.full((3, 4), 0.5)
+    with pytest.raises(UserError, match="unknown benchmark function 'f5'; choose one of f1, f2, f3, f4"):
+        evaluate("f5", X)
+    # The values come from each record's own function: no name falls through to another.
+    lo, hi = benchmarks.BENCHMARKS["f4"].domain
+    assert np.array_equal(evaluate("f4", X), benchmarks.BENCHMARKS["f4"].value(lo + (hi - lo) * X, None))
+    with pytest.raises(UserError, match="only applies to f3"):
+        evaluate("f1", X, variant="rotated")

@@ -1,5 +1,7 @@
 """`kacs fit`, `kacs predict`, `kacs plot-model` end to end, and their one-line errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -121,3 +123,91 @@ def test_fit_creates_a_missing_out_folder_like_run_does(csv_data, tmp_path, caps
     err = run_error(["fit", data, "--out", tmp_path / "other" / "m.kacs", "-n", 10, "--P-hash", 1.5], capsys)
     assert "P_hash" in err or "P-hash" in err
     assert not (tmp_path / "other").exists()
+
+
+def test_every_out_creates_its_missing_folder(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "models" / "m.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 100], capsys)
+    predictions = tmp_path / "new" / "predictions.txt"
+    run_ok(["predict", model, inputs, "--out", predictions], capsys)
+    assert len(predictions.read_text().splitlines()) == 20
+    picture = tmp_path / "figures" / "deep" / "m.png"
+    run_ok(["plot-model", model, "--out", picture, "--points", 20], capsys)
+    assert picture.read_bytes().startswith(PNG_SIGNATURE)
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_folder_where_a_file_is_expected_and_the_reverse_get_one_message(csv_data, tmp_path, capsys):
+    X, y, data, inputs = csv_data
+    model = tmp_path / "m.kacs"
+    run_ok(["fit", data, "--out", model, "-n", 100], capsys)
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    for argv, example in ((["fit", data, "--out", folder, "-n", 10], "model.kacs"),
+                          (["predict", model, inputs, "--out", folder], "predictions.txt"),
+                          (["plot-model", model, "--out", folder], "model.png")):
+        err = run_error(argv, capsys)
+        assert err == (f"error: --out {folder} is a folder, where a file is expected; give a file name such as "
+                       f"{folder / example}\n"), (argv, err)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n")
+    config = tmp_path / "exp.yaml"
+    config.write_text("experiment: exp\nbenchmarks: [{name: f3, n: 2, samples: 100}]\n"
+                      "hyperparameters: {N: 200}\nprotocol: {runs: 1}\niterations: 100\n")
+    err = run_error(["run", config, "--out", a_file], capsys)  # (the report's: tests/test_faults.py)
+    assert err == f"error: --out {a_file} is a file, where a folder is expected; choose another --out\n", err
+    # A file in the way of the folder to create.
+    for argv in (["fit", data, "--out", a_file / "m.kacs", "-n", 10], ["run", config, "--out", a_file / "out"]):
+        err = run_error(argv, capsys)
+        assert err == (f"error: --out {argv[argv.index('--out') + 1]}: {a_file} is a file, where a folder is "
+                       f"expected; choose another --out\n"), err
+    assert a_file.read_text() == "x\n"
+
+
+def test_the_estimators_refuse_what_kacs_fit_refuses_in_the_same_words(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 2))
+    constant = tmp_path / "constant.csv"
+    np.savetxt(constant, np.column_stack([X, np.full(12, 4.5)]), delimiter=",")
+    err = run_error(["fit", constant, "--out", tmp_path / "m.kacs", "-n", 10], capsys)
+    words = "is constant (4.5) on all 12 rows; a regression target must vary"
+    assert words in err
+    for cls in (KACSRegressor, XCSFRegressor):
+        with pytest.raises(ValueError, match=re.escape(f"y (the target) {words}")):
+            cls(n_iter=10).fit(X, np.full(12, 4.5))
+        with pytest.raises(ValueError, match="found 1 data row; fit needs at least 2"):
+            cls(n_iter=10).fit(X[:1], [1.0])
+        # Not numpy's UFuncTypeError from deep inside the scaling.
+        with pytest.raises(ValueError, match=r"y \(the target\) holds the non-numeric value 'low'; every value "
+                                             r"must be a number"):
+            cls(n_iter=10).fit(X, ["low", "high"] * 6)
+        with pytest.raises(ValueError, match=r"holds numbers as text \('1.5'\)"):
+            cls(n_iter=10).fit(X, np.array(["1.5", "2"] * 6))
+
+
+def test_one_extreme_value_that_collapses_a_column_is_worth_a_warning(tmp_path, capsys):
+    from kacs_cli.scaling import ScaleWarning, collapsed
+
+    rng = np.random.default_rng(1)
+    X = rng.random((50, 3))
+    X[7, 1] = 1e308  # the rest of the column ends up in [0, 1e-308] of the scale
+    X[:, 2] = (np.arange(50) < 3).astype(float)  # mostly 0, a few 1: scaled well, no warning
+    y = X[:, 0] * 2.0
+    with pytest.warns(ScaleWarning, match=r"column 1 of X: the extreme value 1e\+308 stretches the min-max scale") as w:
+        KACSRegressor(n_iter=50).fit(X, y)
+    assert len(w) == 1 and "or give input_range" in str(w[0].message)
+    assert collapsed(X[:, [0, 2]]) == [] and collapsed(np.r_[y, -1e300])[0][0] == 0
+    data = tmp_path / "big.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    captured = run_ok(["fit", data, "--out", tmp_path / "m.kacs", "-n", 50], capsys)
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"warning: {data}: column 1 of X: ")
+
+
+def test_the_project_datasets_are_not_collapsed(shared_data_dir):
+    from kacs_cli.experiments.datasets import load_csv
+    from kacs_cli.scaling import collapsed
+
+    for path in sorted(shared_data_dir.glob("*.csv")):
+        X, y = load_csv(path)
+        assert collapsed(np.column_stack([X, y])) == [], path.name

@@ -160,6 +160,10 @@ def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path
         time.sleep(0.01)
     else:
         pytest.fail("worker processes of the killed campaign are still alive")
+    # SIGKILL to the whole group also kills loky's resource tracker, the process that would
+    # have unlinked the campaign's semaphores: nothing is left to do it, so the test does.
+    for leftover in Path("/dev/shm").glob(f"sem.loky-{proc.pid}-*"):
+        leftover.unlink(missing_ok=True)
 
     code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
     assert code == 0, err
@@ -189,6 +193,56 @@ def wait_for_a_finished_run(proc: subprocess.Popen, out: Path) -> None:
             break
         time.sleep(0.01)
     assert proc.poll() is None, f"the campaign ended before it could be killed: {proc.stderr.read()}"
+
+
+def shm_files() -> set[str]:
+    shm = Path("/dev/shm")
+    return {p.name for p in shm.iterdir()} if shm.is_dir() else set()
+
+
+@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGTERM, True),
+                                           (signal.SIGINT, True)])
+def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
+    """`kill PID` (the parent alone), or a scheduler's SIGTERM and a terminal's Ctrl-C (the
+    whole process group): one line, exit 128 + signum, the finished runs flushed."""
+    cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
+    out = tmp_path / "out"
+    before = shm_files()
+    proc = start_campaign(cfg, out)
+    try:
+        wait_for_a_finished_run(proc, out)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(proc.pid, signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    err = err.decode()
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+    assert proc.returncode == 128 + signum, err
+    assert err == f"interrupted ({name}): finished runs are kept in {out}; run the same command again to resume\n"
+    recorded = {p.stem for p in (out / "runs").glob("*.json")}
+    rows = pd.read_csv(out / "runs.csv")
+    assert 1 <= len(recorded) < 12
+    assert {f"{b}__{m}__{r}" for b, m, r in zip(rows.benchmark, rows.method, rows.run)} == recorded
+    assert (out / "curves.csv.gz").is_file()
+    assert {p.stem for p in (out / "curves").glob("*.csv")} == recorded
+    for _ in range(500):  # the workers are gone with the campaign
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("worker processes of the stopped campaign are still alive")
+    assert not {f for f in shm_files() - before if f.startswith(f"sem.loky-{proc.pid}-")}
+
+    code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 0, err
+    assert f"{12 - len(recorded)} run(s) to do of 12 selected, {len(recorded)} already finished" in text
 
 
 def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
@@ -223,6 +277,8 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         proc.wait(timeout=30)
         _, alive = psutil.wait_procs(children, timeout=10)
         assert not alive, f"still alive after the parent was killed: {[p.cmdline() for p in alive]}"
+        # The resource tracker outlived the parent long enough to unlink its semaphores.
+        assert not list(Path("/dev/shm").glob(f"sem.loky-{proc.pid}-*"))
     finally:
         if proc.poll() is None:
             proc.kill()

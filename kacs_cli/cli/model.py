@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from kacs_cli import atomic
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import ScaleWarning
 
 
 
@@ -33,9 +36,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
         raise UserError(f"--iterations must be a whole number >= 1, got {iterations}")
     if seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {seed}")
-    out = Path(out).expanduser()
-    if out.is_dir():
-        raise UserError(f"--out {out} is a directory; give a file name such as {out / 'model.kacs'}")
+    out = atomic.output_file(out, example="model.kacs")
     X, y = datasets.load_dataset(data, data_dir)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
@@ -45,10 +46,17 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
         options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
                        refine_validation=refine[2])
     est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash), **options)
-    est.hyperparameters()  # the settings' own one-line errors, before any data is read
+    est.hyperparameters()  # the settings' own one-line errors, before any training
     if est.refinement and registry.get(method).refine is None:
         raise UserError(f"--refine: refinement exists only for KACS, not {method.upper()}")
-    est.fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScaleWarning)
+        est.fit(X, y)
+    for warning in caught:  # one line each, as the command line's errors (no source line)
+        if issubclass(warning.category, ScaleWarning):
+            typer.echo(f"warning: {data}: {warning.message}", err=True)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     # Like `kacs run --out`, a missing folder is created (only now: bad data leaves no folder).
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -128,11 +136,9 @@ def _predict(model_path, data, out):
     pred = est.predict(X)
     lines = "".join(f"{float(v)!r}\n" for v in pred)
     if out is not None:
-        out = Path(out).expanduser()
-        try:
-            out.write_text(lines)
-        except OSError as exc:
-            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+        out = atomic.output_file(out, example="predictions.txt")
+        atomic.make_dirs(out.parent)  # as `kacs fit --out`: a missing folder is created
+        atomic.write_text(out, lines)
         typer.echo(f"wrote {len(pred)} predictions to {out}")
     else:
         sys.stdout.write(lines)
@@ -158,10 +164,9 @@ def _plot(model_path, out, points):
             f"of KACS models only (XCSF rules are n-dimensional boxes: inspect them with rules_)"
         )
     out = Path(out).expanduser() if out is not None else Path(model_path).with_suffix(".png")
+    atomic.output_file(out, example="model.png")  # a missing folder is created, as by `kacs fit`
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UserError(f"--out {out}: use a .png, .pdf or .svg file name")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UserError(f"--out {out}: the folder {out.parent} does not exist")
     plot_kacs_functions(obj, out, points=points)
     n = model.n
     typer.echo(

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from kacs_cli.errors import UserError
+from kacs_cli.errors import Interrupted, UserError
+from kacs_cli.experiments.benchmarks import FUNCTIONS
 
 _OUT_HELP = "Output folder (default results/<experiment>). Rerunning into it resumes; finished runs are skipped."
 _JOBS_HELP = "Parallel worker processes (default: all cores). Results do not depend on it."
@@ -57,12 +57,10 @@ def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, m
             benchmarks=_split_list(benchmarks), methods=_split_list(methods), backend=backend.lower(),
             scheduler=scheduler,
         )
-    except KeyboardInterrupt:
-        # typer turns KeyboardInterrupt into a return value that the entry point would
-        # report as success; a campaign cut short must exit non-zero.
-        print(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
-              file=sys.stderr)
-        sys.exit(130)
+    except Interrupted as exc:
+        # The finished runs are saved and runs.csv matches them (runner); main prints the line.
+        exc.kept = f"finished runs are kept in {out_dir}; run the same command again to resume"
+        raise
 
 
 def register(app: typer.Typer) -> None:
@@ -107,7 +105,7 @@ def register(app: typer.Typer) -> None:
             None, "--samples", help="Sweep the sample size of f3 (n = 10): 125..8000 (doubling), 125,500 or 125..8000..x4."),
         guideline: bool = typer.Option(
             False, "--guideline", help="Budget guideline N = max(6400, 24 n (2n + 1)) instead of N = 6400."),
-        function: str = typer.Option("f3", "--function", help="Synthetic function to sweep (f1, f2, f3, f4)."),
+        function: str = typer.Option("f3", "--function", help=f"Synthetic function to sweep ({', '.join(FUNCTIONS)})."),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Output folder (default results/scale_dim_<sweep> or results/scale_samples_<sweep>, e.g. results/scale_dim_2-20); rerunning resumes."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
@@ -124,7 +122,6 @@ def register(app: typer.Typer) -> None:
 
         Same results layout and resume behaviour as `kacs run`.
         """
-        from kacs_cli.experiments.benchmarks import FUNCTIONS
         from kacs_cli.experiments.config import resolve_config
         from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
 

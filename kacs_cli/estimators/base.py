@@ -9,15 +9,28 @@ split learns exactly what the experiment runner learns on that split:
   [0, 1], the domain the rules live in;
 - target: min-max scaled to [-1, 1] with the min/max learned in `fit`, as
   ``2 (y - y_min) / (y_max - y_min) - 1``; predictions are mapped back to the original units.
-  A constant target (y_max == y_min) gets the span 2 centred on its value, i.e. scaled
-  targets are ``y - y_min``. Training targets are not clipped.
+  Training targets are not clipped.
+
+`fit` refuses what `kacs fit` refuses, in the same words (kacs_cli.scaling): a single row, a
+constant target (unless `target_range` gives its scale) and a target that is not numbers
+(text). A `partial_fit` batch may be a single row: a constant first batch without
+`target_range` gets the span 2 centred on its value (scaled targets ``y - y_min``). A column
+whose min-max scale one extreme value collapses (its middle 90 % of values, 5th to 95th
+percentile, spans under 1 % of its range: 1e308 among values near 1) gives a
+`kacs_cli.scaling.ScaleWarning`; clip the outliers or give `input_range`/`target_range`.
 
 Explicit ranges (`input_range`, `target_range`) replace the learned min/max; they matter for
 `partial_fit` on a stream whose first batch does not span the data's range.
 
 Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
-defaults, docs/algorithm.md section 6; P_hash defaults to 0.0 as on the synthetic functions, the article
-uses 0.8 on real-world data) plus `n_iter`, `random_state`, `input_range`, `target_range`.
+defaults, docs/algorithm.md section 6) plus `n_iter`, `random_state`, `input_range`, `target_range`.
+
+P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
+functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
+registry's real-world data, a user's CSV or arrays), where a full-range interval in covering
+guards against values outside the rows seen. `kacs fit` and `kacs run` apply this rule
+themselves. An estimator cannot tell where its arrays come from and keeps the engine's default,
+0.0: pass ``P_hash=0.8`` when fitting real-world data.
 They are stored unchanged (scikit-learn convention) and validated by `fit`/`partial_fit`,
 which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
 
@@ -39,7 +52,7 @@ from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
-from kacs_cli.estimators.validation import (base_seed, check_n_iter, json_param, plain,
+from kacs_cli.estimators.validation import (base_seed, check_fit_data, check_n_iter, json_param, plain,
                                             scaling_ranges, validate)
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
@@ -215,6 +228,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
         X, y = validate(self, X, y, reset=True)
+        check_fit_data(X, y, self.target_range)
         n_iter = check_n_iter(self.n_iter)
         self._start(X, y)
         Xs, ys = self._scale_X(X), self._scale_y(y)

@@ -157,9 +157,8 @@ def save(obj, path) -> Path:
     }
     text = json.dumps(meta, indent=2, allow_nan=False)
 
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise UserError(f"cannot write {path}: the folder {directory} does not exist")
+    # As every --out of the command line: a missing folder is created, a file in its way named.
+    atomic.make_dirs(atomic.output_file(path, "save()", "model.kacs").parent)
     with atomic.replacing(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(METADATA_ENTRY, text)
         for name, arr in arrays.items():

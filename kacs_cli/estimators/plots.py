@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from kacs_cli import atomic
 from kacs_cli.engine import Model
 from kacs_cli.estimators.inspection import kacs_functions
 
@@ -91,6 +94,11 @@ def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 
         f"target scale [-1, 1]; corner: number of rules",
         fontsize=label_size + 2, y=1 - 0.12 / height, va="top",
     )
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    # Through a temporary file (never a half image), in the format the name asks for.
+    try:
+        atomic.make_dirs(Path(path).parent)
+        with atomic.replacing(path, suffix=f"{Path(path).suffix}.tmp") as tmp:
+            fig.savefig(tmp, dpi=dpi, format=Path(path).suffix.lstrip(".").lower() or None)
+    finally:
+        plt.close(fig)
     return path

@@ -7,13 +7,16 @@ functions do that check, each raising `UserError` (a `ValueError`) that names th
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import validate_data
 
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, non_numeric,
+                              too_few_rows)
 
-__all__ = ["base_seed", "check_n_iter", "json_param", "plain", "scaling_ranges", "validate"]
+__all__ = ["base_seed", "check_fit_data", "check_n_iter", "json_param", "plain", "scaling_ranges", "validate"]
 
 _INT_SEED_LIMIT = 2**32
 _NO_Y = object()
@@ -41,8 +44,20 @@ def validate(estimator, X, y=_NO_Y, reset=True):
     """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
     if y is _NO_Y:
         return validate_data(estimator, X, reset=reset, ensure_all_finite=True, dtype=np.float64)
+    if y is not None and non_numeric(np.asarray(y)):  # numpy's UFuncTypeError otherwise, later
+        raise UserError(f"y (the target) {non_numeric(np.asarray(y))}")
     return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
                          dtype=np.float64)
+
+
+def check_fit_data(X, y, target_range) -> None:
+    """What `fit` refuses, in the command line's words (kacs_cli.scaling): a single row, and
+    a constant target unless target_range gives its scale."""
+    if too_few_rows(X.shape[0], 2, "fit"):
+        raise UserError(f"X: {too_few_rows(X.shape[0], 2, 'fit')} (n_samples = {X.shape[0]}: a min-max "
+                        f"scale needs two rows)")
+    if target_range is None and constant_target(y):
+        raise UserError(f"y (the target) {constant_target(y)} (or give target_range)")
 
 
 def check_n_iter(value) -> int:
@@ -94,12 +109,18 @@ def scaling_ranges(X, y, input_range, target_range):
         x_min, x_max = arr[:, 0].copy(), arr[:, 1].copy()
     else:
         x_min, x_max = X.min(axis=0), X.max(axis=0)
+        for j, share, extreme in collapsed(X):
+            message = collapse_message(f"column {j} of X", share, extreme, ", or give input_range")
+            warnings.warn(ScaleWarning(message), stacklevel=4)  # 4: the caller of fit/partial_fit
     if target_range is not None:
         y_min, y_max = _range_pair(target_range, "target_range")
         if not y_min < y_max:
             raise UserError(f"target_range must have min < max, got {target_range!r}")
     else:
         y_min, y_max = float(y.min()), float(y.max())
+        for _, share, extreme in collapsed(y):
+            message = collapse_message("y (the target)", share, extreme, ", or give target_range")
+            warnings.warn(ScaleWarning(message), stacklevel=4)
     if y_max == y_min:  # constant target: span 2 centred on the value
         y_min, y_max = y_min - 1.0, y_max + 1.0
     return (np.ascontiguousarray(x_min, dtype=np.float64),

@@ -1,4 +1,5 @@
-"""Synthetic benchmark functions f1-f4, the f3 variants (docs/algorithm.md section 8) and the input laws.
+"""Synthetic benchmark functions f1-f4, the f3 variants (docs/algorithm.md section 8) and the
+input laws.
 
 Every function takes inputs x in [0, 1]^n (the scale the learners see) and evaluates the
 textbook function at zeta = lo + (hi - lo) * x, so a generated dataset has the same form as
@@ -13,12 +14,13 @@ draws x from the DISCRETE_LEVELS levels 0, 1/4, ..., 1 with equal probability.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from kacs_cli.errors import UserError
 
-FUNCTIONS = ("f1", "f2", "f3", "f4")
 F3_VARIANTS = ("rotated", "translated", "scaled")
 INPUT_LAWS = ("skewed", "discrete")
 VARIANTS = (*F3_VARIANTS, *INPUT_LAWS)
@@ -33,25 +35,6 @@ DATASET_SEED = 0
 DEFAULT_N = 10
 DEFAULT_SAMPLES = 1000
 MIN_SAMPLES = 10
-
-# [lo, hi] domain of each function's zeta = lo + (hi - lo) * x.
-DOMAINS: dict[str, tuple[float, float]] = {
-    "f1": (-5.12, 5.12),
-    "f2": (-2.0, 2.0),
-    "f3": (-1.0, 1.0),
-    "f4": (-5.0, 5.0),
-}
-
-NAMES = {
-    "f1": "Rastrigin",
-    "f2": "Rosenbrock",
-    "f3": "Cross",
-    "f4": "Styblinski-Tang",
-}
-
-# Rosenbrock has a sum over consecutive pairs and Cross splits the inputs into two halves,
-# so both are undefined below two inputs.
-MIN_INPUTS = {"f1": 1, "f2": 2, "f3": 2, "f4": 1}
 
 # f3 variants (docs/algorithm.md section 8).
 TRANSLATION = 0.20
@@ -77,7 +60,7 @@ def _check_variant(function: str, variant: str | None) -> str | None:
         raise UserError(
             f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)} (or none)"
         )
-    if key in F3_VARIANTS and function != "f3":
+    if key not in BENCHMARKS[function].variants:
         raise UserError(
             f"variant {key!r} only applies to f3 (Cross), not {function}; drop the variant "
             f"or use function f3"
@@ -134,6 +117,33 @@ def _styblinski_tang(z: np.ndarray) -> np.ndarray:
     return 0.5 * _row_sum(z**4 - 16.0 * z**2 + 5.0 * z)
 
 
+@dataclass(frozen=True)
+class Benchmark:
+    """One synthetic function: everything the project knows of it, in one record."""
+
+    key: str                          # its name in configs, cell labels and runs.csv
+    name: str                         # the textbook name
+    domain: tuple[float, float]       # [lo, hi] of zeta = lo + (hi - lo) * x
+    min_inputs: int                   # fewest input variables it is defined for
+    value: Callable[[np.ndarray, str | None], np.ndarray]  # f(zeta) per row, given the variant
+    variants: tuple[str, ...] = INPUT_LAWS  # the variants it has (docs/algorithm.md section 8)
+
+
+# Rosenbrock has a sum over consecutive pairs and Cross splits the inputs into two halves,
+# so both are undefined below two inputs. The order is the article's (tables, figures, help).
+BENCHMARKS: dict[str, Benchmark] = {b.key: b for b in (
+    Benchmark("f1", "Rastrigin", (-5.12, 5.12), 1, lambda z, variant: _rastrigin(z)),
+    Benchmark("f2", "Rosenbrock", (-2.0, 2.0), 2, lambda z, variant: _rosenbrock(z)),
+    Benchmark("f3", "Cross", (-1.0, 1.0), 2, _cross, VARIANTS),  # _cross ignores the input laws
+    Benchmark("f4", "Styblinski-Tang", (-5.0, 5.0), 1, lambda z, variant: _styblinski_tang(z)),
+)}
+# Views of the records, under the names the rest of the package has always used.
+FUNCTIONS = tuple(BENCHMARKS)
+DOMAINS = {k: b.domain for k, b in BENCHMARKS.items()}
+NAMES = {k: b.name for k, b in BENCHMARKS.items()}
+MIN_INPUTS = {k: b.min_inputs for k, b in BENCHMARKS.items()}
+
+
 def evaluate(function: str, X01: np.ndarray, variant: str | None = None) -> np.ndarray:
     """Function value of every row of X01 (inputs in [0, 1]^n; shape samples x n).
 
@@ -153,15 +163,9 @@ def evaluate(function: str, X01: np.ndarray, variant: str | None = None) -> np.n
     _check_n(key, X.shape[1])
     if not np.all(np.isfinite(X)):
         raise UserError("benchmark inputs contain NaN or infinite values; pass finite inputs in [0, 1]")
-    lo, hi = DOMAINS[key]
-    z = lo + (hi - lo) * X
-    if key == "f1":
-        return _rastrigin(z)
-    if key == "f2":
-        return _rosenbrock(z)
-    if key == "f3":
-        return _cross(z, variant)
-    return _styblinski_tang(z)
+    benchmark = BENCHMARKS[key]  # every name _check_function lets through has its record
+    lo, hi = benchmark.domain
+    return benchmark.value(lo + (hi - lo) * X, variant)
 
 
 def generate(

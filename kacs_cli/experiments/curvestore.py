@@ -20,7 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -92,10 +92,20 @@ def collect(exp_dir: Path) -> dict[tuple[str, str, int], pd.DataFrame]:
     return runs
 
 
-def load_curves(exp_dir: Path) -> dict[str, dict[str, list[pd.DataFrame]]]:
-    """{cell: {method: [one frame per run, in run order]}}, each frame with a `run` column."""
+def load_curves(exp_dir: Path, runs: Collection[tuple[str, str, int]] | None = None
+                ) -> dict[str, dict[str, list[pd.DataFrame]]]:
+    """{cell: {method: [one frame per run, in run order]}}, each frame with a `run` column;
+    only the runs (cell, method, run) of `runs` when given."""
+    return group(collect(exp_dir), runs)
+
+
+def group(curves: dict[tuple[str, str, int], pd.DataFrame], runs: Collection[tuple[str, str, int]] | None = None
+          ) -> dict[str, dict[str, list[pd.DataFrame]]]:
+    """`collect`'s curves as `load_curves` gives them."""
     grouped: dict[str, dict[str, list[pd.DataFrame]]] = {}
-    for (cell, method, run), frame in sorted(collect(exp_dir).items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+    for (cell, method, run), frame in sorted(curves.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        if runs is not None and (cell, method, run) not in runs:
+            continue
         grouped.setdefault(cell, {}).setdefault(method, []).append(frame.assign(run=run))
     return grouped
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import constant_target, too_few_rows
 from kacs_cli.experiments.dataset_registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
                                                    resolve_data_dir, sha256_file)
 
@@ -162,14 +163,13 @@ def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             f"{path}: found {data.shape[1]} column; a dataset needs at least one input column "
             f"and the target last, separated by commas"
         )
-    if rows < MIN_ROWS:
-        raise UserError(f"{path}: found {rows} data rows; a dataset needs at least {MIN_ROWS}")
+    if too_few_rows(rows, MIN_ROWS, "a dataset"):
+        raise UserError(f"{path}: {too_few_rows(rows, MIN_ROWS, 'a dataset')}")
     y = data[:, -1]
-    if np.all(y == y[0]):
-        raise UserError(
-            f"{path}: the target (last column) is constant ({y[0]:g}) on all {rows} rows; "
-            f"a regression target must vary, check that the target is the last column"
-        )
+    if constant_target(y):
+        # The estimators refuse a constant target in the same words (kacs_cli.scaling).
+        raise UserError(f"{path}: the target (last column) {constant_target(y)}, check that the target is the "
+                        f"last column")
     X = np.ascontiguousarray(data[:, :-1])
     return X, np.ascontiguousarray(y)
 

@@ -269,10 +269,20 @@ def curve_files(folder: Path) -> list[Path]:
 
 def save_output(out: Path, output: RunOutput) -> None:
     """Curve, population, then the record: the record's presence means the run is complete."""
-    write_curve(out, output.key, output.curve)
-    _write_csv(_run_file(out, POPULATION_DIR, output.key), output.population)
-    # json writes NaN as a bare token (cover_rate_inner/outer of XCSF); json.loads reads it back.
-    atomic.write_text(_run_file(out, RECORD_DIR, output.key), json.dumps(output.record, indent=1) + "\n")
+    try:
+        write_curve(out, output.key, output.curve)
+        _write_csv(_run_file(out, POPULATION_DIR, output.key), output.population)
+        # json writes NaN as a bare token (cover_rate_inner/outer of XCSF); json.loads reads it back.
+        atomic.write_text(_run_file(out, RECORD_DIR, output.key), json.dumps(output.record, indent=1) + "\n")
+    except BaseException:
+        # A failed write (disk full, no permission) or a stop midway: no curve or population
+        # without its record, which a report would otherwise draw as a run not in runs.csv.
+        for folder in (CURVE_DIR, POPULATION_DIR):
+            try:
+                _run_file(out, folder, output.key).unlink(missing_ok=True)
+            except OSError:
+                pass
+        raise
 
 
 def load_records(out: Path, runs: Iterable[RunRef]) -> dict[str, dict]:

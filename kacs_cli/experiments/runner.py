@@ -20,12 +20,12 @@ from typing import Iterable
 import pandas as pd
 import yaml
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kacs_cli import baselines
+from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import collapse_message, collapsed
 from kacs_cli.experiments import curvestore, results, reuse, workers
 from kacs_cli.experiments.cells import Cell
 from kacs_cli.experiments.config import ExperimentConfig
@@ -36,6 +36,12 @@ from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
 RUNS_CSV_EVERY_S = 10.0
+# How long a log waits for a run to finish before it reports progress anyway, and how often
+# the runner wakes without one (the bar's ETA counts down between finished runs).
+PROGRESS_TICK_S = 30.0
+WAKE_S = 1.0
+# The width of the tables in a log (no terminal): wide enough for any summary table.
+LOG_WIDTH = 200
 
 
 # --------------------------------------------------------------------------- the folder
@@ -76,6 +82,33 @@ def _config_differences(old: dict, new: dict) -> list[str]:
     return diffs
 
 
+def _unavailable(config: ExperimentConfig) -> dict[str, str]:
+    """{method: how to install it} of the config's baselines whose optional extra is missing."""
+    return {method: spec.missing for cell in config.cells for method, spec in cell.params.items()
+            if isinstance(spec, baselines.Spec) and spec.missing}
+
+
+def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
+    """`new` with the folder's own record of each method in `unavailable`, where that record
+    agrees with everything the config says of it: without its extra the method's class cannot
+    be asked for its other parameters, and a finished folder must not be refused for that."""
+    if not unavailable or not isinstance(old.get("cells"), list) or not isinstance(new.get("cells"), list):
+        return new
+    recorded = {c.get("label"): c for c in old["cells"] if isinstance(c, dict)}
+    cells = []
+    for cell in new["cells"]:
+        before = recorded.get(cell.get("label"), {}).get("hyperparameters") or {}
+        hyper = dict(cell.get("hyperparameters") or {})
+        for method in unavailable:
+            mine, theirs = hyper.get(method), before.get(method) if isinstance(before, dict) else None
+            if (isinstance(mine, dict) and isinstance(theirs, dict) and mine.get("estimator") == theirs.get("estimator")
+                    and isinstance(theirs.get("params"), dict)
+                    and all(theirs["params"].get(k) == v for k, v in (mine.get("params") or {}).items())):
+                hyper[method] = theirs
+        cells.append({**cell, "hyperparameters": hyper} if "hyperparameters" in cell else cell)
+    return {**new, "cells": cells}
+
+
 def _protocol_runs(resolved: dict) -> int | None:
     runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
     return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
@@ -102,8 +135,7 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
     """
     new = _resolved(config)
     folder, more_runs = config, False
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a folder; choose another --out")
+    atomic.output_folder(out)
     if force:
         results.clear(out)
     elif results.config_path(out).is_file():
@@ -114,7 +146,7 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
         if not isinstance(old, dict):
             raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
                             f"matched to this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(_without_runs(old), _without_runs(new))
+        diffs = _config_differences(_without_runs(old), _without_runs(_as_recorded(old, new, _unavailable(config))))
         if diffs:
             raise UserError(
                 f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
@@ -165,9 +197,10 @@ class CampaignResult:
 
 
 def _preflight(cells: list[Cell], settings: RunSettings,
-               plan: list[tuple[int, int, int]]) -> dict[str, tuple[int, int]]:
+               plan: list[tuple[int, int, int]], console) -> dict[str, tuple[int, int]]:
     """Load every selected dataset and build one split, so bad data stops the campaign before
-    any run; returns (rows, n) per cell label for scheduling."""
+    any run; returns (rows, n) per cell label for scheduling. Columns whose min-max scale
+    one extreme value collapses (kacs_cli.scaling.collapsed) are worth a warning, not a stop."""
     shapes = {}
     for cell in cells:
         try:
@@ -176,6 +209,10 @@ def _preflight(cells: list[Cell], settings: RunSettings,
         except UserError as exc:
             raise UserError(f"benchmark {cell.label}: {exc}") from None
         shapes[cell.label] = (int(X.shape[0]), int(X.shape[1]))
+        for what, values in (("input column {}", X), ("the target", y)):
+            for j, share, extreme in collapsed(values):
+                console.print(f"warning: benchmark {cell.label}: "
+                              f"{collapse_message(what.format(j + 1), share, extreme)}", markup=False)
     return shapes
 
 
@@ -207,6 +244,15 @@ def _summary_table(config: ExperimentConfig, frame: pd.DataFrame) -> Table:
     return table
 
 
+def _console() -> Console:
+    """The campaign's console: a terminal's width, or for a log (a batch job's, a pipe) lines
+    that are never wrapped, where rich would cut every line at 80 columns."""
+    console = Console()
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(soft_wrap=True, width=LOG_WIDTH)
+
+
 def run_campaign(
     config: ExperimentConfig,
     out: str | Path,
@@ -227,8 +273,9 @@ def run_campaign(
     benchmarks / methods / skip_missing only choose which runs to do now: the folder's
     config.yaml is always the whole config, so a later call without them completes it.
     """
-    console = console or Console()
-    out = Path(out)
+    console = console or _console()
+    # Before the folder lock, whose mkdir would otherwise say only "File exists".
+    out = atomic.output_folder(out)
     if backend not in workers.BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(workers.BACKENDS)}, got {backend!r}")
     if scheduler and backend != "dask":
@@ -245,13 +292,20 @@ def run_campaign(
     # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
     # Runs that `reuse:` copies need no data either.
     pending_cells, copyable = cells, {}
-    if config.reuse_dirs or (not force and results.config_path(out).is_file()):
+    unavailable = _unavailable(config)
+    if config.reuse_dirs or unavailable or (not force and results.config_path(out).is_file()):
         wanted = expand_tasks(config, cells, chosen_methods)
         done = results.load_records(out, wanted) if not force and results.config_path(out).is_file() else {}
         wanted = [t for t in wanted if t.key not in done]
         copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
         pending = {t.cell.label for t in wanted if t.key not in copyable}
         pending_cells = [c for c in cells if c.label in pending]
+        # A method whose optional extra is missing is needed only for runs still to do: a
+        # finished folder (committed results on a fresh clone) resumes without it.
+        blocked = [t for t in wanted if t.key not in copyable and t.method in unavailable]
+        if blocked:
+            raise UserError(f"{unavailable[blocked[0].method]} ({sum(t.method == blocked[0].method for t in blocked)} "
+                            f"of its runs are still to do in {out})")
     missing = missing_data(pending_cells, data_dir)
     if missing:
         if not skip_missing:
@@ -265,10 +319,11 @@ def run_campaign(
 
     settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
                            None if data_dir is None else str(data_dir),
-                           preload=baselines.specs_of(t.cell.params[t.method]
-                                                      for t in expand_tasks(config, cells, chosen_methods)))
+                           preload=tuple(s for s in baselines.specs_of(t.cell.params[t.method]
+                                                                       for t in expand_tasks(config, cells, chosen_methods))
+                                         if not s.missing))
     plan = config.plan()
-    shapes = _preflight(pending_cells, settings, plan)
+    shapes = _preflight(pending_cells, settings, plan, console)
     with contextlib.ExitStack() as stack:
         # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None
@@ -319,50 +374,205 @@ def run_campaign(
             f"{config.iterations} iterations each, on {where} -> {out}"
         )
 
-        stream = (workers.run_dask(todo, settings, jobs, client) if backend == "dask"
-                  else workers.run_local(todo, settings, jobs))
-        ran = 0
-        last_write = time.monotonic()
+        runs = (workers.run_dask(todo, settings, jobs, client, tick=WAKE_S) if backend == "dask"
+                else workers.run_local(todo, settings, jobs, tick=WAKE_S))
+        saved = _Saver(out, records, row_order)
         try:
-            with _progress(console, len(todo), enabled=progress) as advance:
-                for output in stream:
-                    results.save_output(out, output)
-                    records[output.key] = output.record
-                    ran += 1
-                    advance(output.key)
-                    if time.monotonic() - last_write > RUNS_CSV_EVERY_S:
-                        results.write_runs_csv(out, records, row_order)
-                        last_write = time.monotonic()
-        finally:
-            frame = results.write_runs_csv(out, records, row_order)
-            write_curves_aggregate(out, row_order, records)
+            with _progress(console, todo, jobs, runs, enabled=progress) as shown:
+                try:
+                    for output in runs:
+                        if output is None:
+                            shown.tick()
+                            continue
+                        saved.save(output)
+                        shown.advance(output)
+                except BaseException:
+                    # Ctrl-C, a signal or a failed write: keep what finished meanwhile, then stop.
+                    saved.rescue(runs.stop())
+                    raise
+                finally:
+                    runs.close()
+            frame = saved.flush()
+        except atomic.WriteFailed as exc:
+            saved.flush(quiet=True)
+            raise UserError(_write_failure(exc, out, saved.ran)) from None
+        except BaseException:
+            # Also a stop that arrived during the flush above: the signal handlers ignore the
+            # next ones, so this second flush completes.
+            saved.flush(quiet=True)
+            raise
         console.print(_summary_table(config, frame))
-        console.print(f"{ran} run(s) finished; results in {results.runs_path(out)}")
-        return CampaignResult(out, len(selected), already, ran, frame, skipped, len(copied))
+        console.print(f"{saved.ran} run(s) finished; results in {results.runs_path(out)}")
+        return CampaignResult(out, len(selected), already, saved.ran, frame, skipped, len(copied))
+
+
+def _write_failure(exc: atomic.WriteFailed, out: Path, ran: int) -> str:
+    """One line: what could not be written and why, what is kept, how to go on."""
+    kept = (f"the {ran} run(s) finished before it are recorded in {out}" if ran
+            else f"the finished runs in {out} are kept")
+    return (f"{exc}; {kept}; free space or fix the permissions, then run the same command again "
+            f"to resume")
+
+
+class _Saver:
+    """Saves each finished run into the folder as it arrives, and runs.csv every
+    RUNS_CSV_EVERY_S and at the end (flush), from the same records: whatever stops the
+    campaign, the rows of runs.csv are the records on disk."""
+
+    def __init__(self, out: Path, records: dict[str, dict], row_order: list[str]):
+        self.out, self.records, self.row_order = out, records, row_order
+        self.ran = 0
+        self._last_write = time.monotonic()
+
+    def save(self, output: results.RunOutput) -> None:
+        results.save_output(self.out, output)
+        self.records[output.key] = output.record
+        self.ran += 1
+        if time.monotonic() - self._last_write > RUNS_CSV_EVERY_S:
+            results.write_runs_csv(self.out, self.records, self.row_order)
+            self._last_write = time.monotonic()
+
+    def rescue(self, outputs: list[results.RunOutput]) -> None:
+        """Save the runs that finished while the campaign was being stopped, as far as the
+        folder takes them (a failed write ends the attempt; those runs are redone next time)."""
+        for output in outputs:
+            try:
+                self.save(output)
+            except OSError:
+                return
+
+    def flush(self, quiet: bool = False) -> pd.DataFrame | None:
+        """runs.csv and curves.csv.gz from the records; quiet: on the way out of another error,
+        whose message matters more than this one (a folder that failed once fails again)."""
+        try:
+            frame = results.write_runs_csv(self.out, self.records, self.row_order)
+            write_curves_aggregate(self.out, self.row_order, self.records)
+        except OSError:
+            if not quiet:
+                raise
+            return None
+        return frame
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Eta:
+    """Time left from the runner's cost model (Task.cost, tasks.estimate_cost), not from the
+    first runs' average: the longest runs start first, so an average over the first runs to
+    finish says little about the rest (2 of 52 runs done: "ETA 0:00:25" with 3 min 13 s left).
+
+    The model's costs are estimates; the finished runs calibrate them: seconds per unit of
+    cost = their training seconds over their cost, taken from the finished runs of the same
+    cell and method (whose runs all cost the same), else of the same method (the model weighs
+    the learners and the baselines by different formulas), else of all finished runs. The
+    time left is the cost not done yet spread over the workers, and at least the longest run
+    still in flight (runs in flight are credited with the seconds they have been running).
+    """
+
+    def __init__(self, todo: list[Task], jobs: int):
+        self.cost = {t.key: max(t.cost, 1e-12) for t in todo}
+        # Most specific first: (cell, method), method, everything.
+        self.groups = {t.key: ((t.cell.label, t.method), t.method, None) for t in todo}
+        self.jobs = max(1, jobs)
+        self.finished: set[str] = set()
+        self._spent: dict = {None: [0.0, 0.0]}  # group: [cost, seconds] of its finished runs
+
+    def finish(self, key: str, seconds: float) -> None:
+        if key in self.cost and key not in self.finished:
+            self.finished.add(key)
+            for group in self.groups[key]:
+                spent = self._spent.setdefault(group, [0.0, 0.0])
+                spent[0] += self.cost[key]
+                spent[1] += max(float(seconds), 0.0)
+
+    def _per_cost(self, key: str) -> float:
+        for group in self.groups[key]:
+            cost, seconds = self._spent.get(group, (0.0, 0.0))
+            if seconds > 0:
+                return seconds / cost
+        return 0.0
+
+    def left(self, running: dict[str, float]) -> float | None:
+        """Seconds left, given the runs in flight and how long each has been running; None
+        until a run has finished (nothing to calibrate the model with yet)."""
+        if self._spent[None][1] <= 0:
+            return None
+        remaining, longest = 0.0, 0.0
+        for key, cost in self.cost.items():
+            if key in self.finished:
+                continue
+            expected = cost * self._per_cost(key)
+            if key in running:
+                expected = max(expected - running[key], 0.0)
+                longest = max(longest, expected)
+            remaining += expected
+        return max(remaining / self.jobs, longest)
 
 
 class _progress:
-    """A rich progress bar (runs done/total, elapsed, ETA) or nothing when disabled."""
+    """Progress of a campaign: on a terminal a rich bar (runs done/total, elapsed, ETA), else
+    one plain line every PLAIN_EVERY_FRACTION of the runs or every PROGRESS_TICK_S seconds,
+    for the logs of a batch job (rich draws nothing there); nothing when disabled. The ETA is
+    Eta's."""
 
-    def __init__(self, console, total: int, enabled: bool = True):
-        self.console, self.total, self.enabled = console, total, enabled
+    PLAIN_EVERY_FRACTION = 0.05
+
+    def __init__(self, console, todo: list[Task], jobs: int, runs: workers.Runs, enabled: bool = True):
+        self.console, self.total, self.enabled, self.runs = console, len(todo), enabled, runs
+        self.eta = Eta(todo, min(jobs, len(todo)))
+        self.done = 0
+        self.last_key = ""
         self._bar = None
+        self._task_id = None
+        self._start = time.monotonic()
+        self._printed_at = self._start
+        self._printed_done = 0
 
     def __enter__(self):
+        if self.enabled and self.console.is_terminal:
+            self._bar = Progress(
+                TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
+                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+                TextColumn("[dim]{task.fields[last]}"), console=self.console,
+            )
+            self._bar.__enter__()
+            self._task_id = self._bar.add_task("", total=self.total, eta="-", last="")
+        return self
+
+    def _eta_text(self) -> str:
+        left = self.eta.left(self.runs.running())
+        return "-" if left is None else _clock(left)
+
+    def advance(self, output: results.RunOutput) -> None:
+        self.done += 1
+        self.last_key = output.key
+        self.eta.finish(output.key, output.record.get("seconds") or 0.0)
+        self._show(finished=True)
+
+    def tick(self) -> None:
+        """No run finished for a while: say so, with the time left."""
+        self._show(finished=False)
+
+    def _show(self, finished: bool) -> None:
         if not self.enabled:
-            return lambda key: None
-        self._bar = Progress(
-            TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("[dim]{task.description}"), console=self.console,
-        )
-        self._bar.__enter__()
-        task_id = self._bar.add_task("", total=self.total)
-
-        def advance(key: str) -> None:
-            self._bar.update(task_id, advance=1, description=f"last: {key}")
-
-        return advance
+            return
+        if self._bar is not None:
+            self._bar.update(self._task_id, completed=self.done, eta=self._eta_text(),
+                             last=f"last: {self.last_key}" if self.last_key else "")
+            return
+        now = time.monotonic()
+        every = max(1, math.ceil(self.total * self.PLAIN_EVERY_FRACTION))
+        if (finished and (self.done - self._printed_done >= every or self.done == self.total)) \
+                or now - self._printed_at >= PROGRESS_TICK_S:
+            self._printed_at, self._printed_done = now, self.done
+            last = f", last: {self.last_key}" if self.last_key else ""
+            # print() rather than the console: a log line is never wrapped or marked up.
+            print(f"runs {self.done}/{self.total} ({100 * self.done // max(self.total, 1)} %), "
+                  f"elapsed {_clock(now - self._start)}, ETA {self._eta_text()}{last}",
+                  file=self.console.file, flush=True)
 
     def __exit__(self, *exc):
         if self._bar is not None:

@@ -13,17 +13,27 @@ import socket
 import sys
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
-import joblib
-from joblib import Parallel, delayed
+from joblib.externals.loky import get_reusable_executor
 
-from kacs_cli.errors import UserError
+try:  # joblib's private module: the thread limits of its workers, used when present
+    from joblib._parallel_backends import LokyBackend
+except ImportError:
+    LokyBackend = None
+
+from kacs_cli.errors import Interrupted, UserError
 from kacs_cli.experiments import results
 from kacs_cli.experiments.execution import RunSettings, execute_task
 from kacs_cli.experiments.tasks import Task
 
 BACKENDS = ("local", "dask")
+# How long an idle worker process waits for the next run before it exits: joblib's value. loky's
+# own 10 s let a worker quit just as a run was submitted to it ("A worker stopped while some
+# jobs were given to the executor").
+IDLE_WORKER_S = 300
 
 
 _PARENT_GUARD: int | None = None  # the campaign pid this worker process already watches
@@ -86,16 +96,132 @@ def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> re
     return execute_task(task, settings)
 
 
-def run_local(todo: list[Task], settings: RunSettings, jobs: int) -> Iterator[results.RunOutput]:
+class Runs:
+    """The runs of a campaign as they finish: iterate for each finished run's output (or None
+    when `tick` seconds passed without one, so that the caller can report progress), and
+    `stop()` to end early.
+
+    Early ends (Ctrl-C, a signal, a failed write in the parent) lose only the runs in flight:
+    `stop()` hands back every run that finished but was not taken yet, for the caller to save,
+    and abandons the rest. joblib's generators could not do that: closing one discarded the
+    finished results it held ("N tasks have been successfully executed but not used").
+    """
+
+    def __iter__(self) -> Iterator[results.RunOutput | None]:
+        raise NotImplementedError
+
+    def stop(self) -> list[results.RunOutput]:
+        return []
+
+    def running(self) -> dict[str, float]:
+        """{run key: seconds since it started} of the runs in flight, where known."""
+        return {}
+
+    def close(self) -> None:
+        """Release the workers; the runs not taken are lost (call stop() first to keep them)."""
+
+
+class _InProcess(Runs):
+    """--jobs 1: one run after the other in this process (nothing runs beside a run)."""
+
+    def __init__(self, todo: list[Task], settings: RunSettings):
+        self.todo, self.settings = todo, settings
+
+    def __iter__(self):
+        for task in self.todo:
+            yield execute_task(task, self.settings)
+
+
+def _worker_env(jobs: int) -> dict:
+    """The environment joblib's loky backend gives its workers (OMP_NUM_THREADS and the like =
+    cores // jobs), so that the worker processes are those the campaigns had under joblib."""
+    if LokyBackend is None:  # a joblib without it: the libraries' defaults
+        return {}
+    try:
+        return LokyBackend()._prepare_worker_env(n_jobs=jobs)
+    except (AttributeError, TypeError):
+        return {}
+
+
+class _LocalPool(Runs):
+    """`jobs` loky worker processes, at most `jobs` runs submitted at a time: none waits in a
+    queue, so the longest-first order holds and an early end loses only the runs computing."""
+
+    def __init__(self, todo: list[Task], settings: RunSettings, jobs: int, tick: float | None):
+        self.todo, self.settings, self.jobs, self.tick = list(todo), settings, jobs, tick
+        self._executor = get_reusable_executor(max_workers=jobs, env=_worker_env(jobs), reuse="auto",
+                                                timeout=IDLE_WORKER_S)
+        self._pending: set = set()
+        self._started: dict = {}
+        self._next = 0
+        self._stopped = False
+
+    def _fill(self) -> None:
+        parent = os.getpid()
+        while not self._stopped and len(self._pending) < self.jobs and self._next < len(self.todo):
+            task = self.todo[self._next]
+            self._next += 1
+            future = self._executor.submit(_execute_in_worker, task, self.settings, parent)
+            # Never more runs submitted than workers: a run starts when it is submitted.
+            self._started[future] = (task.key, time.monotonic())
+            self._pending.add(future)
+
+    def running(self) -> dict[str, float]:
+        now = time.monotonic()
+        return {key: now - start for future, (key, start) in list(self._started.items())
+                if future in self._pending}
+
+    def __iter__(self):
+        self._fill()
+        while self._pending:
+            done, _ = wait(self._pending, timeout=self.tick, return_when=FIRST_COMPLETED)
+            if not done:
+                yield None
+                continue
+            # One at a time: the caller saves each before the next is taken, so an exception
+            # while saving leaves the other finished runs here for stop().
+            future = min(done, key=id)
+            self._pending.discard(future)
+            self._started.pop(future, None)
+            self._fill()
+            try:
+                output = future.result()
+            except KeyboardInterrupt:
+                # Ctrl-C in a terminal reaches the workers too (one process group): the stop
+                # the user asked for, not a failed run.
+                raise Interrupted(signal.SIGINT) from None
+            except BrokenProcessPool:
+                # A worker killed by a signal sent to the whole group (a scheduler's SIGTERM)
+                # reaches this process too, whose handler then stops the campaign cleanly: give
+                # it that moment before reporting a broken pool.
+                time.sleep(1.0)
+                raise
+            yield output
+
+    def stop(self) -> list[results.RunOutput]:
+        self._stopped = True
+        finished = []
+        for future in list(self._pending):
+            if future.done() and not future.cancelled() and future.exception() is None:
+                finished.append(future.result())
+                self._pending.discard(future)
+        return finished
+
+    def close(self) -> None:
+        self._stopped = True
+        if self._pending:
+            # Runs still computing are abandoned: their workers are killed rather than left
+            # to finish work nobody will save (and to hold the CPU after a Ctrl-C). loky fails
+            # their futures itself (cancelling them first crashes its manager thread).
+            self._executor.shutdown(wait=True, kill_workers=True)
+            self._pending.clear()
+
+
+def run_local(todo: list[Task], settings: RunSettings, jobs: int, tick: float | None = None) -> Runs:
     """The runs of `todo`, in the order they finish, on `jobs` local processes (loky)."""
     if jobs == 1:
-        for task in todo:
-            yield execute_task(task, settings)
-        return
-    # batch_size=1 keeps the longest-first order meaningful; loky processes sidestep the GIL.
-    parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", batch_size=1)
-    parent = os.getpid()
-    yield from parallel(delayed(_execute_in_worker)(task, settings, parent) for task in todo)
+        return _InProcess(todo, settings)
+    return _LocalPool(todo, settings, jobs, tick)
 
 
 DASK_MISSING = "--backend dask needs the packages dask and distributed: pip install 'kacs[dask]'"
@@ -139,22 +265,54 @@ def connect_scheduler(scheduler: str):
         raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({reason}); {hint}") from None
 
 
-def run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None) -> Iterator[results.RunOutput]:
-    """Fan out on `client` (connected to a scheduler), or else on a local cluster of `jobs` workers."""
-    try:  # the optional dask extra, imported only for --backend dask
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise UserError(DASK_MISSING) from None
+class _DaskPool(Runs):
+    """The runs on a Dask cluster: `client`'s (a running scheduler), or else a local cluster of
+    `jobs` worker processes started here and closed by close()."""
 
-    cluster = None
-    if client is None:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    try:
-        with joblib.parallel_config(backend="dask"):
-            parallel = Parallel(n_jobs=-1, return_as="generator_unordered", batch_size=1)
-            yield from parallel(delayed(execute_task)(task, settings) for task in todo)
-    finally:
-        if cluster is not None:  # a client of a remote scheduler is its caller's to close
-            client.close()
-            cluster.close()
+    def __init__(self, todo: list[Task], settings: RunSettings, jobs: int, client, tick: float | None):
+        try:  # the optional dask extra, imported only for --backend dask
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise UserError(DASK_MISSING) from None
+        self.tick = tick
+        self._cluster = None
+        if client is None:
+            self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            client = Client(self._cluster)
+        self._client = client
+        # Higher priority first: the longest-first order of `todo`. pure=False: two runs are
+        # never the same computation to Dask, whatever their arguments.
+        self._pending = {client.submit(execute_task, task, settings, pure=False, priority=len(todo) - i)
+                         for i, task in enumerate(todo)}
+
+    def __iter__(self):
+        from dask.distributed import wait
+
+        while self._pending:
+            try:
+                done, _ = wait(list(self._pending), timeout=self.tick, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                yield None
+                continue
+            future = min(done, key=lambda f: f.key)
+            self._pending.discard(future)
+            yield future.result()
+
+    def stop(self) -> list[results.RunOutput]:
+        finished = [f for f in self._pending if f.status == "finished"]
+        self._pending.difference_update(finished)
+        return [f.result() for f in finished]
+
+    def close(self) -> None:
+        if self._pending:
+            self._client.cancel(list(self._pending))
+            self._pending.clear()
+        if self._cluster is not None:  # a client of a remote scheduler is its caller's to close
+            self._client.close()
+            self._cluster.close()
+
+
+def run_dask(todo: list[Task], settings: RunSettings, jobs: int, client=None, tick: float | None = None) -> Runs:
+    """Fan out on `client` (connected to a scheduler), or else on a local cluster of `jobs` workers."""
+    return _DaskPool(todo, settings, jobs, client, tick)

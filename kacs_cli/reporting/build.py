@@ -23,6 +23,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from kacs_cli import atomic
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments import results
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
@@ -30,7 +31,7 @@ from kacs_cli.reporting import kmethods, refinement, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
-from kacs_cli.reporting.loading import (cells_of, config_benchmarks, config_methods, last_rows, load_config, load_runs,
+from kacs_cli.reporting.loading import (cells_of, check_values, config_benchmarks, config_methods, last_rows, load_config, load_runs,
                                         planned_methods, protocol_of)
 from kacs_cli.reporting.missing import what_is_missing
 from kacs_cli.reporting.model import PLAIN_VARIANTS, PROTOCOL_METRICS, ExperimentReport, ReportSummary
@@ -46,6 +47,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     """Load one experiment directory and compute its statistics (no files written)."""
     config = load_config(exp_dir)
     raw = load_runs(exp_dir, config)
+    finished = frozenset(zip(raw["cell_id"], raw["method"], raw["run"].astype(int)))
     entries = config_benchmarks(config)
     included = load_included(exp_dir, config, {str(e.get("label") or e["name"]) for e in entries})
     if included.runs is not None and len(included.runs):
@@ -53,6 +55,9 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     entries = included.entries + entries  # included cells first (the SupRB table's order)
     protocol, expected = protocol_of(config, raw)
     metrics = PROTOCOL_METRICS[protocol]
+    if results.runs_path(exp_dir).is_file():
+        # Every run has its train and test error: the counts of the tables are the runs they use.
+        check_values(results.runs_path(exp_dir), required=[m for m in metrics[:2] if m in raw.columns])
     name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
     notes = list(included.notes)
     if not config:
@@ -79,6 +84,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         notes=notes,
         sources=included.sources,
         others=other_method_statistics(runs, cells, metrics) if cells else None,
+        finished=finished,
     )
     exp.kmethods = kmethods.analyse(exp, runs, config, control)
     exp.refinement = refinement.analyse(exp, runs) if cells else None
@@ -106,7 +112,7 @@ def build_report(
     fmts = parse_formats(formats)
     results_dir = Path(results_dir)
     exp_dirs, skipped = scan_experiments(results_dir)
-    out = Path(out_dir) if out_dir is not None else results_dir / "report"
+    out = atomic.output_folder(Path(out_dir) if out_dir is not None else results_dir / "report")
     exps = [analyse_experiment(d, paper=paper, control=control) for d in exp_dirs]
     kmethods.check_control(control, exps)  # an unknown --control: nothing written
     # the article's main comparison first, the others in the article's order, then by name

@@ -128,7 +128,7 @@ def _save_png(fig, path: Path) -> Path:
     """savefig into a temporary file beside the target, then os.replace (never a half PNG).
     metadata Software=None: matplotlib would write its version, so a library upgrade alone
     would change the bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(path.parent)
     with atomic.replacing(path, suffix=".png.tmp") as tmp:
         fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight",
                     metadata={"Software": None})

@@ -363,15 +363,16 @@ def adaptive_warmup(runs: Runs) -> str:
 
 
 BASELINE_LABELS = {"kacs": "KACS", "xcsf": "XCSF", "xcsf-lib": "xcsf-lib", "ridge": "ridge", "knn": "kNN",
-                   "rf": "random forest", "gbr": "gradient boosting", "mlp": "MLP", "svr": "SVR", "kan": "KAN"}
+                   "rf": "random forest", "gbr": "gradient boosting", "mlp": "MLP", "svr": "SVR", "kan": "KAN",
+                   "kacs-refined": "refined KACS", "kacs-quantile-refined": "refined KACS, quantile inputs"}
 
 
 def _methods(r: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(r.method))
 
 
-def baselines(runs: Runs) -> str:
-    r = runs("baselines")
+def baselines(runs: Runs, folder: str = "baselines") -> str:
+    r = runs(folder)
     methods = _methods(r)
     means = pd.DataFrame({m: {b: _mean(r, b, m, "test_mae") for b in MAIN_BENCHMARKS} for m in methods})
     ranks = stats.average_ranks(means)
@@ -390,6 +391,10 @@ def baselines(runs: Runs) -> str:
                   ["l"] + ["r"] * 10)
 
 
+def regressors(runs: Runs) -> str:
+    return baselines(runs, "regressors")
+
+
 def _verdicts(r: pd.DataFrame, control: str = "kacs") -> dict[str, dict[str, list[str]]]:
     """Per benchmark, each method against the control over runs, Holm over the k-1."""
     others = [m for m in _methods(r) if m != control]
@@ -405,15 +410,20 @@ def _verdicts(r: pd.DataFrame, control: str = "kacs") -> dict[str, dict[str, lis
     return out
 
 
-def baselines_verdicts(runs: Runs) -> str:
-    v = _verdicts(runs("baselines"))
+def baselines_verdicts(runs: Runs, folder: str = "baselines", control: str = "kacs") -> str:
+    v = _verdicts(runs(folder), control)
     order = sorted(v, key=lambda m: (-len(v[m]["better"]), len(v[m]["worse"])))
 
     def cell(names):
         return f"{len(names)} ({', '.join(names)})" if 0 < len(names) <= 3 else str(len(names))
     rows = [[("XCSF (ours)" if m == "xcsf" else BASELINE_LABELS[m]), cell(v[m]["better"]), cell(v[m]["level"]),
              cell(v[m]["worse"])] for m in order]
-    return _table(["against", "KACS better on", "level on", "KACS worse on"], rows, ["l", "l", "l", "l"])
+    who = BASELINE_LABELS[control]
+    return _table(["against", f"{who} better on", "level on", f"{who} worse on"], rows, ["l", "l", "l", "l"])
+
+
+def regressors_verdicts(runs: Runs) -> str:
+    return baselines_verdicts(runs, "regressors", "kacs-refined")
 
 
 def summary(runs: Runs) -> str:
@@ -493,6 +503,8 @@ TABLES: dict[str, Callable[[Runs], str]] = {
     "adaptive-warmup": adaptive_warmup,
     "baselines": baselines,
     "baselines-verdicts": baselines_verdicts,
+    "regressors": regressors,
+    "regressors-verdicts": regressors_verdicts,
 }
 
 # ---- numbers in prose --------------------------------------------------------------------

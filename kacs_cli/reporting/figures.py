@@ -59,7 +59,7 @@ def _pyplot():
 
 def _save(fig, path: Path) -> Path:
     """savefig to a temporary file beside the target, then os.replace (never a half PNG)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(path.parent)
     try:
         with atomic.replacing(path, suffix=".png.tmp") as tmp:
             # No "Software" entry (matplotlib's version): the same data give the same bytes on
@@ -332,7 +332,9 @@ def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: 
 def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path], list[str]]:
     """All figures of one experiment, and for each kind that cannot be drawn, why not."""
     stem = slug(exp.name)
-    curves = curvestore.load_curves(exp.path)
+    every = curvestore.collect(exp.path)
+    curves = curvestore.group(every, exp.finished)
+    stray = len(every) - sum(len(r) for m in curves.values() for r in m.values())
     panels = curve_panels(exp, curves)
     error = "mse" if exp.protocol == "alternative" else "mae"
     word = error.upper()
@@ -343,10 +345,18 @@ def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path]
         "test_error": (f"test_{error}", f"test {word}", f"{exp.name}: test {word} (mean and 95 % CI over runs)"),
         "params": ("params", "parameters k", f"{exp.name}: parameter count (mean and 95 % CI)"),
     }
+    if stray:
+        # Curves of runs that runs.csv does not hold (a campaign stopped between writing a run's
+        # curve and its record, runs.csv cut or emptied by hand): the tables leave those runs
+        # out, so the figures do too.
+        notes.append(f"{stray} run curve(s) in {exp.path.as_posix()} left out: their runs are not in "
+                     f"{results.RUNS_FILE} (`kacs run` with the same config redoes or records them).")
     if not curves:
         notes.append(
             f"Learning and covering-rate curves: not drawn, {exp.path.as_posix()} holds no curve data "
             f"(neither {results.CURVE_DIR}/ nor {results.AGGREGATE_FILE}); `kacs run` writes both."
+            if not stray else
+            f"Learning and covering-rate curves: not drawn, no run of {results.RUNS_FILE} has a curve."
         )
     else:
         for kind, (column, ylabel, title) in kinds.items():

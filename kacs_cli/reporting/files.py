@@ -21,7 +21,7 @@ def slug(text: str) -> str:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file in the same directory and os.replace: never a half file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(path.parent)
     atomic.write_text(path, text)
 
 

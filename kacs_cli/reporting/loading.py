@@ -7,6 +7,7 @@ and `method_values` picks one method's metric in one cell.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections import Counter
 from pathlib import Path
@@ -45,6 +46,7 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
     lacking = [c for c in ("benchmark", "method", "run") if c not in runs.columns]
     if lacking:
         raise UserError(f"{path} lacks the column(s) {', '.join(lacking)}; it was not written by `kacs run`")
+    check_values(path)
     runs = runs.copy()
     runs["benchmark"] = runs["benchmark"].astype(str).str.strip()
     runs["cell_id"] = runs["benchmark"]
@@ -62,6 +64,62 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
         runs[col] = pd.to_numeric(runs[col], errors="coerce")
     runs["run"] = pd.to_numeric(runs["run"], errors="coerce")
     return _one_budget_per_cell(runs)
+
+
+# What a cell of runs.csv may hold, by column: (integer?, least value, greatest value). Empty
+# cells are where the runner leaves a value out (a baseline has no rules, budget or iterations,
+# XCSF no inner and outer covering rates), except for the columns a caller requires. Columns
+# not listed here (and columns a runs.csv lacks) are not checked.
+_CELL_RULES: dict[str, tuple[bool, float, float]] = {
+    **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
+    **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},
+    # Counts, but a table assembled from published means may hold their fractional means.
+    **{c: (False, 0, math.inf) for c in ("rules", "micro", "params")},
+    **{c: (False, 0, math.inf) for c in ("train_mae", "test_mae", "train_mse", "test_mse", "seconds")},
+    "aic": (False, -math.inf, math.inf),
+    **{c: (False, 0, 1) for c in ("cover_rate", "cover_rate_inner", "cover_rate_outer")},
+}
+_FIX = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
+
+
+def check_values(path: Path, required: Iterable[str] = ()) -> None:
+    """Every cell of runs.csv of a column in _CELL_RULES holds a value of its type and range,
+    and no cell of a `required` column is empty, else a UserError naming `file:line`, the
+    column and the value.
+
+    pandas reads `abc` in test_mae as a text column, to_numeric(errors="coerce") made it NaN
+    and the report averaged the other runs while still counting this one: a wrong table
+    without a word. The report's numbers come from every row of runs.csv or it stops. The
+    report requires the errors of its protocol: every run has them, so the runs a table
+    counts are the runs its means use.
+    """
+    required = set(required)
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None) or []
+        checked = [(i, name, (*_CELL_RULES[name], name not in required and name != "run"))
+                   for i, name in enumerate(header) if name in _CELL_RULES]
+        for row in reader:
+            if not row:
+                continue
+            for i, name, rule in checked:
+                problem = _cell_problem(row[i].strip() if i < len(row) else "", *rule)
+                if problem:
+                    raise UserError(f"{path}:{reader.line_num}: {name} is {row[i].strip()!r}, {problem}; {_FIX}")
+
+
+def _cell_problem(text: str, integer: bool, least: float, most: float, may_be_empty: bool) -> str | None:
+    what = "a whole number" if integer else "a number"
+    bounds = (f" >= {least:g}" if math.isfinite(least) else "") + (f" and <= {most:g}" if math.isfinite(most) else "")
+    if not text or text.lower() == "nan":
+        return None if may_be_empty else f"where every finished run has {what}{bounds}"
+    try:
+        value = float(text)
+    except ValueError:
+        return f"not {what}{bounds}"
+    if math.isnan(value) or (integer and not value.is_integer()) or not least <= value <= most:
+        return f"not {what}{bounds}"
+    return None
 
 
 def _one_budget_per_cell(runs: pd.DataFrame) -> pd.DataFrame:

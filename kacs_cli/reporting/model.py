@@ -12,13 +12,16 @@ from typing import Any
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
+from kacs_cli.experiments import benchmarks
 
 # The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
 # proposal (engine/registry.py holds the pair).
 METHODS = DEFAULT_PAIR
 CELL_KEY = ("benchmark", "variant", "n", "samples", "N")
 # The article's benchmark order; anything else follows alphabetically.
-BENCHMARK_ORDER = ("f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec")
+# The article's order: the synthetic functions as their records list them, then the
+# real-world datasets of its main table.
+BENCHMARK_ORDER = (*benchmarks.FUNCTIONS, "asn", "ccpp", "cs", "eec")
 PROTOCOL_METRICS = {
     "main": ("train_mae", "test_mae", "rules", "params", "aic"),
     "alternative": ("train_mse", "test_mse", "rules", "params", "aic"),
@@ -90,6 +93,9 @@ class ExperimentReport:
     others: pd.DataFrame | None = None
     kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
     refinement: pd.DataFrame | None = None  # refinement.analyse: refined methods, before and after
+    # (cell label, method, run) of every row of the folder's runs.csv: the runs whose curves
+    # the figures may draw (None: every curve in the folder).
+    finished: frozenset | None = None
 
     @property
     def error_word(self) -> str:

@@ -1,0 +1,85 @@
+"""What a campaign shows while it runs: plain lines in a log, a bar on a terminal, and an ETA
+from the runner's cost model calibrated by the runs that finished."""
+
+import io
+import re
+
+import pandas as pd
+from rich.console import Console
+
+from cli_support import run_kacs
+from kacs_cli.experiments import runner
+from kacs_cli.experiments.cells import Cell
+from kacs_cli.experiments.runner import Eta, _progress
+from kacs_cli.experiments.tasks import Task
+
+LINE = re.compile(r"^runs (\d+)/(\d+) \(\d+ %\), elapsed \d+:\d\d:\d\d, ETA (?:\d+:\d\d:\d\d|-), last: \S+$")
+
+
+def test_a_campaign_without_a_terminal_logs_plain_unwrapped_lines(capsys, tmp_path):
+    cfg = tmp_path / "a-config-with-a-rather-long-name-so-that-the-header-is-wide.yaml"
+    cfg.write_text("experiment: logged\nbenchmarks: [{name: f3, n: 2, samples: 100}, {name: f1, n: 2, samples: 100}]\n"
+                   "hyperparameters: {N: 200}\nprotocol: {runs: 5}\niterations: 1000\n")
+    out = tmp_path / "a-results-folder-with-a-long-name" / "logged"
+    code, text, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
+    assert code == 0, err
+    lines = text.splitlines()
+    # The header is one line, however long: a log has no width to wrap at.
+    header = [line for line in lines if line.startswith("Experiment logged:")]
+    assert len(header) == 1 and header[0].endswith(f"-> {out}") and len(header[0]) > 80
+    progress = [LINE.match(line) for line in lines if line.startswith("runs ")]
+    assert progress and all(progress), lines
+    done = [int(m.group(1)) for m in progress]
+    assert done == sorted(done) and done[-1] == 20 and len(done) == 20  # every 5 % of 20 runs: each one
+    assert "\x1b[" not in text  # no terminal control sequences in a log
+    assert len(pd.read_csv(out / "runs.csv")) == 20
+
+
+def task(cell: str, method: str, run: int, cost: float) -> Task:
+    return Task(Cell(index=0, label=cell, data=None), method, run, 0, 0, cost)
+
+
+def test_eta_comes_from_the_cost_model_not_the_first_runs_average():
+    # The situation of the issue: the longest runs go first; 2 of 52 runs done.
+    todo = [task("big", "kacs", r, 10.0) for r in range(2)] + [task("small", "kacs", r, 1.0) for r in range(50)]
+    eta = Eta(todo, jobs=2)
+    assert eta.left({}) is None  # nothing finished: nothing to calibrate with
+    eta.finish(todo[0].key, 100.0)
+    eta.finish(todo[1].key, 100.0)
+    # 10 s per unit of cost; 50 units left on 2 workers. The first runs' average (100 s a run)
+    # would say 50 * 100 / 2 = 2500 s.
+    assert eta.left({}) == 250.0
+    # A run in flight for 6 s of its expected 10.
+    assert eta.left({todo[2].key: 6.0}) == (500.0 - 6.0) / 2
+
+
+def test_eta_calibrates_each_cell_and_method_by_its_own_finished_runs():
+    todo = [task("a", "kacs", 0, 4.0), task("a", "kacs", 1, 4.0), task("a", "xcsf", 0, 1.0), task("a", "xcsf", 1, 1.0)]
+    eta = Eta(todo, jobs=1)
+    eta.finish(todo[0].key, 8.0)  # 2 s per unit: the rest is costed at that rate
+    assert eta.left({}) == 8.0 + 2.0 + 2.0
+    eta.finish(todo[2].key, 5.0)  # xcsf is slower per unit than the model says: its own rate
+    assert eta.left({}) == 8.0 + 5.0
+    # With fewer runs left than workers, the longest run in flight bounds the time left.
+    eta = Eta(todo, jobs=4)
+    eta.finish(todo[0].key, 8.0)
+    assert eta.left({todo[1].key: 1.0}) == 7.0
+
+
+def test_plain_progress_is_printed_every_30_s_even_without_a_finished_run(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+
+    class NoRuns:
+        def running(self):
+            return {}
+
+    buffer = io.StringIO()
+    todo = [task("a", "kacs", r, 1.0) for r in range(100)]
+    with _progress(Console(file=buffer), todo, 2, NoRuns()) as shown:
+        now[0] += 10
+        shown.tick()
+        assert buffer.getvalue() == ""
+        now[0] += runner.PROGRESS_TICK_S
+        shown.tick()
+    assert buffer.getvalue() == "runs 0/100 (0 %), elapsed 0:00:40, ETA -\n"
