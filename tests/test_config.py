@@ -216,7 +216,8 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
-                      "budget_200k", "budget_400k", "compaction")
+                      "budget_200k", "budget_400k", "compaction", "compaction_sweep",
+                      "compaction_suprb")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
@@ -442,3 +443,14 @@ def test_the_compaction_config_trains_the_main_runs_once_more_for_each_compactio
             params = cell.params[variant]
             assert params.compaction != "none"
             assert params.with_overrides(compaction="none") == main_cell.params[plain]
+
+
+def test_the_compaction_sweeps_resolve_to_their_rule_budgets():
+    for name, budgets, protocol in (("compaction_sweep", (0.2, 0.1, 0.05, 0.02, 0.01), "main"),
+                                    ("compaction_suprb", (0.1, 0.02, 0.01), "alternative")):
+        config = load_config(CONFIG_DIR / f"{name}.yaml")
+        assert config.protocol.name == protocol
+        for cell in config.cells:
+            got = tuple(cell.params[m].compact_rules for m in config.methods)
+            assert got == budgets and all(cell.params[m].compaction == "piecewise"
+                                          for m in config.methods)
