@@ -293,3 +293,22 @@ def test_kacs_fit_refines_and_transforms_and_refuses_bad_options(capsys, tmp_pat
         code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "x.kacs", "-n", 200, *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "x.kacs").exists()
+
+
+def test_the_report_refuses_a_damaged_refinement_cell(capsys, tmp_path):
+    from cli_support import run_kacs
+
+    config = tmp_path / "c.yaml"
+    config.write_text(CAMPAIGN.replace("runs: 2", "runs: 1"))
+    assert run_kacs(capsys, "run", config, "--out", tmp_path / "out", "--jobs", 1)[0] == 0
+    path = tmp_path / "out" / "runs.csv"
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    column = header.index("evolved_test_mae")
+    row = next(i for i, line in enumerate(lines) if ",kacs-refined," in line)
+    cells = lines[row].split(",")
+    cells[column] = "abc"
+    lines[row] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run_kacs(capsys, "report", tmp_path / "out", "--no-figures")
+    assert code == 2 and f"runs.csv:{row + 1}: evolved_test_mae is 'abc'" in err

@@ -78,6 +78,13 @@ _CELL_RULES: dict[str, tuple[bool, float, float]] = {
     **{c: (False, 0, math.inf) for c in ("train_mae", "test_mae", "train_mse", "test_mse", "seconds")},
     "aic": (False, -math.inf, math.inf),
     **{c: (False, 0, 1) for c in ("cover_rate", "cover_rate_inner", "cover_rate_outer")},
+    # The optional columns of refined and compacted runs (experiments/results.py).
+    **{c: (False, 0, math.inf) for c in ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse",
+                                          "evolved_test_mse", "refine_seconds", "compacted_train_mae",
+                                          "compacted_test_mae", "compacted_train_mse", "compacted_test_mse",
+                                          "compacted_seconds")},
+    "evolved_aic": (False, -math.inf, math.inf),
+    **{c: (True, 0, math.inf) for c in ("refine_iterations", "compacted_rules", "compacted_params")},
 }
 _FIX = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
 
