@@ -310,3 +310,29 @@ def test_committed_baselines_hold_every_run_once_and_reuse_the_main_experiment()
     pair = runs[runs["method"].isin(["kacs", "xcsf"])].drop(columns="experiment")
     copied = pair.merge(main.drop(columns="experiment"), how="left", indicator=True)
     assert len(copied) == 2 * 8 * 30 and (copied["_merge"] == "both").all()
+
+
+def test_committed_regressors_reuse_the_baselines_and_refine_the_plain_runs():
+    """results/regressors is configs/regressors.yaml: every run once; the methods it shares
+    with results/baselines (all but the MLP, whose budget converges now) are those runs,
+    copied; and each refined run's evolved errors are the plain KACS run's of the same seed."""
+    folder = ROOT / "results" / "regressors"
+    if not (folder / "runs.csv").is_file():
+        pytest.skip("results/regressors/runs.csv is not committed")
+    raw = yaml.safe_load((ROOT / "configs" / "regressors.yaml").read_text())
+    benchmarks = [b if isinstance(b, str) else b["name"] for b in raw["benchmarks"]]
+    runs = pd.read_csv(folder / "runs.csv")
+    keys = runs[["benchmark", "method", "run"]].apply(tuple, axis=1)
+    expected = {(b, m, r) for b in benchmarks for m in raw["methods"] for r in range(raw["protocol"]["runs"])}
+    assert len(expected) == 8 * 12 * 30
+    assert keys.is_unique and set(keys) <= expected
+    old = pd.read_csv(ROOT / "results" / "baselines" / "runs.csv").drop(columns="experiment")
+    shared = runs[runs["method"].isin(set(old["method"]) - {"mlp"})]
+    shared = shared.drop(columns=["experiment", *(c for c in runs.columns if c not in old.columns)])
+    copied = shared.merge(old, how="left", indicator=True)
+    assert len(copied) == len(shared) and (copied["_merge"] == "both").all()
+    plain = runs[runs["method"] == "kacs"].set_index(["benchmark", "run"])
+    refined = runs[runs["method"] == "kacs-refined"].set_index(["benchmark", "run"])
+    for key in ("train_mae", "test_mae", "train_mse", "test_mse"):
+        assert (refined[f"evolved_{key}"] == plain.loc[refined.index, key]).all(), key
+    assert (refined["rules"] == plain.loc[refined.index, "rules"]).all()
