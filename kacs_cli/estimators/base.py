@@ -259,11 +259,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         return compacted
 
     def _compact_scaled(self, Xs, ys, given):
-        try:
-            self.compaction_result_ = self.model_.compact(Xs, ys, seed=self.seed_, **given)
-        except ValueError as exc:  # the engine's plain ValueError (an XCSF model) as a UserError
-            raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
-        self._after_training(Xs, reset_ranges=False)
+        self.compaction_result_ = self._after_step(self.model_.compact, Xs, ys, given)
 
     def refine(self, X, y, *, max_iter=None, pull=None, validation=None):
         """Refit every consequent weight jointly on (X, y), the rules' structure (intervals,
@@ -279,11 +275,17 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _refine_scaled(self, Xs, ys, given):
+        self.refine_result_ = self._after_step(self.model_.refine, Xs, ys, given)
+
+    def _after_step(self, step, Xs, ys, given):
+        """One of the engine model's steps after training (refine, compact) on the scaled rows:
+        its result, the fitted attributes brought up to date."""
         try:
-            self.refine_result_ = self.model_.refine(Xs, ys, seed=self.seed_, **given)
+            result = step(Xs, ys, seed=self.seed_, **given)
         except ValueError as exc:  # the engine's plain ValueError (an XCSF model) as a UserError
             raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
         self._after_training(Xs, reset_ranges=False)
+        return result
 
     def partial_fit(self, X, y):
         """Continue online learning on one batch: one pass over it (len(X) iterations).
