@@ -28,6 +28,9 @@ REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
 # recorded beside the uncompacted model's; left out of `as_dict()` while it is `none`.
 COMPACTIONS = ("none", "piecewise", "single-winner", "closest")
 COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
+# The hyperparameters that name one of a few settings, and those settings.
+CHOICES = {"semantics": SEMANTICS, "budget": BUDGETS, "input_transform": INPUT_TRANSFORMS,
+           "compaction": COMPACTIONS}
 
 
 @dataclass(frozen=True)
@@ -111,21 +114,9 @@ class Hyperparameters:
 
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "semantics":
-                if value not in SEMANTICS:
-                    bad(f.name, f"must be one of {', '.join(SEMANTICS)}")
-                continue
-            if f.name == "budget":
-                if value not in BUDGETS:
-                    bad(f.name, f"must be one of {', '.join(BUDGETS)}")
-                continue
-            if f.name == "input_transform":
-                if value not in INPUT_TRANSFORMS:
-                    bad(f.name, f"must be one of {', '.join(INPUT_TRANSFORMS)}")
-                continue
-            if f.name == "compaction":
-                if value not in COMPACTIONS:
-                    bad(f.name, f"must be one of {', '.join(COMPACTIONS)}")
+            if f.name in CHOICES:
+                if value not in CHOICES[f.name]:
+                    bad(f.name, f"must be one of {', '.join(CHOICES[f.name])}")
                 continue
             if f.name in ("do_subsumption", "refinement"):
                 if not isinstance(value, bool):

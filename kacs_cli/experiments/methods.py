@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import BUDGETS, COMPACTIONS, INPUT_TRANSFORMS, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import CHOICES, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.cells import BenchmarkEntry
 from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -54,12 +54,8 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
             continue
         if key in ("N", "N_max", "budget_window", "refine_max_iter"):
             v = whole(v, where, 1)
-        elif key == "budget":
-            v = choice(v, where, BUDGETS)
-        elif key == "input_transform":
-            v = choice(v, where, INPUT_TRANSFORMS)
-        elif key == "compaction":
-            v = choice(v, where, COMPACTIONS)
+        elif key in CHOICES:
+            v = choice(v, where, CHOICES[key])
         elif key in ("do_subsumption", "refinement"):
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
