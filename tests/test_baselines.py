@@ -336,3 +336,20 @@ def test_committed_regressors_reuse_the_baselines_and_refine_the_plain_runs():
     for key in ("train_mae", "test_mae", "train_mse", "test_mse"):
         assert (refined[f"evolved_{key}"] == plain.loc[refined.index, key]).all(), key
     assert (refined["rules"] == plain.loc[refined.index, "rules"]).all()
+
+
+def test_the_committed_budget_runs_at_100000_iterations_are_the_regressors_runs():
+    """Two campaigns, at other times and loads, trained refined KACS runs 0-9 with the same
+    settings: the same numbers, bit for bit (the engines and the refinement are deterministic)."""
+    budget, regressors = (ROOT / "results" / "budget" / "100k", ROOT / "results" / "regressors")
+    if not ((budget / "runs.csv").is_file() and (regressors / "runs.csv").is_file()):
+        pytest.skip("results/budget/100k or results/regressors is not committed")
+    a = pd.read_csv(budget / "runs.csv")
+    b = pd.read_csv(regressors / "runs.csv")
+    b = b[(b["method"] == "kacs-refined") & (b["run"] < 10)]
+    columns = ["train_mae", "test_mae", "train_mse", "test_mse", "rules", "evolved_test_mae",
+               "refine_iterations"]
+    merged = a.merge(b, on=["benchmark", "method", "run"], suffixes=("", "_other"))
+    assert len(merged) == len(a) == 80
+    for column in columns:
+        assert (merged[column] == merged[f"{column}_other"]).all(), column
