@@ -395,11 +395,12 @@ def regressors(runs: Runs) -> str:
     return baselines(runs, "regressors")
 
 
-def _verdicts(r: pd.DataFrame, control: str = "kacs") -> dict[str, dict[str, list[str]]]:
+def _verdicts(r: pd.DataFrame, control: str = "kacs",
+              benchmarks: tuple[str, ...] = MAIN_BENCHMARKS) -> dict[str, dict[str, list[str]]]:
     """Per benchmark, each method against the control over runs, Holm over the k-1."""
     others = [m for m in _methods(r) if m != control]
     out: dict[str, dict[str, list[str]]] = {m: {"better": [], "level": [], "worse": []} for m in others}
-    for b in MAIN_BENCHMARKS:
+    for b in benchmarks:
         ps, diffs = {}, {}
         for m in others:
             x, y = _pair(r, b, m, control, "test_mae")
@@ -501,6 +502,60 @@ def summary(runs: Runs) -> str:
     return _table(["experiment", "runs", "headline (from the committed runs)"], rows, ["l", "r", "l"])
 
 
+ROBUSTNESS_CELLS = tuple(f"f{k}-{law}" for law in ("skewed", "discrete") for k in range(1, 5))
+ROBUSTNESS_LABELS = {"xcsf": "XCSF", "kacs": "KACS", "kacs-refined": "KACS refined",
+                     "xcsf-quantile": "XCSF, quantile inputs",
+                     "kacs-quantile-refined": "KACS refined, quantile inputs"}
+
+
+def robustness(runs: Runs) -> str:
+    """Mean ± SD of the test MAE per input-law cell and method; best mean in bold."""
+    r = runs("robustness")
+    methods = _methods(r)
+    rows = []
+    for cell in ROBUSTNESS_CELLS:
+        means = {m: _mean(r, cell, m, "test_mae") for m in methods}
+        best = min(round(v, 3) for v in means.values())
+        row = [cell]
+        for m in methods:
+            txt = _msd(means[m], _sd(r, cell, m, "test_mae"), 3)
+            row.append(f"**{txt}**" if round(means[m], 3) == best else txt)
+        rows.append(row)
+    return _table(["cell"] + [ROBUSTNESS_LABELS[m] for m in methods], rows, ["l"] + ["r"] * len(methods))
+
+
+def robustness_verdicts(runs: Runs) -> str:
+    """Each method against XCSF per cell: paired two-sided Wilcoxon over the runs, Holm over
+    the methods compared on the cell; better / level / worse than XCSF."""
+    r = runs("robustness")
+    v = _verdicts(r, control="xcsf", benchmarks=ROBUSTNESS_CELLS)
+    rows = [[ROBUSTNESS_LABELS[m], str(len(v[m]["worse"])), str(len(v[m]["level"])),
+             str(len(v[m]["better"])) + (f" ({', '.join(v[m]['better'])})" if 0 < len(v[m]["better"]) <= 3 else "")]
+            for m in v]
+    return _table(["method", "better than XCSF on", "level on", "worse than XCSF on"], rows, ["l", "r", "r", "l"])
+
+
+BUDGETS = ("100k", "200k", "400k")
+
+
+def budget(runs: Runs) -> str:
+    """Refined KACS at three iteration budgets: evolved and refined mean test MAE, seconds."""
+    present = [b for b in BUDGETS if results.runs_path(runs.root / "results" / "budget" / b).is_file()]
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        row = [_name(bench)]
+        for b in BUDGETS:
+            if b not in present:
+                row += ["—", "—"]
+                continue
+            r = runs(f"budget/{b}")
+            here = r[r.benchmark == bench]
+            row += [f"{here.evolved_test_mae.mean():.4f}", f"{here.test_mae.mean():.4f}"]
+        rows.append(row)
+    head = ["benchmark"] + [f"{b} {kind}" for b in BUDGETS for kind in ("evolved", "refined")]
+    return _table(head, rows, ["l"] + ["r"] * (2 * len(BUDGETS)))
+
+
 TABLES: dict[str, Callable[[Runs], str]] = {
     "summary": summary,
     "main-paper": main_paper,
@@ -518,6 +573,9 @@ TABLES: dict[str, Callable[[Runs], str]] = {
     "baselines-verdicts": baselines_verdicts,
     "regressors": regressors,
     "regressors-verdicts": regressors_verdicts,
+    "robustness": robustness,
+    "robustness-verdicts": robustness_verdicts,
+    "budget": budget,
 }
 
 # ---- numbers in prose --------------------------------------------------------------------
