@@ -64,8 +64,10 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
         i = index_at(members, k)
         f = F[i]
         sum_f += f
-        sum_fp += f * (w[i, 0] + w[i, 1] * z)
-        sum_fw1 += f * w[i, 1]
+        j = i + i
+        w1 = w[j + np.uint64(1)]
+        sum_fp += f * (w[j] + w1 * z)
+        sum_fw1 += f * w1
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
     if sum_f <= 0.0:
@@ -75,8 +77,9 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
 
 @njit(**HOT, inline="always")
 def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, eps_adam,
-                 alpha_e0, hp):
-    """Adam on rule i's two weights, then its error and accuracy; returns the accuracy.
+                 alpha_e0):
+    """Adam on rule i's two weights, then its error; returns the error and alpha e0 / error
+    (the accuracy's usual value, see `_update_set`).
 
     This is the per-rule floor of KACS's work. Adam's 1 / (1 - beta2^t) and the accuracy's
     alpha e0 / eps are independent divisions and share one two-lane division; the two square
@@ -86,22 +89,59 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
     e = eps[i] + beta * (abs_err - eps[i])
     eps[i] = e
     inv_d2, alpha_e0_over_e = div_pair(1.0, alpha_e0, d2, e)
-    m0 = b1 * m[i, 0] + (1.0 - b1) * g0
-    m1 = b1 * m[i, 1] + (1.0 - b1) * g1
-    v0 = b2 * v[i, 0] + (1.0 - b2) * g0 * g0
-    v1 = b2 * v[i, 1] + (1.0 - b2) * g1 * g1
-    m[i, 0] = m0
-    m[i, 1] = m1
-    v[i, 0] = v0
-    v[i, 1] = v1
+    j = i + i
+    j1 = j + np.uint64(1)
+    m0 = b1 * m[j] + (1.0 - b1) * g0
+    m1 = b1 * m[j1] + (1.0 - b1) * g1
+    v0 = b2 * v[j] + (1.0 - b2) * g0 * g0
+    v1 = b2 * v[j1] + (1.0 - b2) * g1 * g1
+    m[j] = m0
+    m[j1] = m1
+    v[j] = v0
+    v[j1] = v1
     s0, s1 = sqrt_pair(v0 * inv_d2, v1 * inv_d2)
     s0 += eps_adam
     s1 += eps_adam
     # w_j -= eta * (m_j / d1) / s_j, with the three divisions folded into one.
     r = eta / (d1 * s0 * s1)
-    w[i, 0] -= m0 * s1 * r
-    w[i, 1] -= m1 * s0 * r
-    return accuracy_given(e, alpha_e0_over_e, hp)
+    w[j] -= m0 * s1 * r
+    w[j1] -= m1 * s0 * r
+    return e, alpha_e0_over_e
+
+
+@njit(**HOT, inline="always")
+def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop, g_scale, z,
+                abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, nu_one, hp, weighted):
+    """The update of one match set: Adam, experience, error, match-set size and accuracy of
+    every member, then their fitness.
+
+    `nu_one` is a constant at each call site, so that the accuracy is a select on eps < e0
+    without a test of nu per rule. Each member's kappa * num, the accuracy sum's term, is
+    kept in `weighted` (contiguous, by position in the set): the fitness pass reads it there
+    instead of gathering kappa and num again and converting num; it is the same product.
+    """
+    e0 = hp.e0
+    acc_sum = 0.0
+    for k in range(st, stop):
+        i = index_at(members, k)
+        g = g_scale * F[i]
+        e, alpha_e0_over_e = _update_rule(w, m, v, b1t, b2t, eps, i, g, g * z, abs_err, beta,
+                                          b1, b2, eta, eps_adam, alpha_e0)
+        if nu_one:
+            kap = 1.0 if e < e0 else alpha_e0_over_e
+        else:
+            kap = accuracy_given(e, alpha_e0_over_e, hp)
+        exp[i] += 1
+        ms[i] += beta * (sum_num - ms[i])
+        kappa[i] = kap
+        term = kap * num[i]
+        weighted[k - st] = term
+        acc_sum += term
+    if acc_sum > 0.0:
+        inv_sum = 1.0 / acc_sum
+        for k in range(st, stop):
+            i = index_at(members, k)
+            F[i] += beta * (weighted[k - st] * inv_sum - F[i])
 
 
 @njit(**HOT)
@@ -113,9 +153,11 @@ def train_step(pop, wk, x, y, n, hp, sc):
     # The arrays, fetched from their tuples once for the whole iteration.
     lo = pop.bounds.lo
     hi = pop.bounds.hi
-    w = pop.weights.w
-    m = pop.weights.m
-    v = pop.weights.v
+    # The weights and moments (rules x 2, C order) as flat views: rule i's pair is at 2i and
+    # 2i + 1, an address without a multiply by the row length read from memory.
+    w = pop.weights.w.reshape(pop.weights.w.size)
+    m = pop.weights.m.reshape(pop.weights.m.size)
+    v = pop.weights.v.reshape(pop.weights.v.size)
     F = pop.reals.F
     eps = pop.reals.eps
     kappa = pop.reals.kappa
@@ -201,6 +243,9 @@ def train_step(pop, wk, x, y, n, hp, sc):
     eta = hp.eta
     eps_adam = hp.eps_adam
     alpha_e0 = hp.alpha * hp.e0
+    nu_one = hp.nu == 1.0
+    # The re-sort's float buffer is free during an iteration.
+    weighted = wk.sort_f
     for s in range(s_all):
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -218,22 +263,14 @@ def train_step(pop, wk, x, y, n, hp, sc):
             sum_num = set_num[s]
         else:
             sum_num = set_numerosity(num, members, st, stop)
-        # One pass: Adam, experience, error, match-set size and accuracy; then fitness.
-        acc_sum = 0.0
-        for k in range(st, stop):
-            i = index_at(members, k)
-            g = scale * F[i]
-            kap = _update_rule(w, m, v, b1t, b2t, eps, i, g, g * z, abs_err, beta, b1, b2, eta,
-                               eps_adam, alpha_e0, hp)
-            exp[i] += 1
-            ms[i] += beta * (sum_num - ms[i])
-            kappa[i] = kap
-            acc_sum += kap * num[i]
-        if acc_sum > 0.0:
-            inv_sum = 1.0 / acc_sum
-            for k in range(st, stop):
-                i = index_at(members, k)
-                F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
+        if nu_one:
+            _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
+                        scale, z, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, True,
+                        hp, weighted)
+        else:
+            _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
+                        scale, z, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, False,
+                        hp, weighted)
     refresh_fitness_sum(pop)
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
