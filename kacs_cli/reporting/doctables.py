@@ -371,11 +371,16 @@ def _methods(r: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(r.method))
 
 
+def _main_ranks(r: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """Each method's mean test MAE per main benchmark, and their average ranks (best first)."""
+    means = pd.DataFrame({m: {b: _mean(r, b, m, "test_mae") for b in MAIN_BENCHMARKS} for m in _methods(r)})
+    return means, stats.average_ranks(means).sort_values()
+
+
 def baselines(runs: Runs, folder: str = "baselines") -> str:
     r = runs(folder)
     methods = _methods(r)
-    means = pd.DataFrame({m: {b: _mean(r, b, m, "test_mae") for b in MAIN_BENCHMARKS} for m in methods})
-    ranks = stats.average_ranks(means)
+    means, ranks = _main_ranks(r)
     rows = []
     for m in methods:
         row = [m if m not in ("kacs", "xcsf") else m.upper()]
@@ -477,8 +482,7 @@ def summary(runs: Runs) -> str:
                  f"{adm['kacs-guideline']:.3f} with the hand-set guideline N, with {100 * share:.0f} % of its rules"])
     b = runs("baselines")
     bm = _methods(b)
-    means = pd.DataFrame({mm: {bb: _mean(b, bb, mm, "test_mae") for bb in MAIN_BENCHMARKS} for mm in bm})
-    ranks = stats.average_ranks(means).sort_values()
+    _, ranks = _main_ranks(b)
     place = list(ranks.index).index("kacs") + 1
     lead = [BASELINE_LABELS[mm] for mm in ranks.index[:3]]
     v = _verdicts(b)
@@ -488,8 +492,7 @@ def summary(runs: Runs) -> str:
                  f"{len(v['xcsf-lib']['better'])} of 8, and loses to gradient boosting on {len(v['gbr']['worse'])}"])
     g = runs("regressors")
     gm = _methods(g)
-    means = pd.DataFrame({mm: {bb: _mean(g, bb, mm, "test_mae") for bb in MAIN_BENCHMARKS} for mm in gm})
-    ranks = stats.average_ranks(means).sort_values()
+    _, ranks = _main_ranks(g)
     better = sum(_p(g, bb, "kacs-refined", "kacs", "test_mae") < ALPHA
                  and _mean(g, bb, "kacs-refined", "test_mae") < _mean(g, bb, "kacs", "test_mae")
                  for bb in MAIN_BENCHMARKS)
@@ -665,10 +668,7 @@ def v_baselines_floor(runs: Runs, folder: str | None = None) -> str:
 
 def v_ranks(runs: Runs, folder: str) -> str:
     """The average ranks of a k-method folder's methods over the main benchmarks, best first."""
-    r = runs(folder)
-    methods = _methods(r)
-    means = pd.DataFrame({m: {b: _mean(r, b, m, "test_mae") for b in MAIN_BENCHMARKS} for m in methods})
-    ranks = stats.average_ranks(means).sort_values()
+    _, ranks = _main_ranks(runs(folder))
     return ", ".join(f"{BASELINE_LABELS[m]} {ranks[m]:.2f}" for m in ranks.index)
 
 
