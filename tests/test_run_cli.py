@@ -29,6 +29,17 @@ def write_config(path: Path, text: str) -> Path:
     return path
 
 
+
+def _wait_until_the_group_is_gone(pgid: int, how: str) -> None:
+    """Up to 5 s for every process of a campaign's group (its loky workers) to end."""
+    for _ in range(500):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
+    pytest.fail(f"worker processes of the {how} campaign are still alive")
+
 def test_help_lists_the_commands_and_options(capsys):
     code, out, _ = kacs(capsys, "--help")
     assert code == 0 and " run " in out and " scale " in out
@@ -152,14 +163,7 @@ def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path
     finished = len(list(records.glob("*.json")))
     assert 1 <= finished < total, finished
     # The loky workers were in the group too: none may outlive the kill.
-    for _ in range(500):
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.01)
-    else:
-        pytest.fail("worker processes of the killed campaign are still alive")
+    _wait_until_the_group_is_gone(proc.pid, "killed")
     # SIGKILL to the whole group also kills loky's resource tracker, the process that would
     # have unlinked the campaign's semaphores: nothing is left to do it, so the test does.
     for leftover in Path("/dev/shm").glob(f"sem.loky-{proc.pid}-*"):
@@ -230,14 +234,7 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
     assert {f"{b}__{m}__{r}" for b, m, r in zip(rows.benchmark, rows.method, rows.run)} == recorded
     assert (out / "curves.csv.gz").is_file()
     assert {p.stem for p in (out / "curves").glob("*.csv")} == recorded
-    for _ in range(500):  # the workers are gone with the campaign
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.01)
-    else:
-        pytest.fail("worker processes of the stopped campaign are still alive")
+    _wait_until_the_group_is_gone(proc.pid, "stopped")  # the workers are gone with the campaign
     assert not {f for f in shm_files() - before if f.startswith(f"sem.loky-{proc.pid}-")}
 
     code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
