@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from kacs_cli import KACSRegressor, XCSFRegressor, load
-from kacs_cli.engine import Hyperparameters, Model, train_run
+from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine.compaction import piecewise, single_winner
 from kacs_cli.engine.population import S_P, S_TOTAL, set_bounds
 from kacs_cli.errors import UserError

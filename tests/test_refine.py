@@ -7,8 +7,7 @@ import pytest
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.engine import Hyperparameters, Model, train_run
 from kacs_cli.engine.population import S_P, S_TOTAL, set_bounds
-from kacs_cli.engine.refine import (PATIENCE, Objective, design, refine_weights,
-                                    validation_split)
+from kacs_cli.engine.refine import PATIENCE, Objective, design, validation_split
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import InputTransform
 

@@ -262,31 +262,29 @@ class Objective:
     def __init__(self, pop, n: int, rows: Design, pull: float, w_ref: np.ndarray):
         self.P = int(pop.scal[S_P])
         self.n = n
-        self.sub = pop.counts.sub
-        self.lo = pop.bounds.lo[0]
-        self.hi = pop.bounds.hi[0]
-        self.F = pop.reals.F
         self.rows = rows
         self.pull = float(pull)
         self.w_ref = w_ref
-        self.out_start, out_rule = _outer_groups(self.sub, self.P, n)
+        lo, hi, F = pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F
+        self.out_start, out_rule = _outer_groups(pop.counts.sub, self.P, n)
         # Within each channel, by lower bound (stable: ties keep population order).
         channel = np.repeat(np.arange(self.out_start.shape[0] - 1), np.diff(self.out_start))
-        self.out_rule = out_rule[np.lexsort((self.lo[out_rule], channel))]
-        self.out_lo = np.ascontiguousarray(self.lo[self.out_rule])
-        self.out_hi = np.ascontiguousarray(self.hi[self.out_rule])
-        self.out_F = np.ascontiguousarray(self.F[self.out_rule])
+        self.out_rule = out_rule[np.lexsort((lo[out_rule], channel))]
+        self.out_lo = np.ascontiguousarray(lo[self.out_rule])
+        self.out_hi = np.ascontiguousarray(hi[self.out_rule])
+        self.out_F = np.ascontiguousarray(F[self.out_rule])
         self._grad = np.zeros((self.P, 2))
 
-    def mse(self, w_flat: np.ndarray) -> float:
-        """Mean squared error of the prediction with these weights (no pull)."""
-        if self.rows.y.shape[0] == 0:
+    def mse(self, w_flat: np.ndarray, rows: Design | None = None) -> float:
+        """Mean squared error of the prediction with these weights (no pull), on the design's
+        rows or on `rows` (another design of the same population: the validation rows)."""
+        rows = self.rows if rows is None else rows
+        if rows.y.shape[0] == 0:
             return float("nan")
-        sse = self._run(w_flat, False)
-        return sse / self.rows.y.shape[0]
+        return self._run(w_flat, False, rows) / rows.y.shape[0]
 
-    def _run(self, w_flat, want_grad):
-        d = self.rows
+    def _run(self, w_flat, want_grad, d=None):
+        d = self.rows if d is None else d
         return _loss_grad(w_flat.reshape(self.P, 2), self.n, d.cell_of, d.cell_start,
                           d.cell_rule, d.cell_share, d.X, d.y, self.out_start, self.out_rule,
                           self.out_lo, self.out_hi, self.out_F, want_grad, self._grad)
@@ -336,17 +334,16 @@ def refine_weights(pop, n: int, X: np.ndarray, y: np.ndarray, *, max_iter: int, 
     w = pop.weights.w
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
     fit = Objective(pop, n, design(pop, X[fit_rows], y[fit_rows], n), pull, w0)
-    valid = (Objective(pop, n, design(pop, X[valid_rows], y[valid_rows], n), pull, w0)
-             if valid_rows.size else None)
+    valid = design(pop, X[valid_rows], y[valid_rows], n) if valid_rows.size else None
     fit_before = fit.mse(w0)
-    valid_before = valid.mse(w0) if valid is not None else float("nan")
+    valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
     best = {"w": w0.copy(), "mse": valid_before, "iteration": 0, "done": 0}
 
     def watch(intermediate_result):
         best["done"] += 1
         if valid is None:
             return
-        mse = valid.mse(intermediate_result.x)
+        mse = fit.mse(intermediate_result.x, valid)
         if mse < best["mse"]:
             best.update(w=intermediate_result.x.copy(), mse=mse, iteration=best["done"])
         elif best["done"] - best["iteration"] >= PATIENCE:
@@ -362,7 +359,7 @@ def refine_weights(pop, n: int, X: np.ndarray, y: np.ndarray, *, max_iter: int, 
     return RefineResult(
         iterations=best["done"], best_iteration=best["iteration"], fit_mse_before=fit_before,
         fit_mse_after=fit.mse(best["w"]), valid_mse_before=valid_before,
-        valid_mse_after=valid.mse(best["w"]) if valid is not None else float("nan"),
+        valid_mse_after=fit.mse(best["w"], valid) if valid is not None else float("nan"),
         validation_rows=int(valid_rows.size), seconds=seconds)
 
 

@@ -196,6 +196,14 @@ class Model:
         X = self._check_inputs(X)
         return self.learner.predict(self, X)
 
+    def _check_rows(self, X, y):
+        """The rows a step after training (refine, compact) works on, checked."""
+        X = self._check_inputs(X)
+        y = _as_vector(y, X.shape[0], "y")
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows")
+        return X, y
+
     def compact(self, X, y, *, seed: int, method: str | None = None, rules: float | None = None,
                 tolerance: float | None = None):
         """Make the model smaller in place (compaction.py), given its scaled training rows;
@@ -212,10 +220,7 @@ class Model:
         checked = self.params.with_overrides(
             compact_rules=self.params.compact_rules if rules is None else rules,
             compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
-        X = self._check_inputs(X)
-        y = _as_vector(y, X.shape[0], "y")
-        if X.shape[0] < 1:
-            raise ValueError("X has no rows")
+        X, y = self._check_rows(X, y)
         result = learner.compact(self, X, y, method, rules=float(checked.compact_rules),
                                  tolerance=float(checked.compact_tolerance), seed=int(seed))
         self.scratch.key_state[0] = 0  # the antecedent keys are rebuilt when next needed
@@ -237,10 +242,7 @@ class Model:
         checked = self.params.with_overrides(refine_max_iter=settings["max_iter"],
                                              refine_pull=settings["pull"],
                                              refine_validation=settings["validation"])
-        X = self._check_inputs(X)
-        y = _as_vector(y, X.shape[0], "y")
-        if X.shape[0] < 1:
-            raise ValueError("X has no rows")
+        X, y = self._check_rows(X, y)
         return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
                                    pull=float(checked.refine_pull),
                                    validation=float(checked.refine_validation), seed=int(seed))
@@ -277,6 +279,15 @@ class Model:
         return df[list(CURVE_COLUMNS)]
 
 
+def _final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test) -> None:
+    """The model's train (and, with test rows, test) MAE and MSE into final[prefix + name]."""
+    final[f"{prefix}train_mae"], final[f"{prefix}train_mse"] = _errors(
+        model.predict(X_train), np.asarray(y_train, dtype=np.float64))
+    if X_test is not None and len(X_test):
+        final[f"{prefix}test_mae"], final[f"{prefix}test_mse"] = _errors(
+            model.predict(X_test), np.asarray(y_test, dtype=np.float64))
+
+
 # Extra metrics of a run with `refinement` (its other metrics are the refined model's): the
 # evolved model's errors, and what the refinement did.
 REFINE_KEYS = ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse", "evolved_test_mse",
@@ -289,11 +300,7 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
     for key in ("train_mae", "test_mae", "train_mse", "test_mse", "aic"):
         final[f"evolved_{key}"] = final[key]
     result = model.refine(X_train, y_train, seed=seed)
-    y_train = np.asarray(y_train, dtype=np.float64)
-    final["train_mae"], final["train_mse"] = _errors(model.predict(X_train), y_train)
-    if X_test is not None and len(X_test):
-        final["test_mae"], final["test_mse"] = _errors(model.predict(X_test),
-                                                       np.asarray(y_test, dtype=np.float64))
+    _final_errors(model, final, "", X_train, y_train, X_test, y_test)
     final["aic"] = float(aic(X_train.shape[0], final["train_mse"], final["params"]))
     final["refine_iterations"] = int(result.iterations)
     final["refine_seconds"] = float(result.seconds)
@@ -310,12 +317,8 @@ def _compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, 
     result = compacted.compact(X_train, y_train, seed=seed)
     final["compacted_rules"] = compacted.n_rules
     final["compacted_params"] = compacted.n_params
-    final["compacted_train_mae"], final["compacted_train_mse"] = _errors(
-        compacted.predict(X_train), np.asarray(y_train, dtype=np.float64))
     final["compacted_test_mae"], final["compacted_test_mse"] = math.nan, math.nan
-    if X_test is not None and len(X_test):
-        final["compacted_test_mae"], final["compacted_test_mse"] = _errors(
-            compacted.predict(X_test), np.asarray(y_test, dtype=np.float64))
+    _final_errors(compacted, final, "compacted_", X_train, y_train, X_test, y_test)
     final["compacted_seconds"] = float(result.seconds)
 
 

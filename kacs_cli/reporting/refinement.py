@@ -15,7 +15,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from kacs_cli.experiments.results import OPTIONAL_COLUMNS
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.stats import wilcoxon_p
@@ -31,7 +30,7 @@ def _error(exp: ExperimentReport) -> str:
 def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     """One row per (cell, refined method), or None when no run was refined."""
     error = _error(exp)
-    if f"{EVOLVED}{error}" not in runs.columns or f"{EVOLVED}{error}" not in OPTIONAL_COLUMNS:
+    if f"{EVOLVED}{error}" not in runs.columns:
         return None
     refined = runs[runs[f"{EVOLVED}{error}"].notna()]
     if refined.empty:
