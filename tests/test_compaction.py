@@ -179,6 +179,18 @@ eval_every: 1000
     assert (compact["compacted_rules"] <= compact["rules"] // 10).all()
     assert (compact["compacted_params"] == 2 * compact["compacted_rules"]).all()
     assert plain["compacted_rules"].isna().all()
+    # The report's compaction table and figure, from those columns.
+    code, _, err = run_kacs(capsys, "report", tmp_path / "out")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "out" / "report" / "compacted_compaction.csv")
+    assert table[["cell", "method", "runs"]].values.tolist() == [["f4", "kacs-compact", 2]]
+    row = table.iloc[0]
+    assert row["rules"] == compact["rules"].mean()
+    assert row["kept_share"] == pytest.approx((compact["compacted_rules"] / compact["rules"]).mean())
+    assert row["change"] == pytest.approx(compact["compacted_test_mae"].mean() / compact["test_mae"].mean() - 1)
+    assert row["better_runs"] == int((compact["compacted_test_mae"] < compact["test_mae"]).sum())
+    assert "### compacted: compaction" in (tmp_path / "out" / "report" / "report.md").read_text()
+    assert (tmp_path / "out" / "report" / "figures" / "compacted_compaction.png").is_file()
     bad = config.read_text().replace("kacs-compact: {method: kacs, compaction: piecewise}",
                                      "xcsf-compact: {method: xcsf, compaction: piecewise}")
     config.write_text(bad)

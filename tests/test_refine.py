@@ -288,10 +288,35 @@ def test_kacs_fit_refines_and_transforms_and_refuses_bad_options(capsys, tmp_pat
         (("--refine", "--method", "xcsf"), "--refine: refinement exists only for KACS, not XCSF"),
         (("--refine", "--refine-validation", "1.5"), "refine_validation = 1.5 is invalid"),
         (("--input-transform", "rank"), "input_transform = 'rank' is invalid"),
+        (("--passes", "0"), "--passes must be a number > 0, got 0"),
+        (("--passes", "nan"), "--passes must be a number > 0, got nan"),
     ]:
         code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "x.kacs", "-n", 200, *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "x.kacs").exists()
+
+
+def test_a_budget_in_passes_follows_the_number_of_rows(capsys, tmp_path):
+    from cli_support import run_kacs
+
+    rng = np.random.default_rng(5)
+    X = rng.random((120, 2))
+    y = X[:, 0] - X[:, 1]
+    # 2.5 passes over 120 rows are ceil(300) iterations: the same model as n_iter=300.
+    by_passes = KACSRegressor(n_passes=2.5, N=300, random_state=3).fit(X, y)
+    by_count = KACSRegressor(n_iter=300, N=300, random_state=3).fit(X, y)
+    assert by_passes.iterations_done_ == 300
+    assert np.array_equal(by_passes.predict(X), by_count.predict(X))
+    assert KACSRegressor(n_passes=0.001, N=300).fit(X, y).iterations_done_ == 1
+    for bad in (0, -1.0, float("inf"), True, "5"):
+        with pytest.raises(UserError, match="n_passes must be a number > 0"):
+            KACSRegressor(n_passes=bad).fit(X, y)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    code, text, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "m.kacs", "--passes", 2.5)
+    assert code == 0, err
+    assert "120 rows x 2 inputs, 300 iterations" in " ".join(text.split())
+    assert load(tmp_path / "m.kacs").n_passes == 2.5
 
 
 def test_the_report_refuses_a_damaged_refinement_cell(capsys, tmp_path):

@@ -22,11 +22,12 @@ def _load_estimator(path: Path):
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform="minmax",
-         refine=None):
+         refine=None, passes=None):
     import numpy as np
 
     from kacs_cli.engine import default_p_hash, registry
     from kacs_cli.estimators import estimator_class
+    from kacs_cli.estimators.validation import fit_iterations
     from kacs_cli.experiments import datasets
 
     method = method.strip().lower()
@@ -45,8 +46,12 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     if refine is not None:
         options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
                        refine_validation=refine[2])
-    est = cls(n_iter=iterations, random_state=seed, P_hash=float(p_hash), **options)
+    est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
+    if passes is not None:
+        if not passes > 0:
+            raise UserError(f"--passes must be a number > 0, got {passes:g}")
+        iterations = fit_iterations(iterations, passes, X.shape[0])
     if est.refinement and registry.get(method).refine is None:
         raise UserError(f"--refine: refinement exists only for KACS, not {method.upper()}")
     with warnings.catch_warnings(record=True) as caught:
@@ -186,6 +191,10 @@ def register(app: typer.Typer) -> None:
         method: str = typer.Option("kacs", "--method", "-m",
                                    help="The learner: kacs, xcsf, or one added to engine/registry.py."),
         iterations: int = typer.Option(100_000, "--iterations", "-n", help="Training iterations (samples)."),
+        passes: Optional[float] = typer.Option(
+            None, "--passes", help="Instead of --iterations: this many passes over the rows "
+                                   "(iterations = passes x rows; 150 suits most data, docs/refinement.md).",
+            show_default=False),
         seed: int = typer.Option(0, "--seed", help="Learner seed."),
         p_hash: Optional[float] = typer.Option(
             None, "--P-hash", "--p-hash",
@@ -207,7 +216,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
-             (refine_max_iter, refine_pull, refine_validation) if refine else None)
+             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes)
 
     @app.command("compact")
     def compact_command(

@@ -23,7 +23,7 @@ Explicit ranges (`input_range`, `target_range`) replace the learned min/max; the
 `partial_fit` on a stream whose first batch does not span the data's range.
 
 Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
-defaults, docs/algorithm.md section 6) plus `n_iter`, `random_state`, `input_range`, `target_range`.
+defaults, docs/algorithm.md section 6) plus `n_iter`, `n_passes`, `random_state`, `input_range`, `target_range`.
 
 P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
 functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
@@ -52,7 +52,7 @@ from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
-from kacs_cli.estimators.validation import (base_seed, check_fit_data, check_n_iter, json_param, plain,
+from kacs_cli.estimators.validation import (base_seed, check_fit_data, fit_iterations, json_param, plain,
                                             scaling_ranges, validate)
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
@@ -115,6 +115,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         compact_rules=0.1,
         compact_tolerance=0.0,
         n_iter=100_000,
+        n_passes=None,
         random_state=0,
         input_range=None,
         target_range=None,
@@ -155,6 +156,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self.compact_rules = compact_rules
         self.compact_tolerance = compact_tolerance
         self.n_iter = n_iter
+        self.n_passes = n_passes
         self.random_state = random_state
         self.input_range = input_range
         self.target_range = target_range
@@ -218,7 +220,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ learning
 
     def fit(self, X, y):
-        """Learn from scratch: scaling from (X, y), then `n_iter` iterations with seed random_state.
+        """Learn from scratch: scaling from (X, y), then `n_iter` iterations (or, with `n_passes`,
+        ceil(n_passes x rows)) with seed random_state.
 
         The scaling uses the min/max of X and y (or `input_range`/`target_range` when given);
         an int random_state is the engine seed itself, so fitting the unscaled train rows of a
@@ -229,7 +232,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         """
         X, y = validate(self, X, y, reset=True)
         check_fit_data(X, y, self.target_range)
-        n_iter = check_n_iter(self.n_iter)
+        n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y)
         Xs, ys = self._scale_X(X), self._scale_y(y)
         self._train(Xs, ys, n_iter, reset_ranges=True)

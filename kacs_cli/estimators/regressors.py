@@ -46,6 +46,10 @@ class KACSRegressor(LearnerRegressor):
 
     n_iter : int, default 100_000
         Training iterations (samples) of `fit`. `partial_fit` runs one pass over its batch.
+    n_passes : float, optional
+        Instead of n_iter: `fit` runs ceil(n_passes x rows) iterations, a budget that follows
+        the data size (n_passes=150 gives about the budgets measured best in
+        docs/refinement.md section 3 up to ~1,400 rows).
     random_state : int, None, RandomState or Generator, default 0
         Learner seed. An int is the engine seed of `fit` itself (the runner's `seed`).
     input_range : (min, max) or array (n_features, 2), optional

@@ -6,6 +6,7 @@ functions do that check, each raising `UserError` (a `ValueError`) that names th
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -16,7 +17,7 @@ from kacs_cli.errors import UserError
 from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, non_numeric,
                               too_few_rows)
 
-__all__ = ["base_seed", "check_fit_data", "check_n_iter", "json_param", "plain", "scaling_ranges", "validate"]
+__all__ = ["base_seed", "check_fit_data", "check_n_iter", "fit_iterations", "json_param", "plain", "scaling_ranges", "validate"]
 
 _INT_SEED_LIMIT = 2**32
 _NO_Y = object()
@@ -65,6 +66,19 @@ def check_n_iter(value) -> int:
     if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
         raise UserError(f"n_iter must be a whole number >= 1, got {value!r}")
     return int(n_iter)
+
+
+def fit_iterations(n_iter, n_passes, rows: int) -> int:
+    """The iterations of `fit`: n_iter, or with n_passes given, ceil(n_passes x rows) (at
+    least 1), so that the budget follows the data size (docs/refinement.md section 3)."""
+    if n_passes is None:
+        return check_n_iter(n_iter)
+    passes = plain(n_passes)
+    if (isinstance(passes, bool) or not isinstance(passes, numbers.Real)
+            or not math.isfinite(passes) or passes <= 0):
+        raise UserError(f"n_passes must be a number > 0 (passes over the training rows) or None, "
+                        f"got {n_passes!r}")
+    return max(1, math.ceil(passes * rows))
 
 
 def base_seed(random_state) -> int:

@@ -329,6 +329,35 @@ def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: 
     return _save(fig, path)
 
 
+def compaction_figure(exp: ExperimentReport, path: Path) -> Path | None:
+    """Test error against macro-rules (log axis), one panel per cell: the trained model and
+    every compacted method at its mean over the runs (reporting/compaction.py). None when no
+    run was compacted."""
+    frame = exp.compaction
+    if frame is None or frame.empty:
+        return None
+    error = "mse" if exp.protocol == "alternative" else "mae"
+    cells = list(dict.fromkeys(frame["cell"]))
+    fig, axes = _grid(len(cells))
+    for ax, cell in zip(axes, cells):
+        here = frame[frame["cell"] == cell].sort_values("compacted_rules")
+        ax.plot(here["compacted_rules"], here["compacted_mean"], "o-", color="C0", ms=3.5, lw=1.2,
+                label="compacted")
+        for rec in here.to_dict("records"):
+            ax.annotate(rec["method"], (rec["compacted_rules"], rec["compacted_mean"]), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points")
+        ax.plot([here["rules"].mean()], [here["error_mean"].mean()], "s", color="C3", ms=5,
+                label="trained (uncompacted)")
+        ax.set_xscale("log")
+        ax.set_xlabel("macro-rules (log scale)", fontsize=8)
+        ax.set_ylabel(f"test {error.upper()}", fontsize=8)
+        ax.set_title(cell, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    _finish(fig, axes, f"{exp.name}: test {error.upper()} against rules (means over runs)")
+    return _save(fig, path)
+
+
 def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path], list[str]]:
     """All figures of one experiment, and for each kind that cannot be drawn, why not."""
     stem = slug(exp.name)
@@ -375,9 +404,12 @@ def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path]
         made = scaling_figure(exp, exp.scaling, out_dir / f"{stem}_scaling.png")
         if made is not None:
             written.append(made)
+    made = compaction_figure(exp, out_dir / f"{stem}_compaction.png")
+    if made is not None:
+        written.append(made)
     # A figure of an earlier render that this one could not draw must not stay behind
     # looking current.
-    for kind in (*kinds, "covering", "scaling"):
+    for kind in (*kinds, "covering", "scaling", "compaction"):
         stale = out_dir / f"{stem}_{kind}.png"
         if stale not in written:
             stale.unlink(missing_ok=True)

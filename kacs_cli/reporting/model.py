@@ -93,6 +93,7 @@ class ExperimentReport:
     others: pd.DataFrame | None = None
     kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
     refinement: pd.DataFrame | None = None  # refinement.analyse: refined methods, before and after
+    compaction: pd.DataFrame | None = None  # compaction.analyse: compacted methods, before and after
     # (cell label, method, run) of every row of the folder's runs.csv: the runs whose curves
     # the figures may draw (None: every curve in the folder).
     finished: frozenset | None = None

@@ -23,13 +23,13 @@ from kacs_cli.reporting.tables import Table, fmt_value, tcell
 EVOLVED = "evolved_"
 
 
-def _error(exp: ExperimentReport) -> str:
+def error_metric(exp: ExperimentReport) -> str:
     return "test_mse" if exp.protocol == "alternative" else "test_mae"
 
 
 def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     """One row per (cell, refined method), or None when no run was refined."""
-    error = _error(exp)
+    error = error_metric(exp)
     if f"{EVOLVED}{error}" not in runs.columns:
         return None
     refined = runs[runs[f"{EVOLVED}{error}"].notna()]
@@ -44,8 +44,8 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
             after = r[error].to_numpy(float)
             records.append({
                 "cell": cell.label, "method": method, "runs": len(r),
-                "evolved_mean": before.mean(), "evolved_sd": _sd(before),
-                "refined_mean": after.mean(), "refined_sd": _sd(after),
+                "evolved_mean": before.mean(), "evolved_sd": sd(before),
+                "refined_mean": after.mean(), "refined_sd": sd(after),
                 "change": after.mean() / before.mean() - 1.0 if before.mean() else math.nan,
                 "better_runs": int(np.sum(after < before)),
                 "p": wilcoxon_p(after, before),
@@ -56,12 +56,12 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame.from_records(records)
 
 
-def _sd(values: np.ndarray) -> float:
+def sd(values: np.ndarray) -> float:
     return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
 
 
 def table(exp: ExperimentReport, frame: pd.DataFrame) -> Table:
-    error = _error(exp)
+    error = error_metric(exp)
     headers = ["cell", "method", "runs", f"evolved {error.replace('_', ' ')}", "refined",
                "change", "better", "p", "iterations", "refine s", "evolution s"]
     rows = []
