@@ -27,9 +27,10 @@ RANKS = {
 BASE = ("kacs_cli.errors", "kacs_cli.atomic", "kacs_cli.scaling", "kacs_cli.version")
 # Third-party packages of the engine (llvmlite is numba's code generator, for two intrinsics
 # in lanes.py); pandas only for the tables its driver hands back, scipy only for the
-# refinement's optimizer (L-BFGS-B).
+# refinement's optimizer (L-BFGS-B), threadpoolctl only for the one BLAS thread of the steps
+# after training.
 ENGINE_USES = {"numpy", "numba", "llvmlite"}
-ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas"}, "kacs_cli.engine.refine": {"scipy"}}
+ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli.engine.refine": {"scipy"}}
 
 
 def _module(path: Path) -> str:

@@ -126,6 +126,36 @@ def test_refinement_is_deterministic_and_early_stopping_reads_only_the_validatio
     assert not np.array_equal(validation_split(400, 0.25, 12)[1], valid_rows)
 
 
+def test_refinement_and_compaction_run_on_one_blas_thread_whatever_the_caller_has(monkeypatch):
+    # A campaign's workers have one BLAS thread (joblib's loky gives them cores // jobs); the
+    # estimators, `kacs fit` and `--jobs 1` run in a process with all of them, where a second
+    # thread beside a busy core made L-BFGS-B up to 100 times slower.
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import kacs_cli.engine.refine as refine_module
+
+    seen = []
+    real = refine_module.minimize
+
+    def watching(*args, **kwargs):
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(refine_module, "minimize", watching)
+    X, y = _data(2, 200, seed=6)
+    m = Model("kacs", 2, Hyperparameters(N=400))
+    m.train(X, y, 2000, 1)
+    def blas_threads():
+        return max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        callers = blas_threads()
+        m.refine(X, y, seed=0)
+        m.compact(X, y, seed=0, method="piecewise")
+        assert blas_threads() == callers  # given back as it was
+    assert seen == [1, 1]
+
+
 def test_a_refined_run_keeps_the_evolved_metrics_bit_for_bit():
     X, y = _data(2, 300, seed=8)
     Xt, yt = _data(2, 60, seed=9)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numba import njit
+from threadpoolctl import threadpool_limits
 
 from kacs_cli.engine import budget, registry
 from kacs_cli.engine.order import first_order, seed_rng
@@ -71,6 +72,19 @@ def _as_vector(y, rows, name):
         raise ValueError(f"{name} contains NaN or infinite values")
     return np.ascontiguousarray(y)
 
+
+
+def one_blas_thread():
+    """The context of the steps after training (refinement, compaction): one BLAS thread.
+
+    They call BLAS (L-BFGS-B's updates, numpy's products) on a few thousand weights, where a
+    second thread gains nothing and, beside a busy core, spins: L-BFGS-B on 384 weights took
+    0.57 s for 38 iterations with two OpenBLAS threads and 0.006 s with one, both cores loaded
+    by a campaign. Campaign workers already run with one (joblib gives its loky workers
+    cores // jobs threads), so `--jobs 1`, the estimators and `kacs fit` give the numbers a
+    campaign gives.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
 
 class Model:
     """A population of one registered learner (registry.py) with its buffers: train, predict,
@@ -221,8 +235,9 @@ class Model:
             compact_rules=self.params.compact_rules if rules is None else rules,
             compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
         X, y = self._check_rows(X, y)
-        result = learner.compact(self, X, y, method, rules=float(checked.compact_rules),
-                                 tolerance=float(checked.compact_tolerance), seed=int(seed))
+        with one_blas_thread():
+            result = learner.compact(self, X, y, method, rules=float(checked.compact_rules),
+                                     tolerance=float(checked.compact_tolerance), seed=int(seed))
         self.scratch.key_state[0] = 0  # the antecedent keys are rebuilt when next needed
         return result
 
@@ -243,9 +258,10 @@ class Model:
                                              refine_pull=settings["pull"],
                                              refine_validation=settings["validation"])
         X, y = self._check_rows(X, y)
-        return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
-                                   pull=float(checked.refine_pull),
-                                   validation=float(checked.refine_validation), seed=int(seed))
+        with one_blas_thread():
+            return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
+                                       pull=float(checked.refine_pull),
+                                       validation=float(checked.refine_validation), seed=int(seed))
 
     def predict_components(self, X):
         """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, 2n+1, n], zhat[rows, 2n+1],
