@@ -559,6 +559,82 @@ def budget(runs: Runs) -> str:
     return _table(head, rows, ["l"] + ["r"] * (2 * len(BUDGETS)))
 
 
+def _compacted(runs: pd.DataFrame, bench: str, method: str):
+    """(rules, compacted rules, test MAE, compacted test MAE) of a compacted method's runs on a
+    benchmark, by run."""
+    sel = runs[(runs.benchmark == bench) & (runs.method == method)].set_index("run").sort_index()
+    return (sel.rules.to_numpy(float), sel.compacted_rules.to_numpy(float),
+            sel.test_mae.to_numpy(float), sel.compacted_test_mae.to_numpy(float))
+
+
+def _verdict(after: np.ndarray, before: np.ndarray) -> str:
+    """better / level / worse of `after` against `before`: paired two-sided Wilcoxon over runs."""
+    p = stats.wilcoxon_p(after, before)
+    if not p < ALPHA:
+        return f"level (p {_pfmt(p)})"
+    return f"{'better' if after.mean() < before.mean() else 'worse'} (p {_pfmt(p)})"
+
+
+def compaction(runs: Runs) -> str:
+    """KACS's compactions on the main benchmarks: rules and test MAE before and after, piecewise
+    (ours) and single-winner (the field's), 30 paired runs."""
+    r = runs("compaction")
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        rules, kept, before, after = _compacted(r, bench, "kacs-piecewise")
+        _, sw_kept, _, sw_after = _compacted(r, bench, "kacs-single-winner")
+        rows.append([_name(bench), _int(rules.mean()), f"{before.mean():.4f}",
+                     f"{kept.mean():.1f} ({100 * np.mean(kept / rules):.1f} %)", f"{after.mean():.4f}",
+                     f"{100 * (after.mean() / before.mean() - 1):+.1f} %", _verdict(after, before),
+                     f"{sw_kept.mean():.1f} ({100 * np.mean(sw_kept / rules):.1f} %)", f"{sw_after.mean():.4f}"])
+    head = ["benchmark", "KACS rules", "test MAE", "piecewise: rules (kept)", "test MAE", "change",
+            "against KACS", "single-winner: rules (kept)", "test MAE"]
+    return _table(head, rows, ["l"] + ["r"] * 5 + ["l", "r", "r"])
+
+
+def compaction_xcsf(runs: Runs) -> str:
+    """XCSF's closest-classifier compaction beside KACS's piecewise one: rules, parameters and
+    test MAE of both compacted models, 30 paired runs."""
+    r = runs("compaction")
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        rules, kept, before, after = _compacted(r, bench, "xcsf-closest")
+        _, k_kept, _, k_after = _compacted(r, bench, "kacs-piecewise")
+        sel = r[(r.benchmark == bench) & (r.method == "xcsf-closest")]
+        ksel = r[(r.benchmark == bench) & (r.method == "kacs-piecewise")]
+        rows.append([_name(bench), _int(rules.mean()), f"{before.mean():.4f}",
+                     f"{kept.mean():.1f} ({100 * np.mean(kept / rules):.1f} %)", f"{after.mean():.4f}",
+                     f"{100 * (after.mean() / before.mean() - 1):+.1f} %", _verdict(after, before),
+                     _int(sel.compacted_params.mean()), _int(ksel.compacted_params.mean()),
+                     _verdict(k_after, after).replace("better", "KACS better").replace("worse", "KACS worse")])
+    head = ["benchmark", "XCSF rules", "test MAE", "closest: rules (kept)", "test MAE", "change",
+            "against XCSF", "params, XCSF compacted", "params, KACS compacted", "KACS vs XCSF, compacted"]
+    return _table(head, rows, ["l"] + ["r"] * 5 + ["l", "r", "r", "l"])
+
+
+SWEEP = (("kacs-r20", "20 %"), ("kacs-r10", "10 %"), ("kacs-r05", "5 %"), ("kacs-r02", "2 %"), ("kacs-r01", "1 %"))
+
+
+def compaction_sweep(runs: Runs) -> str:
+    """The rule budget swept (runs 0-9): mean compacted rules and test MAE per budget, the
+    trained model's and single-winner's beside them (the same runs of results/compaction)."""
+    r = runs("compaction_sweep")
+    c = runs("compaction")
+    c = c[c.run < r.run.max() + 1]
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        rules, _, before, _ = _compacted(r, bench, SWEEP[0][0])
+        row = [_name(bench), f"{_int(rules.mean())} / {before.mean():.4f}"]
+        for method, _label in SWEEP:
+            _, kept, _, after = _compacted(r, bench, method)
+            row.append(f"{kept.mean():.0f} / {after.mean():.4f}")
+        _, sw_kept, _, sw_after = _compacted(c, bench, "kacs-single-winner")
+        row.append(f"{sw_kept.mean():.0f} / {sw_after.mean():.4f}")
+        rows.append(row)
+    head = ["benchmark", "trained"] + [f"piecewise {label}" for _, label in SWEEP] + ["single-winner"]
+    return _table(head, rows, ["l"] + ["r"] * (len(SWEEP) + 2))
+
+
 TABLES: dict[str, Callable[[Runs], str]] = {
     "summary": summary,
     "main-paper": main_paper,
@@ -579,6 +655,9 @@ TABLES: dict[str, Callable[[Runs], str]] = {
     "robustness": robustness,
     "robustness-verdicts": robustness_verdicts,
     "budget": budget,
+    "compaction": compaction,
+    "compaction-xcsf": compaction_xcsf,
+    "compaction-sweep": compaction_sweep,
 }
 
 # ---- numbers in prose --------------------------------------------------------------------
@@ -694,6 +773,59 @@ def v_refine_cost(runs: Runs, folder: str) -> str:
             f"cheap evolution at n = 4")
 
 
+def v_compaction_targets(runs: Runs, _=None) -> str:
+    """The piecewise compaction against the issue's targets over the main benchmarks."""
+    r = runs("compaction")
+    kept, level, within, changes = [], 0, 0, {}
+    for bench in MAIN_BENCHMARKS:
+        rules, k, before, after = _compacted(r, bench, "kacs-piecewise")
+        kept.append(np.max(k / rules))
+        p = stats.wilcoxon_p(after, before)
+        level += not (p < ALPHA and after.mean() > before.mean())
+        changes[bench] = after.mean() / before.mean() - 1
+        within += changes[bench] <= 0.05
+    worst = max(changes, key=changes.get)
+    return (f"at most {100 * max(kept):.1f} % of the rules in any run; test MAE not significantly worse "
+            f"on {level} of 8 and at most 5 % higher in the mean on {within} of 8 (largest change "
+            f"{100 * changes[worst]:+.1f} %, {_name(worst)})")
+
+
+def v_compaction_cost(runs: Runs, _=None) -> str:
+    """Compaction's seconds against the training's, per compacted method."""
+    r = runs("compaction")
+    parts = []
+    for method in ("kacs-piecewise", "kacs-single-winner", "xcsf-closest"):
+        sel = r[r.method == method]
+        ratio = sel.compacted_seconds / sel.seconds
+        per = sel.assign(ratio=ratio).groupby("benchmark").ratio.mean()
+        parts.append(f"{method} {100 * ratio.mean():.1f} % on average ({_name(per.idxmax())} "
+                     f"{100 * per.max():.1f} %, longest run {100 * ratio.max():.0f} %)")
+    return "; ".join(parts)
+
+
+def v_compaction_vs_single_winner(runs: Runs, _=None) -> str:
+    """Per benchmark, the smallest swept piecewise model whose mean test MAE is within 1 % of
+    single-winner's (or lower), against single-winner's rules, over the sweep's runs."""
+    r = runs("compaction_sweep")
+    c = runs("compaction")
+    c = c[c.run <= r.run.max()]
+    fewer, cases = 0, []
+    for bench in MAIN_BENCHMARKS:
+        _, sw_kept, _, sw_after = _compacted(c, bench, "kacs-single-winner")
+        ok = []
+        for method, label in SWEEP:
+            _, kept, _, after = _compacted(r, bench, method)
+            if after.mean() <= 1.01 * sw_after.mean():
+                ok.append((kept.mean(), label, after.mean()))
+        if ok:
+            rules, label, mae = min(ok)
+            fewer += rules < sw_kept.mean()
+            cases.append(f"{_name(bench)} {rules:.0f} against {sw_kept.mean():.0f}")
+        else:
+            cases.append(f"{_name(bench)} none")
+    return f"{fewer} of 8 ({', '.join(cases)})"
+
+
 VALUES: dict[str, Callable[[Runs, str | None], str]] = {
     "time": v_time,
     "runs": v_runs,
@@ -707,6 +839,9 @@ VALUES: dict[str, Callable[[Runs, str | None], str]] = {
     "ranks": v_ranks,
     "refined-sd": v_refined_sd,
     "refine-cost": v_refine_cost,
+    "compaction-targets": v_compaction_targets,
+    "compaction-cost": v_compaction_cost,
+    "compaction-vs-single-winner": v_compaction_vs_single_winner,
 }
 
 
