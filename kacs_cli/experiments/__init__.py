@@ -13,7 +13,8 @@ way, from the top of this list to the bottom:
   config file; methods: the methods and the hyperparameters of each (cell, method); cells:
   the data identity, the benchmark entries, the cells and their labels; schema: YAML and
   the checks every key shares
-- results: the results folder, the only module that knows its files and their columns
+- results: the results folder, the only module that knows its files and their columns;
+  metrics: what each measured column of runs.csv is (label, count or not, range, protocols)
 - bench: `kacs bench`
 - dataset_fetch: import and fetch of the datasets; datasets: reading CSVs, loading and
   checking the registry's datasets; dataset_registry: the registry and the data directory

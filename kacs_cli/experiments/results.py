@@ -28,8 +28,8 @@ import pandas as pd
 import yaml
 
 from kacs_cli import atomic
-from kacs_cli.engine.train import COMPACT_KEYS, REFINE_KEYS
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import metrics
 
 try:
     import fcntl
@@ -47,23 +47,20 @@ RUN_DIRS = (RECORD_DIR, CURVE_DIR, POPULATION_DIR)
 # What --force deletes: the runner's own files, nothing else a user keeps in the folder.
 OWNED = (CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
 
+# What a run measured (metrics.py declares each) after what says which run it is and how it ran.
 RUN_COLUMNS = (
     "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
-    "N", "iterations", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
-    "params", "aic", "cover_rate", "cover_rate_inner", "cover_rate_outer", "seconds", "final_N",
+    "N", "iterations", *(m.name for m in metrics.FINAL), metrics.SECONDS.name, "final_N",
 )
 # final_N came after results were committed: a record or runs.csv without it still counts as
 # a finished run, with final_N = N (a fixed budget; see `fill_later_columns`).
-FINAL_KEYS = (
-    "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params", "aic",
-    "cover_rate", "cover_rate_inner", "cover_rate_outer",
-)
+FINAL_KEYS = tuple(m.name for m in metrics.FINAL)
 # Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
 # without such runs is what it always was; the other rows leave it empty.
-OPTIONAL_COLUMNS = (*REFINE_KEYS, *COMPACT_KEYS)
-INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
-               "final_N", "refine_iterations", "compacted_rules", "compacted_params")
+OPTIONAL_COLUMNS = tuple(m.name for m in metrics.OPTIONAL)
+INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "final_N",
+               *(m.name for m in metrics.ALL if m.integer))
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
 

@@ -19,8 +19,10 @@ import pandas as pd
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import results
+from kacs_cli.experiments import metrics
+from kacs_cli.experiments.metrics import PROTOCOL_METRICS
 from kacs_cli.experiments.protocols import PROTOCOLS
-from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS, PROTOCOL_METRICS,
+from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS,
                                       Cell, ExperimentReport)
 
 
@@ -69,22 +71,13 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
 # What a cell of runs.csv may hold, by column: (integer?, least value, greatest value). Empty
 # cells are where the runner leaves a value out (a baseline has no rules, budget or iterations,
 # XCSF no inner and outer covering rates), except for the columns a caller requires. Columns
-# not listed here (and columns a runs.csv lacks) are not checked.
+# not listed here (and columns a runs.csv lacks) are not checked. The metrics' ranges are
+# their declarations' (kacs_cli/experiments/metrics.py).
 _CELL_RULES: dict[str, tuple[bool, float, float]] = {
     **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
     **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},
     # Counts, but a table assembled from published means may hold their fractional means.
-    **{c: (False, 0, math.inf) for c in ("rules", "micro", "params")},
-    **{c: (False, 0, math.inf) for c in ("train_mae", "test_mae", "train_mse", "test_mse", "seconds")},
-    "aic": (False, -math.inf, math.inf),
-    **{c: (False, 0, 1) for c in ("cover_rate", "cover_rate_inner", "cover_rate_outer")},
-    # The optional columns of refined and compacted runs (experiments/results.py).
-    **{c: (False, 0, math.inf) for c in ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse",
-                                          "evolved_test_mse", "refine_seconds", "compacted_train_mae",
-                                          "compacted_test_mae", "compacted_train_mse", "compacted_test_mse",
-                                          "compacted_seconds")},
-    "evolved_aic": (False, -math.inf, math.inf),
-    **{c: (True, 0, math.inf) for c in ("refine_iterations", "compacted_rules", "compacted_params")},
+    **{m.name: (m.integer and m.name not in ("rules", "micro", "params"), m.low, m.high) for m in metrics.ALL},
 }
 _FIX = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
 

@@ -15,10 +15,11 @@ import pandas as pd
 
 from kacs_cli.engine.registry import BASELINE, PROPOSED
 from kacs_cli.experiments import PACKAGE_DATA
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import int_or_none
-from kacs_cli.reporting.model import METHODS, METRIC_LABELS, ExperimentReport
+from kacs_cli.reporting.model import METHODS, ExperimentReport
 from kacs_cli.reporting.pair import across_record
 from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_value, fmt_z, tcell
 
@@ -85,7 +86,7 @@ def _fidelity_line(paper: pd.DataFrame) -> str:
     for metric in PAPER_VERDICT_METRICS:
         part = paper[paper["metric"] == metric]
         if len(part):
-            parts.append(f"{METRIC_LABELS[metric]} {int(part['verdict_agrees'].sum())}/{len(part)}")
+            parts.append(f"{metric_label(metric)} {int(part['verdict_agrees'].sum())}/{len(part)}")
     n_cells = paper["cell"].nunique()
     return (
         f"Fidelity: {within} of {len(flags)} means within max(3 SE, 5 %) of the published ones "
@@ -147,7 +148,7 @@ def paper_table(exp: ExperimentReport) -> Table:
     for s in paper.itertuples(index=False):
         if last_cell is not None and s.cell != last_cell:
             rules.add(len(rows))
-        row = [tcell(s.cell if s.cell != last_cell else ""), tcell(METRIC_LABELS[s.metric])]
+        row = [tcell(s.cell if s.cell != last_cell else ""), tcell(metric_label(s.metric))]
         last_cell = s.cell
         for method in METHODS:
             within = getattr(s, f"{method}_within")
@@ -179,7 +180,7 @@ def published_across_table(exp: ExperimentReport) -> Table:
         o, p = ours.loc[metric], pub.loc[metric]
         rows.append(
             [
-                tcell(METRIC_LABELS[metric]),
+                tcell(metric_label(metric)),
                 tcell(f"{fmt_rank(o[f'{BASELINE}_avg_rank'])} / {fmt_rank(o[PROPOSED + '_avg_rank'])}"),
                 tcell(f"{fmt_rank(p[f'{BASELINE}_avg_rank'])} / {fmt_rank(p[PROPOSED + '_avg_rank'])}"),
                 tcell(stats.format_counts({"+": o["plus"], "-": o["minus"], "~": o["tie"]})),
