@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
-from kacs_cli.engine.train import CURVE_COLUMNS, aic, train_run
+from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
 from kacs_cli.experiments import benchmarks, datasets, metrics, results
 from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
@@ -159,8 +159,8 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -
     fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
     record = _record_head(task, settings, X)
     record.update(N=None, iterations=spec.iterations)
-    record["train_mae"], record["train_mse"] = baselines.errors(fitted.y_train, split.y_train)
-    record["test_mae"], record["test_mse"] = baselines.errors(fitted.y_test, split.y_test)
+    record["train_mae"], record["train_mse"] = batch_errors(fitted.y_train, split.y_train)
+    record["test_mae"], record["test_mse"] = batch_errors(fitted.y_test, split.y_test)
     record.update(rules=None, micro=None, params=fitted.params)
     record["aic"] = (math.nan if fitted.params is None
                      else float(aic(split.X_train.shape[0], record["train_mse"], fitted.params)))
