@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -88,16 +87,17 @@ def _unavailable(config: ExperimentConfig) -> dict[str, str]:
             if isinstance(spec, baselines.Spec) and spec.missing}
 
 
-def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
+def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig,
+                 unavailable: dict[str, str]) -> results.ResolvedConfig:
     """`new` with the folder's own record of each method in `unavailable`, where that record
     agrees with everything the config says of it: without its extra the method's class cannot
     be asked for its other parameters, and a finished folder must not be refused for that."""
-    if not unavailable or not isinstance(old.get("cells"), list) or not isinstance(new.get("cells"), list):
+    if not unavailable or old.cells is None or new.cells is None:
         return new
-    recorded = {c.get("label"): c for c in old["cells"] if isinstance(c, dict)}
+    recorded = {c["label"]: c for c in old.cells}
     cells = []
-    for cell in new["cells"]:
-        before = recorded.get(cell.get("label"), {}).get("hyperparameters") or {}
+    for cell in new.cells:
+        before = recorded.get(cell["label"], {}).get("hyperparameters") or {}
         hyper = dict(cell.get("hyperparameters") or {})
         for method in unavailable:
             mine, theirs = hyper.get(method), before.get(method) if isinstance(before, dict) else None
@@ -106,18 +106,7 @@ def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
                     and all(theirs["params"].get(k) == v for k, v in (mine.get("params") or {}).items())):
                 hyper[method] = theirs
         cells.append({**cell, "hyperparameters": hyper} if "hyperparameters" in cell else cell)
-    return {**new, "cells": cells}
-
-
-def _protocol_runs(resolved: dict) -> int | None:
-    runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
-    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
-
-
-def _without_runs(resolved: dict) -> dict:
-    if _protocol_runs(resolved) is None:
-        return resolved
-    return {**resolved, "protocol": {k: v for k, v in resolved["protocol"].items() if k != "runs"}}
+    return results.ResolvedConfig.of({**new.data, "cells": cells})
 
 
 def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
@@ -140,22 +129,21 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
         results.clear(out)
     elif results.config_path(out).is_file():
         try:
-            old = results.read_config(out)
+            old = results.ResolvedConfig.read(out)
         except results.UnreadableConfig:
             old = None
-        if not isinstance(old, dict):
+        if old is None:
             raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
                             f"matched to this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(_without_runs(old), _without_runs(_as_recorded(old, new, _unavailable(config))))
+        diffs = _config_differences(old.without_runs(), _as_recorded(old, new, _unavailable(config)).without_runs())
         if diffs:
             raise UserError(
                 f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
                 f"use --force to discard them and start over, or choose another --out"
             )
-        old_runs = _protocol_runs(old)
-        if old_runs is not None and old_runs > config.protocol.runs:
-            folder = with_runs(config, old_runs)
-        more_runs = old_runs is not None and old_runs < config.protocol.runs
+        if old.runs is not None and old.runs > config.protocol.runs:
+            folder = with_runs(config, old.runs)
+        more_runs = old.runs is not None and old.runs < config.protocol.runs
     elif results.has_records(out):
         raise UserError(f"{out} holds run records but no {results.CONFIG_FILE}, so they cannot be matched to "
                         f"this config; use --force to start over there or choose another --out")
@@ -169,9 +157,9 @@ def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[b
 # --------------------------------------------------------------------------- campaign
 
 
-def _resolved(config: ExperimentConfig) -> dict:
+def _resolved(config: ExperimentConfig) -> results.ResolvedConfig:
     """The config as config.yaml holds it (what kacs_cli.experiments.reuse compares runs by)."""
-    return yaml.safe_load(config.to_yaml())
+    return results.ResolvedConfig.parse(config.to_yaml())
 
 
 def _copy_reused(out: Path, todo: list[Task], copyable: dict, records: dict[str, dict]) -> dict:

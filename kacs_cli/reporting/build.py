@@ -59,9 +59,9 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     if results.runs_path(exp_dir).is_file():
         # Every run has its train and test error: the counts of the tables are the runs they use.
         check_values(results.runs_path(exp_dir), required=[m for m in metrics[:2] if m in raw.columns])
-    name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
+    name = str(config.experiment or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
     notes = list(included.notes)
-    if not config:
+    if not config.data:
         notes.append(f"no {results.CONFIG_FILE} in {exp_dir}: missing benchmarks cannot be detected")
     lacking = [m for m in metrics if m not in raw.columns]
     if lacking:

@@ -34,6 +34,7 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
 from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import cd_diagram, kstats, stats
 from kacs_cli.reporting.files import slug, write_csv
@@ -185,7 +186,7 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
     )
 
 
-def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: dict, control: str | None) -> KMethods:
+def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: results.ResolvedConfig, control: str | None) -> KMethods:
     """The k-method statistics of one experiment (no sets when no cell has more than two)."""
     control = normalise_control(control) or kstats.DEFAULT_CONTROL
     metric = next(m for m in exp.metrics if m.startswith("test_"))

@@ -26,16 +26,16 @@ from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_
                                       Cell, ExperimentReport)
 
 
-def load_config(exp_dir: Path) -> dict:
-    """The experiment's config.yaml as a dict ({} when there is none)."""
+def load_config(exp_dir: Path) -> results.ResolvedConfig:
+    """The experiment's config.yaml (with no settings when there is none)."""
     try:
-        data = results.read_config(exp_dir)
+        config = results.ResolvedConfig.read(exp_dir)
     except results.UnreadableConfig as exc:
         raise UserError(f"{exc}; fix or delete it") from None
-    return data if isinstance(data, dict) else {}
+    return config if config is not None else results.ResolvedConfig.of({})
 
 
-def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
+def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd.DataFrame:
     """runs.csv with the report's columns: cell_id (the runner's cell label), benchmark,
     variant, n, samples, N; a method run at its own budget joins its runner cell's N."""
     path = results.runs_path(exp_dir)
@@ -53,7 +53,7 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
     runs["benchmark"] = runs["benchmark"].astype(str).str.strip()
     runs["cell_id"] = runs["benchmark"]
     # The runner writes its cell label (f3-n12) there; the config's cells name the benchmark.
-    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config or {}) if e.get("label")}
+    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config) if e.get("label")} if config else {}
     if names:
         runs["benchmark"] = runs["cell_id"].map(lambda c: names.get(c, c))
     runs["method"] = runs["method"].astype(str).str.strip().str.lower()
@@ -164,15 +164,8 @@ def int_or_none(value: Any) -> int | None:
     return int(round(f)) if math.isfinite(f) else None
 
 
-def protocol_of(config: dict, runs: pd.DataFrame) -> tuple[str, int | None]:
-    proto = config.get("protocol")
-    name, expected = None, None
-    if isinstance(proto, dict):
-        name = proto.get("name")
-        expected = int_or_none(proto.get("runs"))
-    elif isinstance(proto, str):
-        name = proto
-    name = str(name).strip().lower() if name else ""
+def protocol_of(config: results.ResolvedConfig, runs: pd.DataFrame) -> tuple[str, int | None]:
+    name, expected = config.protocol, config.runs
     if name not in PROTOCOL_METRICS:
         # No (known) protocol recorded: the error columns the runner filled tell.
         has_mae = "test_mae" in runs.columns and runs["test_mae"].notna().any()
@@ -183,31 +176,19 @@ def protocol_of(config: dict, runs: pd.DataFrame) -> tuple[str, int | None]:
     return name, expected
 
 
-def config_methods(config: dict) -> list[str]:
-    methods = config.get("methods")
-    out: list[str] = []
-    if isinstance(methods, (list, tuple)):
-        for m in methods:
-            name = m.get("name", m.get("method")) if isinstance(m, dict) else m
-            if name:
-                out.append(str(name).strip().lower())
-    elif isinstance(methods, str):
-        out = [m.strip().lower() for m in methods.split(",") if m.strip()]
-    elif isinstance(methods, dict):
-        out = [str(k).strip().lower() for k in methods]
-    return out or list(METHODS)
+def config_methods(config: results.ResolvedConfig) -> list[str]:
+    return list(config.methods) or list(METHODS)
 
 
-def config_benchmarks(config: dict) -> list[dict]:
+def config_benchmarks(config: results.ResolvedConfig) -> list[dict]:
     """Planned cells as entries {name, variant, n, samples, N[, label]}.
 
     The runner's resolved config lists `cells` (label, benchmark, n, samples, variant and
     per-method hyperparameters holding N); a hand-written one lists `benchmarks`.
     """
-    cells = config.get("cells")
-    if isinstance(cells, list) and cells and all(isinstance(c, dict) and c.get("label") for c in cells):
+    if config.cells:
         out = []
-        for c in cells:
+        for c in config.cells:
             hyper = c.get("hyperparameters") if isinstance(c.get("hyperparameters"), dict) else {}
             budgets = {int_or_none(h.get("N")) for h in hyper.values() if isinstance(h, dict)}
             out.append(
@@ -222,7 +203,7 @@ def config_benchmarks(config: dict) -> list[dict]:
             )
         return out
     out = []
-    for b in config.get("benchmarks") or []:
+    for b in config.benchmarks:
         if isinstance(b, str):
             out.append({"name": b})
         elif isinstance(b, dict) and b.get("name"):
@@ -387,12 +368,11 @@ def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.
     return method_values(runs, cell, method, metric).to_numpy(dtype=float)
 
 
-def planned_methods(config: dict) -> dict[str, list[str]]:
+def planned_methods(config: results.ResolvedConfig) -> dict[str, list[str]]:
     """Methods of each cell of a resolved config (by label): its own `methods`, else the
     methods it has hyperparameters for."""
     out = {}
-    for c in config.get("cells") or []:
-        if isinstance(c, dict) and c.get("label"):
-            names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
-            out[str(c["label"])] = [str(m).strip().lower() for m in names]
+    for c in config.cells or ():
+        names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
+        out[str(c["label"])] = [str(m).strip().lower() for m in names]
     return out
