@@ -15,6 +15,7 @@ from kacs_cli.errors import UserError
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.experiments.execution import load_cell_data
 from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.cli.campaign import ConsoleReporter
 from kacs_cli.experiments.runner import run_campaign
 from kacs_cli.experiments.tasks import expand_tasks
 
@@ -39,7 +40,7 @@ def campaign(config, out, **kw):
     """run_campaign with its console captured; returns (result, printed text)."""
     buffer = io.StringIO()
     console = Console(file=buffer, width=200)
-    result = run_campaign(config, out, console=console, progress=False, **kw)
+    result = run_campaign(config, out, reporter=ConsoleReporter(console, progress=False), **kw)
     return result, buffer.getvalue()
 
 

@@ -4,7 +4,8 @@ It imports the engine, the baselines and the small shared modules (scaling, erro
 and nothing above it (estimators, reporting, cli). Inside it, imports point one
 way, from the top of this list to the bottom:
 
-- runner: a campaign (`run_campaign`: resume, reuse, fan-out, progress, the folder's config);
+- runner: a campaign (`run_campaign`: plan, prepare, execute; resume, reuse, fan-out, the
+  folder's config; a Reporter hears what happens);
   workers: where runs execute (local processes, Dask); execution: one run and its cell's
   data; tasks: the runs a config asks for and their cost
 - reuse: runs copied from identical runs of finished campaigns; curvestore: the curves and
