@@ -18,8 +18,7 @@ import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
-from kacs_cli.experiments import metrics
+from kacs_cli.experiments import metrics, results
 from kacs_cli.experiments.metrics import PROTOCOL_METRICS
 from kacs_cli.experiments.protocols import PROTOCOLS
 from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS,
