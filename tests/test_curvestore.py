@@ -1,14 +1,12 @@
 """The compact curve aggregate (curves.csv.gz): content, determinism, and the runner keeping it."""
 
 import gzip
-import io
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rich.console import Console
 
 from kacs_cli.experiments import curvestore, results
 from kacs_cli.experiments.config import resolve_config
@@ -31,8 +29,7 @@ def _curve(path: Path, rows: list[list]) -> None:
 
 
 def _campaign(out: Path):
-    return run_campaign(resolve_config(json.loads(json.dumps(TINY))), out, jobs=1, progress=False,
-                        console=Console(file=io.StringIO()))
+    return run_campaign(resolve_config(json.loads(json.dumps(TINY))), out, jobs=1)
 
 
 def test_aggregate_holds_the_figure_columns_rounded_to_six_digits(tmp_path):

@@ -15,7 +15,7 @@ LAYER = Path(kacs_cli.experiments.__file__).parent
 PACKAGE = LAYER.parent
 # The order of the layer's docstring: each module imports only modules after it.
 ORDER = ["runner", "workers", "execution", "tasks", "reuse", "curvestore", "sweeps", "config",
-         "methods", "cells", "schema", "results", "bench", "dataset_fetch", "datasets",
+         "methods", "cells", "schema", "results", "metrics", "bench", "dataset_fetch", "datasets",
          "dataset_registry", "protocols", "benchmarks"]
 # What the layer may use of the package: the engine, the baselines and the small shared modules.
 BELOW = ("kacs_cli.engine", "kacs_cli.baselines", "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic",

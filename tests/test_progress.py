@@ -8,10 +8,10 @@ import pandas as pd
 from rich.console import Console
 
 from cli_support import run_kacs
-from kacs_cli.experiments import runner
+from kacs_cli.cli import campaign
 from kacs_cli.experiments.cells import Cell
-from kacs_cli.experiments.runner import Eta, _progress
-from kacs_cli.experiments.tasks import Task
+from kacs_cli.cli.campaign import _progress
+from kacs_cli.experiments.tasks import Eta, Task
 
 LINE = re.compile(r"^runs (\d+)/(\d+) \(\d+ %\), elapsed \d+:\d\d:\d\d, ETA (?:\d+:\d\d:\d\d|-), last: \S+$")
 
@@ -68,7 +68,7 @@ def test_eta_calibrates_each_cell_and_method_by_its_own_finished_runs():
 
 def test_plain_progress_is_printed_every_30_s_even_without_a_finished_run(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(campaign.time, "monotonic", lambda: now[0])
 
     class NoRuns:
         def running(self):
@@ -80,6 +80,6 @@ def test_plain_progress_is_printed_every_30_s_even_without_a_finished_run(monkey
         now[0] += 10
         shown.tick()
         assert buffer.getvalue() == ""
-        now[0] += runner.PROGRESS_TICK_S
+        now[0] += campaign.PROGRESS_TICK_S
         shown.tick()
     assert buffer.getvalue() == "runs 0/100 (0 %), elapsed 0:00:40, ETA -\n"

@@ -223,10 +223,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
     """A campaign with its per-run curves renders; the committed form (runs.csv, config.yaml,
     curves.csv.gz and report/, as .gitignore keeps it) renders again to the same bytes."""
-    import io
     import json
-
-    from rich.console import Console
 
     from kacs_cli.experiments.config import resolve_config
     from kacs_cli.experiments.runner import run_campaign
@@ -235,8 +232,7 @@ def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
            "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
            "protocol": {"name": "main", "runs": 3}, "iterations": 600, "eval_every": 200}
     monkeypatch.chdir(tmp_path)
-    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/tiny"), jobs=1, progress=False,
-                 console=Console(file=io.StringIO()))
+    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/tiny"), jobs=1)
     build_report("results/tiny", paper=True)
     first = _tree(tmp_path / "results" / "tiny" / "report")
     assert any(name.endswith("_scaling.png") for name in first) and any(name.endswith("_covering.png") for name in first)
@@ -296,10 +292,7 @@ def test_committed_overall_report_rerenders_to_the_same_bytes(tmp_path, monkeypa
 def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path, monkeypatch) -> None:
     """An experiment with KACS variants (configs/adaptive.yaml): each variant is its own series
     of the scaling figure, after the XCSF/KACS pair, in the pair's colours for the pair."""
-    import io
     import json
-
-    from rich.console import Console
 
     from kacs_cli.experiments.config import resolve_config
     from kacs_cli.experiments.runner import run_campaign
@@ -310,8 +303,7 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
            "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
            "protocol": {"name": "main", "runs": 2}, "iterations": 400, "eval_every": 200}
     monkeypatch.chdir(tmp_path)
-    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/budgets"), jobs=1, progress=False,
-                 console=Console(file=io.StringIO()))
+    run_campaign(resolve_config(json.loads(json.dumps(raw))), Path("results/budgets"), jobs=1)
     captured = {}
     real_save = figs._save
 

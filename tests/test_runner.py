@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+from kacs_cli.cli.campaign import ConsoleReporter
 from kacs_cli.engine.train import CURVE_COLUMNS
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.config import resolve_config
 from kacs_cli.experiments.execution import load_cell_data
-from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.experiments.results import RUN_COLUMNS, ResolvedConfig
 from kacs_cli.experiments.runner import run_campaign
 from kacs_cli.experiments.tasks import expand_tasks
 
@@ -39,7 +40,7 @@ def campaign(config, out, **kw):
     """run_campaign with its console captured; returns (result, printed text)."""
     buffer = io.StringIO()
     console = Console(file=buffer, width=200)
-    result = run_campaign(config, out, console=console, progress=False, **kw)
+    result = run_campaign(config, out, reporter=ConsoleReporter(console, progress=False), **kw)
     return result, buffer.getvalue()
 
 
@@ -143,6 +144,32 @@ def test_a_different_config_is_refused_unless_force(reference, tmp_path):
     assert pd.read_csv(out / "runs.csv")["iterations"].eq(600).all()
     assert "iterations: 600" in (out / "config.yaml").read_text()
     assert (out / "notes.txt").read_text() == "mine"  # --force removes only the runner's files
+
+
+def test_the_resolved_config_reads_back_what_kacs_run_writes_and_hand_written_forms():
+    config = tiny_config()
+    resolved = ResolvedConfig.parse(config.to_yaml())
+    assert (resolved.experiment, resolved.protocol, resolved.runs, resolved.iterations) == ("tiny", "main", 3, 1000)
+    assert [c["label"] for c in resolved.cells] == [c.label for c in config.cells]
+    assert resolved.methods == tuple(config.methods) and resolved.without_runs()["protocol"].get("runs") is None
+    hand = ResolvedConfig.parse("experiment: e\nprotocol: Alternative\nmethods: XCSF, kacs\nbenchmarks: [f1]\n")
+    assert (hand.protocol, hand.runs, hand.methods, hand.cells, hand.benchmarks) == (
+        "alternative", None, ("xcsf", "kacs"), None, ("f1",))
+
+
+def test_a_config_yaml_without_settings_is_one_line_for_the_runner_and_the_report(tmp_path):
+    from kacs_cli.reporting.build import build_report
+
+    out = tmp_path / "tiny"
+    out.mkdir()
+    (out / "config.yaml").write_text("- a list\n- not settings\n")
+    with pytest.raises(UserError) as info:
+        campaign(tiny_config(), out)
+    assert "config.yaml is unreadable" in str(info.value) and "\n" not in str(info.value)
+    (out / "runs.csv").write_text(",".join(RUN_COLUMNS) + "\n")
+    with pytest.raises(UserError) as info:
+        build_report(out, figures=False)
+    assert "holds no settings" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_selection_runs_part_now_and_the_rest_later(reference, tmp_path):

@@ -262,9 +262,3 @@ def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test) -> Fitted:
         seconds = time.perf_counter() - start
     count = entry.param_count(estimator, int(np.shape(X_train)[1]))
     return Fitted(train_hat, test_hat, None if count is None else int(count), seconds, estimator)
-
-
-def errors(y_hat: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(MAE, MSE) of predictions against targets."""
-    e = np.asarray(y, dtype=np.float64) - np.asarray(y_hat, dtype=np.float64)
-    return float(np.mean(np.abs(e))), float(np.mean(e * e))

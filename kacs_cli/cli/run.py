@@ -48,6 +48,7 @@ def _scale_out(option: str, spec: str, function: str, guideline: bool) -> Path:
 
 
 def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, methods, backend, scheduler):
+    from kacs_cli.cli.campaign import ConsoleReporter
     from kacs_cli.experiments.runner import run_campaign
 
     out_dir = Path(out) if out is not None else Path("results") / config.experiment
@@ -55,7 +56,7 @@ def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, m
         run_campaign(
             config, out_dir, jobs=jobs, data_dir=data_dir, force=force, skip_missing=skip_missing,
             benchmarks=_split_list(benchmarks), methods=_split_list(methods), backend=backend.lower(),
-            scheduler=scheduler,
+            scheduler=scheduler, reporter=ConsoleReporter(),
         )
     except Interrupted as exc:
         # The finished runs are saved and runs.csv matches them (runner); main prints the line.

@@ -55,6 +55,17 @@ def _errors(y_hat, y):
     return mae / y.shape[0], mse / y.shape[0]
 
 
+def batch_errors(y_hat, y) -> tuple[float, float]:
+    """(MAE, MSE) of a batch regressor's predictions (kacs_cli/baselines).
+
+    numpy sums pairwise where `_errors` sums in row order, so the two differ in the last bits.
+    Both are in committed results (the baselines' rows were computed this way): one summation
+    order for both would move either those rows or every learner's, so each keeps its own.
+    """
+    e = np.asarray(y, dtype=np.float64) - np.asarray(y_hat, dtype=np.float64)
+    return float(np.mean(np.abs(e))), float(np.mean(e * e))
+
+
 def _as_matrix(X, name):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
-from kacs_cli.engine.train import COMPACT_KEYS, CURVE_COLUMNS, REFINE_KEYS, aic, train_run
-from kacs_cli.experiments import benchmarks, datasets, results
+from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
+from kacs_cli.experiments import benchmarks, datasets, metrics, results
 from kacs_cli.experiments.cells import Cell, DataIdentity
 from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
 from kacs_cli.experiments.protocols import Protocol, make_split
@@ -140,14 +140,13 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     record = _record_head(task, settings, X)
     record["N"] = int(params.N)
     record["iterations"] = settings.iterations
-    for key in results.FINAL_KEYS:
-        record[key] = _plain(result.final[key])
-    for key in ("rules", "micro", "params"):
-        record[key] = int(record[key])
+    for metric in metrics.FINAL:
+        value = _plain(result.final[metric.name])
+        record[metric.name] = int(value) if metric.integer else value
     record["seconds"] = float(result.seconds)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record["final_N"] = int(result.final["final_N"])
-    for key in (*REFINE_KEYS, *COMPACT_KEYS):
+    for key in results.OPTIONAL_COLUMNS:
         if key in result.final:
             record[key] = _plain(result.final[key])
     return results.RunOutput(task.key, record, result.curve, result.population)
@@ -160,8 +159,8 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -
     fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
     record = _record_head(task, settings, X)
     record.update(N=None, iterations=spec.iterations)
-    record["train_mae"], record["train_mse"] = baselines.errors(fitted.y_train, split.y_train)
-    record["test_mae"], record["test_mse"] = baselines.errors(fitted.y_test, split.y_test)
+    record["train_mae"], record["train_mse"] = batch_errors(fitted.y_train, split.y_train)
+    record["test_mae"], record["test_mse"] = batch_errors(fitted.y_test, split.y_test)
     record.update(rules=None, micro=None, params=fitted.params)
     record["aic"] = (math.nan if fitted.params is None
                      else float(aic(split.X_train.shape[0], record["train_mse"], fitted.params)))

@@ -28,8 +28,8 @@ import pandas as pd
 import yaml
 
 from kacs_cli import atomic
-from kacs_cli.engine.train import COMPACT_KEYS, REFINE_KEYS
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import metrics
 
 try:
     import fcntl
@@ -47,23 +47,20 @@ RUN_DIRS = (RECORD_DIR, CURVE_DIR, POPULATION_DIR)
 # What --force deletes: the runner's own files, nothing else a user keeps in the folder.
 OWNED = (CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
 
+# What a run measured (metrics.py declares each) after what says which run it is and how it ran.
 RUN_COLUMNS = (
     "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
-    "N", "iterations", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
-    "params", "aic", "cover_rate", "cover_rate_inner", "cover_rate_outer", "seconds", "final_N",
+    "N", "iterations", *(m.name for m in metrics.FINAL), metrics.SECONDS.name, "final_N",
 )
 # final_N came after results were committed: a record or runs.csv without it still counts as
 # a finished run, with final_N = N (a fixed budget; see `fill_later_columns`).
-FINAL_KEYS = (
-    "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro", "params", "aic",
-    "cover_rate", "cover_rate_inner", "cover_rate_outer",
-)
+FINAL_KEYS = tuple(m.name for m in metrics.FINAL)
 # Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
 # without such runs is what it always was; the other rows leave it empty.
-OPTIONAL_COLUMNS = (*REFINE_KEYS, *COMPACT_KEYS)
-INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "rules", "micro", "params",
-               "final_N", "refine_iterations", "compacted_rules", "compacted_params")
+OPTIONAL_COLUMNS = tuple(m.name for m in metrics.OPTIONAL)
+INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "final_N",
+               *(m.name for m in metrics.ALL if m.integer))
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
 
@@ -132,28 +129,108 @@ def has_records(folder: Path) -> bool:
 
 
 class UnreadableConfig(UserError):
-    """A folder's config.yaml that cannot be read or is not YAML; the message names the file
-    and the reason, the caller says what to do about it."""
+    """A folder's config.yaml that cannot be read, is not YAML or holds no settings; the
+    message names the file and the reason, the caller says what to do about it."""
 
 
-def read_config(folder: Path) -> Any:
-    """The folder's config.yaml as parsed YAML (`kacs run` writes a mapping); None when absent.
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
-    What a caller does with a file that is no mapping is its own business: the report reads
-    on without it, a resuming campaign refuses the folder.
-    """
-    path = config_path(folder)
-    if not path.is_file():
-        return None
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableConfig(f"cannot read {path} ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise UnreadableConfig(f"{path} is not valid YAML ({exc.__class__.__name__})") from None
+
+def _names(value: Any) -> tuple[str, ...]:
+    """Method names, lower case, from a list (of names or {name: ...}), a text or a mapping."""
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, dict):
+        items = list(value)
+    elif isinstance(value, (list, tuple)):
+        items = [m.get("name", m.get("method")) if isinstance(m, dict) else m for m in value]
+    else:
+        items = []
+    return tuple(str(m).strip().lower() for m in items if m is not None and str(m).strip())
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """A results folder's config.yaml: what `kacs run` writes there (ExperimentConfig.to_yaml,
+    every hyperparameter spelled out), read in one place for the runner, `reuse:` and the
+    report. The report also reads folders whose config was written by hand, so every field
+    may be absent: a setting of another form reads as None (or empty), not as an error."""
+
+    # Every key as written: the runner compares two configs by all of them, and a run's
+    # identity (reuse.py) is all of them.
+    data: dict
+    experiment: str | None
+    protocol: str                   # the protocol's name, lower case ("" when none is named)
+    runs: int | None                # the protocol's run count
+    iterations: int | None
+    semantics: str | None
+    methods: tuple[str, ...]
+    # The runner's cells (label, data, methods, hyperparameters), each a mapping with a label;
+    # None where the file lists none (a hand-written config lists `benchmarks` instead).
+    cells: tuple[dict, ...] | None
+    benchmarks: tuple[Any, ...]     # a hand-written config's benchmark entries, as written
+    method_engines: dict            # method label -> its engine or baseline, where they differ
+    includes: tuple[dict, ...]      # `report: {include: ...}` entries naming an experiment
+
+    @classmethod
+    def of(cls, data: dict) -> "ResolvedConfig":
+        protocol = data.get("protocol")
+        name = protocol.get("name") if isinstance(protocol, dict) else protocol
+        cells = data.get("cells")
+        report = data.get("report")
+        includes = report.get("include") if isinstance(report, dict) else None
+        if isinstance(includes, dict):
+            includes = [includes]
+        return cls(
+            data=data,
+            experiment=None if data.get("experiment") is None else str(data["experiment"]),
+            protocol=str(name).strip().lower() if name else "",
+            runs=_count(protocol.get("runs")) if isinstance(protocol, dict) else None,
+            iterations=_count(data.get("iterations")),
+            semantics=None if data.get("semantics") is None else str(data["semantics"]),
+            methods=_names(data.get("methods")),
+            cells=(tuple(c for c in cells if isinstance(c, dict) and c.get("label"))
+                   if isinstance(cells, list) else None),
+            benchmarks=tuple(data["benchmarks"]) if isinstance(data.get("benchmarks"), list) else (),
+            method_engines=data.get("method_engines") if isinstance(data.get("method_engines"), dict) else {},
+            includes=tuple(i for i in includes or () if isinstance(i, dict) and i.get("experiment")),
+        )
+
+    @classmethod
+    def parse(cls, text: str, path: Path | str = CONFIG_FILE) -> "ResolvedConfig":
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise UnreadableConfig(f"{path} is not valid YAML ({exc.__class__.__name__})") from None
+        if not isinstance(data, dict):
+            raise UnreadableConfig(f"{path} holds no settings (not a YAML mapping), so it is no config "
+                                   f"`kacs run` wrote")
+        return cls.of(data)
+
+    @classmethod
+    def read(cls, folder: Path) -> "ResolvedConfig | None":
+        """The folder's config.yaml, None when there is none; UnreadableConfig when it cannot
+        be read, is not YAML or holds no settings."""
+        path = config_path(folder)
+        if not path.is_file():
+            return None
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UnreadableConfig(f"cannot read {path} ({exc})") from None
+        return cls.parse(text, path)
+
+    def without_runs(self) -> dict:
+        """The settings without the run count, which may grow in a finished folder: run r has
+        the same seeds whatever the count."""
+        if self.runs is None:
+            return self.data
+        return {**self.data, "protocol": {k: v for k, v in self.data["protocol"].items() if k != "runs"}}
 
 
 def write_config(folder: Path, text: str) -> None:
+    """config.yaml: `text` is ExperimentConfig.to_yaml(), which ResolvedConfig reads back."""
     atomic.write_text(config_path(folder), text)
 
 

@@ -35,20 +35,19 @@ class Reused:
     curve: pd.DataFrame | None  # canonical curve (curvestore), None when the source has none
 
 
-def run_identities(resolved: dict) -> dict[str, list[tuple[str, str]]]:
+def run_identities(resolved: results.ResolvedConfig) -> dict[str, list[tuple[str, str]]]:
     """{identity of a (cell, method) pair, without the seeds: its (cell label, method label)
     pairs} for a resolved config as written to config.yaml (two labels of one config may
     name identical runs)."""
-    protocol = {k: v for k, v in (resolved.get("protocol") or {}).items() if k != "runs"}
-    shared = {k: resolved.get(k) for k in _SHARED}
-    engines = resolved.get("method_engines") or {}
+    protocol = {k: v for k, v in (resolved.data.get("protocol") or {}).items() if k != "runs"}
+    shared = {k: resolved.data.get(k) for k in _SHARED}
     out: dict[str, list[tuple[str, str]]] = {}
-    for cell in resolved.get("cells") or []:
+    for cell in resolved.cells or ():
         data = {k: v for k, v in cell.items() if k not in _NOT_DATA}
         hyperparameters = cell.get("hyperparameters") or {}
-        for method in cell.get("methods") or resolved.get("methods") or []:
-            identity = json.dumps([shared, protocol, data, engines.get(method, method), hyperparameters.get(method)],
-                                  sort_keys=True)
+        for method in cell.get("methods") or resolved.methods:
+            identity = json.dumps([shared, protocol, data, resolved.method_engines.get(method, method),
+                                   hyperparameters.get(method)], sort_keys=True)
             out.setdefault(identity, []).append((cell["label"], method))
     return out
 
@@ -58,7 +57,7 @@ class Source:
     """A finished campaign's folder, its resolved config.yaml and its runs.csv."""
 
     folder: Path
-    resolved: dict
+    resolved: results.ResolvedConfig
     runs: pd.DataFrame
 
 
@@ -67,17 +66,17 @@ def sources(folders: Iterable[str | Path]) -> list[Source]:
     out = []
     for folder in map(Path, folders):
         try:
-            resolved = results.read_config(folder)
+            resolved = results.ResolvedConfig.read(folder)
         except results.UnreadableConfig as exc:
             raise UserError(f"reuse: {exc}; fix or remove that folder from `reuse`") from None
-        if not isinstance(resolved, dict) or not isinstance(resolved.get("cells"), list):
+        if resolved is None or resolved.cells is None:
             raise UserError(f"reuse: {results.config_path(folder)} is not the resolved config `kacs run` "
                             f"writes; fix or remove that folder from `reuse`")
         out.append(Source(folder, resolved, results.read_runs_csv(results.runs_path(folder))))
     return out
 
 
-def find(resolved: dict, tasks: Iterable, sources: Iterable[Source]) -> dict[str, Reused]:
+def find(resolved: results.ResolvedConfig, tasks: Iterable, sources: Iterable[Source]) -> dict[str, Reused]:
     """{task key: the run copied from the first source that holds an identical one}.
 
     `resolved` is the target campaign's resolved config (as written to config.yaml) and
@@ -110,7 +109,7 @@ def find(resolved: dict, tasks: Iterable, sources: Iterable[Source]) -> dict[str
                 continue
             if curves is None:
                 curves = curvestore.collect(folder)
-            record = {**row, "experiment": resolved["experiment"], "benchmark": task.cell.label,
+            record = {**row, "experiment": resolved.experiment, "benchmark": task.cell.label,
                       "method": task.method}
             if "variant" in record and (pd.isna(record["variant"]) or record["variant"] is None):
                 record["variant"] = ""

@@ -1,27 +1,27 @@
 """A campaign: every selected run of a resolved config, done, resumed or copied into one folder.
 
-`run_campaign` picks the runs still to do (tasks.py), copies those a `reuse:` folder holds
-(reuse.py), checks that the data of the rest are present, fans them out (workers.py) and
-saves each finished run as it arrives (results.py, which owns the folder's files). An
-interrupted campaign resumes where it stopped; a folder holding another config is refused.
+`run_campaign` goes in three steps. `plan_campaign` reads what there is: the runs the config
+asks for (tasks.py), the finished ones in the folder, the ones a `reuse:` folder holds
+(reuse.py), and whether the data of the rest are present; it writes nothing. `prepare_data`
+loads the data once and `prepare_folder` makes the folder hold this config's campaign, with
+the reused runs copied in. `execute` fans the rest out (workers.py) and saves each finished
+run as it arrives (results.py, which owns the folder's files). What a campaign has to say
+goes to its `Reporter`: the command line shows it (kacs_cli/cli/campaign.py), a campaign
+run from Python keeps quiet. An interrupted campaign resumes where it stopped; a folder
+holding another config is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import pandas as pd
-import yaml
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
@@ -36,12 +36,51 @@ from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
 RUNS_CSV_EVERY_S = 10.0
-# How long a log waits for a run to finish before it reports progress anyway, and how often
-# the runner wakes without one (the bar's ETA counts down between finished runs).
-PROGRESS_TICK_S = 30.0
+# How often the runner wakes without a finished run, for its reporter (whose ETA counts down
+# between finished runs).
 WAKE_S = 1.0
-# The width of the tables in a log (no terminal): wide enough for any summary table.
-LOG_WIDTH = 200
+
+
+class RunProgress:
+    """Progress while the runs execute, entered around them; this one shows none."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def advance(self, output: results.RunOutput) -> None:
+        """A run finished (and is saved)."""
+
+    def tick(self) -> None:
+        """No run finished for WAKE_S."""
+
+
+class Reporter:
+    """What a campaign has to say as it goes. This one keeps quiet (a campaign run from
+    Python); the command line's shows it on its console (kacs_cli/cli/campaign.py)."""
+
+    def warning(self, text: str) -> None:
+        """Something about the data worth a look, not a stop."""
+
+    def skipped(self, labels: list[str]) -> None:
+        """Benchmarks left out because their data are missing (--skip-missing)."""
+
+    def copied(self, count: int, sources: Sequence[str]) -> None:
+        """Runs copied from identical runs of the `reuse:` folders `sources`."""
+
+    def nothing_to_do(self, plan: Plan, frame: pd.DataFrame) -> None:
+        """Every selected run was finished already; `frame` is runs.csv as written."""
+
+    def started(self, plan: Plan, todo: list[Task], jobs: int, backend: str, scheduler: str | None) -> None:
+        """The runs to do now, longest first, and where they run."""
+
+    def progress(self, todo: list[Task], jobs: int, runs: workers.Runs) -> RunProgress:
+        return RunProgress()
+
+    def finished(self, plan: Plan, frame: pd.DataFrame, ran: int) -> None:
+        """`ran` runs finished now; `frame` is runs.csv as written."""
 
 
 # --------------------------------------------------------------------------- the folder
@@ -88,16 +127,17 @@ def _unavailable(config: ExperimentConfig) -> dict[str, str]:
             if isinstance(spec, baselines.Spec) and spec.missing}
 
 
-def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
+def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig,
+                 unavailable: dict[str, str]) -> results.ResolvedConfig:
     """`new` with the folder's own record of each method in `unavailable`, where that record
     agrees with everything the config says of it: without its extra the method's class cannot
     be asked for its other parameters, and a finished folder must not be refused for that."""
-    if not unavailable or not isinstance(old.get("cells"), list) or not isinstance(new.get("cells"), list):
+    if not unavailable or old.cells is None or new.cells is None:
         return new
-    recorded = {c.get("label"): c for c in old["cells"] if isinstance(c, dict)}
+    recorded = {c["label"]: c for c in old.cells}
     cells = []
-    for cell in new["cells"]:
-        before = recorded.get(cell.get("label"), {}).get("hyperparameters") or {}
+    for cell in new.cells:
+        before = recorded.get(cell["label"], {}).get("hyperparameters") or {}
         hyper = dict(cell.get("hyperparameters") or {})
         for method in unavailable:
             mine, theirs = hyper.get(method), before.get(method) if isinstance(before, dict) else None
@@ -106,18 +146,7 @@ def _as_recorded(old: dict, new: dict, unavailable: dict[str, str]) -> dict:
                     and all(theirs["params"].get(k) == v for k, v in (mine.get("params") or {}).items())):
                 hyper[method] = theirs
         cells.append({**cell, "hyperparameters": hyper} if "hyperparameters" in cell else cell)
-    return {**new, "cells": cells}
-
-
-def _protocol_runs(resolved: dict) -> int | None:
-    runs = resolved.get("protocol", {}).get("runs") if isinstance(resolved.get("protocol"), dict) else None
-    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
-
-
-def _without_runs(resolved: dict) -> dict:
-    if _protocol_runs(resolved) is None:
-        return resolved
-    return {**resolved, "protocol": {k: v for k, v in resolved["protocol"].items() if k != "runs"}}
+    return results.ResolvedConfig.of({**new.data, "cells": cells})
 
 
 def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
@@ -125,64 +154,169 @@ def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
     return dataclasses.replace(config, protocol=dataclasses.replace(config.protocol, runs=runs))
 
 
-def prepare_out_dir(out: Path, config: ExperimentConfig, force: bool) -> tuple[bool, ExperimentConfig]:
-    """Make `out` hold this config's campaign. Returns (earlier results kept, the folder's config).
+def _folder_config(out: Path, config: ExperimentConfig, force: bool) -> tuple[ExperimentConfig, bool, bool]:
+    """(the config the folder is to hold, its earlier results kept, config.yaml to write).
 
-    A folder holding another config's results is refused unless force, which deletes the
-    runner's own files there (and nothing else) and starts over. A run count alone may
-    differ: run r has the same seeds whatever the count, so the folder's config takes the
-    larger count, finished runs keep their numbers and only the requested ones are run now.
+    A folder holding another config's results is refused unless force, which starts over
+    there (prepare_folder deletes the runner's own files, nothing else). A run count alone
+    may differ: run r has the same seeds whatever the count, so the folder's config takes
+    the larger count, finished runs keep their numbers and only the requested ones are run.
     """
-    new = _resolved(config)
-    folder, more_runs = config, False
-    atomic.output_folder(out)
     if force:
-        results.clear(out)
-    elif results.config_path(out).is_file():
+        return config, False, True
+    if not results.config_path(out).is_file():
+        if results.has_records(out):
+            raise UserError(f"{out} holds run records but no {results.CONFIG_FILE}, so they cannot be matched to "
+                            f"this config; use --force to start over there or choose another --out")
+        return config, False, True
+    try:
+        old = results.ResolvedConfig.read(out)
+    except results.UnreadableConfig:
+        old = None
+    if old is None:
+        raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
+                        f"matched to this config; use --force to start over there or choose another --out")
+    diffs = _config_differences(old.without_runs(),
+                                _as_recorded(old, _resolved(config), _unavailable(config)).without_runs())
+    if diffs:
+        raise UserError(
+            f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
+            f"use --force to discard them and start over, or choose another --out"
+        )
+    folder = with_runs(config, old.runs) if old.runs is not None and old.runs > config.protocol.runs else config
+    return folder, True, old.runs is not None and old.runs < config.protocol.runs
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass
+class Plan:
+    """What a campaign is to do, read from its config and its folder before anything is written."""
+
+    config: ExperimentConfig        # as asked
+    folder: ExperimentConfig        # as the folder holds it: the larger run count of the two
+    out: Path
+    force: bool
+    write_config: bool              # config.yaml to write: a new folder, --force or more runs
+    settings: RunSettings
+    selected: list[Task]            # the runs chosen now, in result order
+    row_order: list[str]            # runs.csv's: every run of the folder's config (cell, method, run)
+    records: dict[str, dict]        # the finished runs, by key; every run saved joins them
+    already: int                    # of the selected runs, finished before this call
+    copyable: dict[str, reuse.Reused]  # selected runs still to do that a `reuse:` folder holds
+    pending: list[Cell]             # cells with runs to do here, whose data are needed
+    skipped: list[str] = field(default_factory=list)  # cell labels left out by --skip-missing
+
+
+def plan_campaign(
+    config: ExperimentConfig,
+    out: Path,
+    *,
+    data_dir: str | Path | None = None,
+    force: bool = False,
+    skip_missing: bool = False,
+    benchmarks: Iterable[str] | None = None,
+    methods: Iterable[str] | None = None,
+    reporter: Reporter | None = None,
+) -> Plan:
+    """The runs of `config` that `out` holds, finishes now or copies; refuses a folder of
+    another config and runs whose data or optional extra are missing."""
+    reporter = reporter or Reporter()
+    cells = select_cells(config, benchmarks)
+    chosen_methods = select_methods(config, methods)
+    folder, kept, write_config = _folder_config(out, config, force)
+    row_tasks = expand_tasks(folder)
+    records = results.load_records(out, row_tasks) if kept else {}
+    selected = expand_tasks(config, cells, chosen_methods)
+    wanted = [t for t in selected if t.key not in records]
+    copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
+    todo = [t for t in wanted if t.key not in copyable]
+    # A method whose optional extra is missing is needed only for runs still to do: a
+    # finished folder (committed results on a fresh clone) resumes without it.
+    unavailable = _unavailable(config)
+    blocked = [t for t in todo if t.method in unavailable]
+    if blocked:
+        raise UserError(f"{unavailable[blocked[0].method]} ({sum(t.method == blocked[0].method for t in blocked)} "
+                        f"of its runs are still to do in {out})")
+    # Data are needed only where runs remain: a finished folder (committed results on a fresh
+    # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
+    # Runs that `reuse:` copies need no data either.
+    pending = [c for c in cells if c.label in {t.cell.label for t in todo}]
+    missing = missing_data(pending, data_dir)
+    skipped: list[str] = []
+    if missing:
+        if not skip_missing:
+            raise UserError(missing_message(missing, data_dir))
+        skipped = [c.label for c in missing]
+        cells = [c for c in cells if c not in missing]
+        pending = [c for c in pending if c not in missing]
+        reporter.skipped(skipped)
+        if not cells:
+            raise UserError("every selected benchmark misses its data; " + missing_message(missing, data_dir))
+        selected = [t for t in selected if t.cell.label not in skipped]
+    settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
+                           None if data_dir is None else str(data_dir),
+                           preload=tuple(s for s in baselines.specs_of(t.cell.params[t.method] for t in selected)
+                                         if not s.missing))
+    return Plan(config, folder, out, force, write_config, settings, selected, [t.key for t in row_tasks], records,
+                sum(t.key in records for t in selected), copyable, pending, skipped)
+
+
+def _resolved(config: ExperimentConfig) -> results.ResolvedConfig:
+    """The config as config.yaml holds it (what kacs_cli.experiments.reuse compares runs by)."""
+    return results.ResolvedConfig.parse(config.to_yaml())
+
+
+# --------------------------------------------------------------------------- prepare
+
+
+def prepare_data(plan: Plan, reporter: Reporter | None = None) -> dict[str, tuple[int, int]]:
+    """Load every dataset with runs to do and build one split, so bad data stops the campaign
+    before any run; returns (rows, n) per cell label for scheduling. Columns whose min-max
+    scale one extreme value collapses (kacs_cli.scaling.collapsed) are worth a warning, not
+    a stop."""
+    reporter = reporter or Reporter()
+    first_split = plan.config.plan()[0][1]
+    shapes = {}
+    for cell in plan.pending:
         try:
-            old = results.read_config(out)
-        except results.UnreadableConfig:
-            old = None
-        if not isinstance(old, dict):
-            raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
-                            f"matched to this config; use --force to start over there or choose another --out")
-        diffs = _config_differences(_without_runs(old), _without_runs(_as_recorded(old, new, _unavailable(config))))
-        if diffs:
-            raise UserError(
-                f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
-                f"use --force to discard them and start over, or choose another --out"
-            )
-        old_runs = _protocol_runs(old)
-        if old_runs is not None and old_runs > config.protocol.runs:
-            folder = with_runs(config, old_runs)
-        more_runs = old_runs is not None and old_runs < config.protocol.runs
-    elif results.has_records(out):
-        raise UserError(f"{out} holds run records but no {results.CONFIG_FILE}, so they cannot be matched to "
-                        f"this config; use --force to start over there or choose another --out")
+            X, y = load_cell_data(cell, plan.settings.data_dir)
+            make_split(X, y, plan.settings.protocol, first_split, plan.settings.protocol.train_fraction)
+        except UserError as exc:
+            raise UserError(f"benchmark {cell.label}: {exc}") from None
+        shapes[cell.label] = (int(X.shape[0]), int(X.shape[1]))
+        for what, values in (("input column {}", X), ("the target", y)):
+            for j, share, extreme in collapsed(values):
+                reporter.warning(f"benchmark {cell.label}: {collapse_message(what.format(j + 1), share, extreme)}")
+    return shapes
+
+
+def prepare_folder(plan: Plan, reporter: Reporter | None = None) -> list[Task]:
+    """Make the folder hold the plan's campaign (--force: the runner's own files deleted
+    first), copy in the runs `reuse:` folders hold; returns the runs left to do."""
+    reporter = reporter or Reporter()
+    out = plan.out
+    if plan.force:
+        results.clear(out)
     results.make_run_dirs(out)
-    kept = results.config_path(out).is_file()
-    if not kept or more_runs:
-        results.write_config(out, folder.to_yaml())
-    return kept, folder
+    if plan.write_config:
+        results.write_config(out, plan.folder.to_yaml())
+    todo = [t for t in plan.selected if t.key not in plan.records]
+    copied = [t for t in todo if t.key in plan.copyable]
+    for task in copied:
+        item = plan.copyable[task.key]
+        if item.curve is not None:
+            results.write_curve(out, task.key, item.curve)
+        results.fill_later_columns(item.record)
+        plan.records[task.key] = results.run_row(item.record)
+    if copied:
+        results.write_runs_csv(out, plan.records, plan.row_order)
+        reporter.copied(len(copied), plan.config.reuse)
+    return [t for t in todo if t.key not in plan.copyable]
 
 
 # --------------------------------------------------------------------------- campaign
-
-
-def _resolved(config: ExperimentConfig) -> dict:
-    """The config as config.yaml holds it (what kacs_cli.experiments.reuse compares runs by)."""
-    return yaml.safe_load(config.to_yaml())
-
-
-def _copy_reused(out: Path, todo: list[Task], copyable: dict, records: dict[str, dict]) -> dict:
-    """Copy the runs of `todo` that a `reuse:` folder holds (row and curve) into `out`."""
-    copied = {t.key: copyable[t.key] for t in todo if t.key in copyable}
-    for key, item in copied.items():
-        if item.curve is not None:
-            results.write_curve(out, key, item.curve)
-        results.fill_later_columns(item.record)
-        records[key] = results.run_row(item.record)
-    return copied
 
 
 @dataclass
@@ -196,61 +330,16 @@ class CampaignResult:
     reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.experiments.reuse)
 
 
-def _preflight(cells: list[Cell], settings: RunSettings,
-               plan: list[tuple[int, int, int]], console) -> dict[str, tuple[int, int]]:
-    """Load every selected dataset and build one split, so bad data stops the campaign before
-    any run; returns (rows, n) per cell label for scheduling. Columns whose min-max scale
-    one extreme value collapses (kacs_cli.scaling.collapsed) are worth a warning, not a stop."""
-    shapes = {}
-    for cell in cells:
-        try:
-            X, y = load_cell_data(cell, settings.data_dir)
-            make_split(X, y, settings.protocol, plan[0][1], settings.protocol.train_fraction)
-        except UserError as exc:
-            raise UserError(f"benchmark {cell.label}: {exc}") from None
-        shapes[cell.label] = (int(X.shape[0]), int(X.shape[1]))
-        for what, values in (("input column {}", X), ("the target", y)):
-            for j, share, extreme in collapsed(values):
-                console.print(f"warning: benchmark {cell.label}: "
-                              f"{collapse_message(what.format(j + 1), share, extreme)}", markup=False)
-    return shapes
-
-
-def _summary_table(config: ExperimentConfig, frame: pd.DataFrame) -> Table:
-    metric = config.protocol.metric
-    table = Table(title=f"{config.experiment}: final test {metric.upper()} and rules (mean ± SD over runs)")
-    table.add_column("benchmark")
-    table.add_column("method")
-    table.add_column("runs", justify="right")
-    table.add_column(f"test {metric.upper()}", justify="right")
-    table.add_column("rules", justify="right")
-    if frame.empty:
-        return table
-    for cell in config.cells:
-        for method in config.methods:
-            sub = frame[(frame["benchmark"] == cell.label) & (frame["method"] == method)]
-            if sub.empty:
-                continue
-            err = sub[f"test_{metric}"].astype(float)
-            rules = sub["rules"].astype(float)
-            sd = err.std(ddof=1) if len(sub) > 1 else math.nan
-            sd_r = rules.std(ddof=1) if len(sub) > 1 else math.nan
-            table.add_row(
-                cell.label, method, str(len(sub)),
-                f"{err.mean():.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"),
-                # a baseline has no rules
-                "-" if rules.isna().all() else f"{rules.mean():.1f}" + ("" if math.isnan(sd_r) else f" ± {sd_r:.1f}"),
-            )
-    return table
-
-
-def _console() -> Console:
-    """The campaign's console: a terminal's width, or for a log (a batch job's, a pipe) lines
-    that are never wrapped, where rich would cut every line at 80 columns."""
-    console = Console()
-    if console.is_terminal or os.environ.get("COLUMNS"):
-        return console
-    return Console(soft_wrap=True, width=LOG_WIDTH)
+def _check_options(backend: str, scheduler: str | None, jobs: int | None) -> tuple[str, int]:
+    if backend not in workers.BACKENDS:
+        raise UserError(f"--backend must be one of {', '.join(workers.BACKENDS)}, got {backend!r}")
+    if scheduler and backend != "dask":
+        backend = "dask"  # an address only means something to Dask
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UserError(f"--jobs must be a whole number >= 1, got {jobs!r}")
+    return backend, jobs
 
 
 def run_campaign(
@@ -265,66 +354,27 @@ def run_campaign(
     methods: Iterable[str] | None = None,
     backend: str = "local",
     scheduler: str | None = None,
-    console=None,
-    progress: bool = True,
+    reporter: Reporter | None = None,
 ) -> CampaignResult:
     """Run (or resume) every selected run of `config` into `out`; see the module docstring.
 
     benchmarks / methods / skip_missing only choose which runs to do now: the folder's
     config.yaml is always the whole config, so a later call without them completes it.
     """
-    console = console or _console()
+    reporter = reporter or Reporter()
     # Before the folder lock, whose mkdir would otherwise say only "File exists".
     out = atomic.output_folder(out)
-    if backend not in workers.BACKENDS:
-        raise UserError(f"--backend must be one of {', '.join(workers.BACKENDS)}, got {backend!r}")
-    if scheduler and backend != "dask":
-        backend = "dask"  # an address only means something to Dask
-    if jobs is None:
-        jobs = os.cpu_count() or 1
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise UserError(f"--jobs must be a whole number >= 1, got {jobs!r}")
-
-    cells = select_cells(config, benchmarks)
-    chosen_methods = select_methods(config, methods)
-    skipped: list[str] = []
-    # Data are needed only where runs remain: a finished folder (committed results on a fresh
-    # clone) still resumes, rebuilding runs.csv and curves.csv.gz, without the datasets.
-    # Runs that `reuse:` copies need no data either.
-    pending_cells, copyable = cells, {}
-    unavailable = _unavailable(config)
-    if config.reuse_dirs or unavailable or (not force and results.config_path(out).is_file()):
-        wanted = expand_tasks(config, cells, chosen_methods)
-        done = results.load_records(out, wanted) if not force and results.config_path(out).is_file() else {}
-        wanted = [t for t in wanted if t.key not in done]
-        copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
-        pending = {t.cell.label for t in wanted if t.key not in copyable}
-        pending_cells = [c for c in cells if c.label in pending]
-        # A method whose optional extra is missing is needed only for runs still to do: a
-        # finished folder (committed results on a fresh clone) resumes without it.
-        blocked = [t for t in wanted if t.key not in copyable and t.method in unavailable]
-        if blocked:
-            raise UserError(f"{unavailable[blocked[0].method]} ({sum(t.method == blocked[0].method for t in blocked)} "
-                            f"of its runs are still to do in {out})")
-    missing = missing_data(pending_cells, data_dir)
-    if missing:
-        if not skip_missing:
-            raise UserError(missing_message(missing, data_dir))
-        skipped = [c.label for c in missing]
-        cells = [c for c in cells if c not in missing]
-        pending_cells = [c for c in pending_cells if c not in missing]
-        console.print(f"[yellow]skipping {', '.join(skipped)}: data missing (--skip-missing)[/yellow]")
-        if not cells:
-            raise UserError("every selected benchmark misses its data; " + missing_message(missing, data_dir))
-
-    settings = RunSettings(config.experiment, config.protocol, config.iterations, config.eval_every,
-                           None if data_dir is None else str(data_dir),
-                           preload=tuple(s for s in baselines.specs_of(t.cell.params[t.method]
-                                                                       for t in expand_tasks(config, cells, chosen_methods))
-                                         if not s.missing))
-    plan = config.plan()
-    shapes = _preflight(pending_cells, settings, plan, console)
+    backend, jobs = _check_options(backend, scheduler, jobs)
     with contextlib.ExitStack() as stack:
+        # Held from the first read of the folder's runs to the last write, so two campaigns
+        # never share a folder and the plan's finished runs are the ones on disk. A new folder
+        # is locked (and so created) only at the first write: a refused campaign leaves nothing.
+        locked = out.is_dir()
+        if locked:
+            stack.enter_context(results.exclusive(out))
+        plan = plan_campaign(config, out, data_dir=data_dir, force=force, skip_missing=skip_missing,
+                             benchmarks=benchmarks, methods=methods, reporter=reporter)
+        shapes = prepare_data(plan, reporter)
         # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None
         if backend == "dask" and scheduler:
@@ -332,78 +382,69 @@ def run_campaign(
             stack.callback(client.close)
         elif backend == "dask":
             workers.require_dask()
-        # Held from the first write to the last, so two campaigns never share a folder.
-        stack.enter_context(results.exclusive(out))
-        kept, folder = prepare_out_dir(out, config, force)
-        all_tasks = expand_tasks(folder)
-        row_order = [t.key for t in all_tasks]  # runs.csv's: cell, method, run
-        records = results.load_records(out, all_tasks) if kept else {}
-        selected = expand_tasks(config, cells, chosen_methods)
-        todo = [t for t in selected if t.key not in records]
-        already = len(selected) - len(todo)
-        copied = _copy_reused(out, todo, copyable, records)
-        if copied:
-            todo = [t for t in todo if t.key not in copied]
-            results.write_runs_csv(out, records, row_order)
-            console.print(f"{len(copied)} run(s) copied from identical runs in {', '.join(config.reuse)} (reuse)")
-
+        if not locked:
+            stack.enter_context(results.exclusive(out))
+            if not force and (results.config_path(out).is_file() or results.has_records(out)):
+                raise UserError(f"another `kacs run` wrote to {out} while this one was starting; run the same "
+                                f"command again to resume there")
+        todo = prepare_folder(plan, reporter)
+        reused = len(plan.selected) - plan.already - len(todo)
         if not todo:
-            frame = results.write_runs_csv(out, records, row_order)
-            write_curves_aggregate(out, row_order, records)
-            console.print(
-                f"Nothing to do: all {len(selected)} selected runs of experiment {config.experiment} "
-                f"are already finished in {out} ({results.RUNS_FILE} is up to date; --force starts over)."
-            )
-            console.print(_summary_table(config, frame))
-            return CampaignResult(out, len(selected), already, 0, frame, skipped, len(copied))
+            frame = results.write_runs_csv(out, plan.records, plan.row_order)
+            write_curves_aggregate(out, plan.row_order, plan.records)
+            reporter.nothing_to_do(plan, frame)
+            return CampaignResult(out, len(plan.selected), plan.already, 0, frame, plan.skipped, reused)
+        frame, ran = execute(plan, todo, shapes, jobs=jobs, backend=backend, scheduler=scheduler, client=client,
+                             reporter=reporter)
+        return CampaignResult(out, len(plan.selected), plan.already, ran, frame, plan.skipped, reused)
 
-        todo = [
-            Task(t.cell, t.method, t.run, t.split_seed, t.seed,
-                 estimate_cost(t, config.iterations, config.eval_every, *shapes[t.cell.label]))
-            for t in todo
-        ]
-        # Longest first, ties in result order: the slowest runs do not end up alone at the end.
-        position = {t.key: i for i, t in enumerate(todo)}
-        todo.sort(key=lambda t: (-t.cost, position[t.key]))
-        jobs = min(jobs, len(todo))
-        where = f"Dask at {scheduler}" if scheduler else (
-            f"a local Dask cluster of {jobs} worker(s)" if backend == "dask" else f"{jobs} local process(es)")
-        resumed = f", {already} already finished" if already else ""
-        console.print(
-            f"Experiment {config.experiment}: {len(todo)} run(s) to do of {len(selected)} selected{resumed}; "
-            f"{config.iterations} iterations each, on {where} -> {out}"
-        )
 
-        runs = (workers.run_dask(todo, settings, jobs, client, tick=WAKE_S) if backend == "dask"
-                else workers.run_local(todo, settings, jobs, tick=WAKE_S))
-        saved = _Saver(out, records, row_order)
-        try:
-            with _progress(console, todo, jobs, runs, enabled=progress) as shown:
-                try:
-                    for output in runs:
-                        if output is None:
-                            shown.tick()
-                            continue
-                        saved.save(output)
-                        shown.advance(output)
-                except BaseException:
-                    # Ctrl-C, a signal or a failed write: keep what finished meanwhile, then stop.
-                    saved.rescue(runs.stop())
-                    raise
-                finally:
-                    runs.close()
-            frame = saved.flush()
-        except atomic.WriteFailed as exc:
-            saved.flush(quiet=True)
-            raise UserError(_write_failure(exc, out, saved.ran)) from None
-        except BaseException:
-            # Also a stop that arrived during the flush above: the signal handlers ignore the
-            # next ones, so this second flush completes.
-            saved.flush(quiet=True)
-            raise
-        console.print(_summary_table(config, frame))
-        console.print(f"{saved.ran} run(s) finished; results in {results.runs_path(out)}")
-        return CampaignResult(out, len(selected), already, saved.ran, frame, skipped, len(copied))
+def execute(plan: Plan, todo: list[Task], shapes: dict[str, tuple[int, int]], *, jobs: int, backend: str = "local",
+            scheduler: str | None = None, client=None, reporter: Reporter | None = None) -> tuple[pd.DataFrame, int]:
+    """Run `todo`, longest first, saving each run as it finishes and runs.csv as it goes;
+    returns runs.csv as written at the end and the number of runs finished."""
+    reporter = reporter or Reporter()
+    config, out = plan.config, plan.out
+    todo = [
+        Task(t.cell, t.method, t.run, t.split_seed, t.seed,
+             estimate_cost(t, config.iterations, config.eval_every, *shapes[t.cell.label]))
+        for t in todo
+    ]
+    # Longest first, ties in result order: the slowest runs do not end up alone at the end.
+    position = {t.key: i for i, t in enumerate(todo)}
+    todo.sort(key=lambda t: (-t.cost, position[t.key]))
+    jobs = min(jobs, len(todo))
+    reporter.started(plan, todo, jobs, backend, scheduler)
+
+    runs = (workers.run_dask(todo, plan.settings, jobs, client, tick=WAKE_S) if backend == "dask"
+            else workers.run_local(todo, plan.settings, jobs, tick=WAKE_S))
+    saved = _Saver(out, plan.records, plan.row_order)
+    try:
+        with reporter.progress(todo, jobs, runs) as shown:
+            try:
+                for output in runs:
+                    if output is None:
+                        shown.tick()
+                        continue
+                    saved.save(output)
+                    shown.advance(output)
+            except BaseException:
+                # Ctrl-C, a signal or a failed write: keep what finished meanwhile, then stop.
+                saved.rescue(runs.stop())
+                raise
+            finally:
+                runs.close()
+        frame = saved.flush()
+    except atomic.WriteFailed as exc:
+        saved.flush(quiet=True)
+        raise UserError(_write_failure(exc, out, saved.ran)) from None
+    except BaseException:
+        # Also a stop that arrived during the flush above: the signal handlers ignore the
+        # next ones, so this second flush completes.
+        saved.flush(quiet=True)
+        raise
+    reporter.finished(plan, frame, saved.ran)
+    return frame, saved.ran
 
 
 def _write_failure(exc: atomic.WriteFailed, out: Path, ran: int) -> str:
@@ -452,129 +493,3 @@ class _Saver:
                 raise
             return None
         return frame
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class Eta:
-    """Time left from the runner's cost model (Task.cost, tasks.estimate_cost), not from the
-    first runs' average: the longest runs start first, so an average over the first runs to
-    finish says little about the rest (2 of 52 runs done: "ETA 0:00:25" with 3 min 13 s left).
-
-    The model's costs are estimates; the finished runs calibrate them: seconds per unit of
-    cost = their training seconds over their cost, taken from the finished runs of the same
-    cell and method (whose runs all cost the same), else of the same method (the model weighs
-    the learners and the baselines by different formulas), else of all finished runs. The
-    time left is the cost not done yet spread over the workers, and at least the longest run
-    still in flight (runs in flight are credited with the seconds they have been running).
-    """
-
-    def __init__(self, todo: list[Task], jobs: int):
-        self.cost = {t.key: max(t.cost, 1e-12) for t in todo}
-        # Most specific first: (cell, method), method, everything.
-        self.groups = {t.key: ((t.cell.label, t.method), t.method, None) for t in todo}
-        self.jobs = max(1, jobs)
-        self.finished: set[str] = set()
-        self._spent: dict = {None: [0.0, 0.0]}  # group: [cost, seconds] of its finished runs
-
-    def finish(self, key: str, seconds: float) -> None:
-        if key in self.cost and key not in self.finished:
-            self.finished.add(key)
-            for group in self.groups[key]:
-                spent = self._spent.setdefault(group, [0.0, 0.0])
-                spent[0] += self.cost[key]
-                spent[1] += max(float(seconds), 0.0)
-
-    def _per_cost(self, key: str) -> float:
-        for group in self.groups[key]:
-            cost, seconds = self._spent.get(group, (0.0, 0.0))
-            if seconds > 0:
-                return seconds / cost
-        return 0.0
-
-    def left(self, running: dict[str, float]) -> float | None:
-        """Seconds left, given the runs in flight and how long each has been running; None
-        until a run has finished (nothing to calibrate the model with yet)."""
-        if self._spent[None][1] <= 0:
-            return None
-        remaining, longest = 0.0, 0.0
-        for key, cost in self.cost.items():
-            if key in self.finished:
-                continue
-            expected = cost * self._per_cost(key)
-            if key in running:
-                expected = max(expected - running[key], 0.0)
-                longest = max(longest, expected)
-            remaining += expected
-        return max(remaining / self.jobs, longest)
-
-
-class _progress:
-    """Progress of a campaign: on a terminal a rich bar (runs done/total, elapsed, ETA), else
-    one plain line every PLAIN_EVERY_FRACTION of the runs or every PROGRESS_TICK_S seconds,
-    for the logs of a batch job (rich draws nothing there); nothing when disabled. The ETA is
-    Eta's."""
-
-    PLAIN_EVERY_FRACTION = 0.05
-
-    def __init__(self, console, todo: list[Task], jobs: int, runs: workers.Runs, enabled: bool = True):
-        self.console, self.total, self.enabled, self.runs = console, len(todo), enabled, runs
-        self.eta = Eta(todo, min(jobs, len(todo)))
-        self.done = 0
-        self.last_key = ""
-        self._bar = None
-        self._task_id = None
-        self._start = time.monotonic()
-        self._printed_at = self._start
-        self._printed_done = 0
-
-    def __enter__(self):
-        if self.enabled and self.console.is_terminal:
-            self._bar = Progress(
-                TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
-                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
-                TextColumn("[dim]{task.fields[last]}"), console=self.console,
-            )
-            self._bar.__enter__()
-            self._task_id = self._bar.add_task("", total=self.total, eta="-", last="")
-        return self
-
-    def _eta_text(self) -> str:
-        left = self.eta.left(self.runs.running())
-        return "-" if left is None else _clock(left)
-
-    def advance(self, output: results.RunOutput) -> None:
-        self.done += 1
-        self.last_key = output.key
-        self.eta.finish(output.key, output.record.get("seconds") or 0.0)
-        self._show(finished=True)
-
-    def tick(self) -> None:
-        """No run finished for a while: say so, with the time left."""
-        self._show(finished=False)
-
-    def _show(self, finished: bool) -> None:
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.update(self._task_id, completed=self.done, eta=self._eta_text(),
-                             last=f"last: {self.last_key}" if self.last_key else "")
-            return
-        now = time.monotonic()
-        every = max(1, math.ceil(self.total * self.PLAIN_EVERY_FRACTION))
-        if (finished and (self.done - self._printed_done >= every or self.done == self.total)) \
-                or now - self._printed_at >= PROGRESS_TICK_S:
-            self._printed_at, self._printed_done = now, self.done
-            last = f", last: {self.last_key}" if self.last_key else ""
-            # print() rather than the console: a log line is never wrapped or marked up.
-            print(f"runs {self.done}/{self.total} ({100 * self.done // max(self.total, 1)} %), "
-                  f"elapsed {_clock(now - self._start)}, ETA {self._eta_text()}{last}",
-                  file=self.console.file, flush=True)
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-        return False

@@ -101,3 +101,56 @@ def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: in
     per_iteration = registry.get(task.cell.engine(task.method)).cost(n, N)
     evaluations = iterations // eval_every + 1
     return iterations * per_iteration + evaluations * rows * per_iteration * 0.3
+
+
+class Eta:
+    """Time left from the runner's cost model (Task.cost, estimate_cost), not from the
+    first runs' average: the longest runs start first, so an average over the first runs to
+    finish says little about the rest (2 of 52 runs done: "ETA 0:00:25" with 3 min 13 s left).
+
+    The model's costs are estimates; the finished runs calibrate them: seconds per unit of
+    cost = their training seconds over their cost, taken from the finished runs of the same
+    cell and method (whose runs all cost the same), else of the same method (the model weighs
+    the learners and the baselines by different formulas), else of all finished runs. The
+    time left is the cost not done yet spread over the workers, and at least the longest run
+    still in flight (runs in flight are credited with the seconds they have been running).
+    """
+
+    def __init__(self, todo: list[Task], jobs: int):
+        self.cost = {t.key: max(t.cost, 1e-12) for t in todo}
+        # Most specific first: (cell, method), method, everything.
+        self.groups = {t.key: ((t.cell.label, t.method), t.method, None) for t in todo}
+        self.jobs = max(1, jobs)
+        self.finished: set[str] = set()
+        self._spent: dict = {None: [0.0, 0.0]}  # group: [cost, seconds] of its finished runs
+
+    def finish(self, key: str, seconds: float) -> None:
+        if key in self.cost and key not in self.finished:
+            self.finished.add(key)
+            for group in self.groups[key]:
+                spent = self._spent.setdefault(group, [0.0, 0.0])
+                spent[0] += self.cost[key]
+                spent[1] += max(float(seconds), 0.0)
+
+    def _per_cost(self, key: str) -> float:
+        for group in self.groups[key]:
+            cost, seconds = self._spent.get(group, (0.0, 0.0))
+            if seconds > 0:
+                return seconds / cost
+        return 0.0
+
+    def left(self, running: dict[str, float]) -> float | None:
+        """Seconds left, given the runs in flight and how long each has been running; None
+        until a run has finished (nothing to calibrate the model with yet)."""
+        if self._spent[None][1] <= 0:
+            return None
+        remaining, longest = 0.0, 0.0
+        for key, cost in self.cost.items():
+            if key in self.finished:
+                continue
+            expected = cost * self._per_cost(key)
+            if key in running:
+                expected = max(expected - running[key], 0.0)
+                longest = max(longest, expected)
+            remaining += expected
+        return max(remaining / self.jobs, longest)

@@ -26,6 +26,7 @@ import pandas as pd
 from kacs_cli import atomic
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments import results
+from kacs_cli.experiments.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
 from kacs_cli.reporting import compaction, kmethods, refinement, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
@@ -34,7 +35,7 @@ from kacs_cli.reporting.index import experiment_order, index_markdown, scan_expe
 from kacs_cli.reporting.loading import (cells_of, check_values, config_benchmarks, config_methods, last_rows, load_config, load_runs,
                                         planned_methods, protocol_of)
 from kacs_cli.reporting.missing import what_is_missing
-from kacs_cli.reporting.model import PLAIN_VARIANTS, PROTOCOL_METRICS, ExperimentReport, ReportSummary
+from kacs_cli.reporting.model import PLAIN_VARIANTS, ExperimentReport, ReportSummary
 from kacs_cli.reporting.pair import (across_statistics, cell_statistics, detailed_table, empty_cell_statistics,
                                      other_method_statistics, other_methods_table, summary_table)
 from kacs_cli.reporting.paper import (choose_paper_experiments, paper_comparison, paper_setting_warning, paper_table,
@@ -58,9 +59,9 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     if results.runs_path(exp_dir).is_file():
         # Every run has its train and test error: the counts of the tables are the runs they use.
         check_values(results.runs_path(exp_dir), required=[m for m in metrics[:2] if m in raw.columns])
-    name = str(config.get("experiment") or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
+    name = str(config.experiment or (raw["experiment"].dropna().iloc[0] if "experiment" in raw.columns and raw["experiment"].notna().any() else exp_dir.name))
     notes = list(included.notes)
-    if not config:
+    if not config.data:
         notes.append(f"no {results.CONFIG_FILE} in {exp_dir}: missing benchmarks cannot be detected")
     lacking = [m for m in metrics if m not in raw.columns]
     if lacking:

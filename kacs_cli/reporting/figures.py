@@ -19,10 +19,11 @@ from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.experiments import curvestore, results
 from kacs_cli.experiments.methods import guideline_budget
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import kmethods, stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import cell_values, runs_for_scaling
-from kacs_cli.reporting.model import BENCHMARK_ORDER, METRIC_LABELS, ExperimentReport, ScalingGroup
+from kacs_cli.reporting.model import BENCHMARK_ORDER, ExperimentReport, ScalingGroup
 
 # The report's pair (engine/registry.py): the baseline in blue, the proposal in red.
 COLORS = {BASELINE: "tab:blue", PROPOSED: "tab:red"}
@@ -320,8 +321,8 @@ def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: 
 
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel(xlabel, fontsize=8)
-            ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=8)
-            ax.set_title(f"{name}: {METRIC_LABELS.get(metric, metric)}", fontsize=9)
+            ax.set_ylabel(metric_label(metric), fontsize=8)
+            ax.set_title(f"{name}: {metric_label(metric)}", fontsize=9)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
     flat = list(axes.ravel())

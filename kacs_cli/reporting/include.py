@@ -40,14 +40,6 @@ class Included:
     notes: list[str] = field(default_factory=list)
 
 
-def include_specs(config: dict) -> list[dict]:
-    report = config.get("report")
-    includes = report.get("include") if isinstance(report, dict) else None
-    if isinstance(includes, dict):
-        includes = [includes]
-    return [i for i in includes or [] if isinstance(i, dict) and i.get("experiment")]
-
-
 def find_sibling(exp_dir: Path, name: str) -> Path | None:
     """The results folder of experiment `name` beside exp_dir, or None."""
     parent = Path(exp_dir).resolve().parent
@@ -56,7 +48,7 @@ def find_sibling(exp_dir: Path, name: str) -> Path | None:
     for folder in candidates:
         if folder.resolve() == Path(exp_dir).resolve() or not results.has_runs(folder):
             continue
-        recorded = load_config(folder).get("experiment")
+        recorded = load_config(folder).experiment
         if recorded == name or (recorded is None and folder.name == name):
             return folder
     return None
@@ -69,10 +61,10 @@ def _display(path: Path, exp_dir: Path) -> str:
     return Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix()
 
 
-def _differences(ours: dict, theirs: dict) -> list[str]:
+def _differences(ours: results.ResolvedConfig, theirs: results.ResolvedConfig) -> list[str]:
     out = []
     for key in SHARED_SETTINGS:
-        a, b = ours.get(key), theirs.get(key)
+        a, b = ours.data.get(key), theirs.data.get(key)
         if a is not None and b is not None and a != b:
             out.append(key)
     return out
@@ -85,11 +77,11 @@ def _cell_matches(cell: dict, wanted: list[str] | None) -> bool:
     return bool(names & {w.lower() for w in wanted})
 
 
-def load_included(exp_dir: Path, config: dict, own_labels: set[str]) -> Included:
+def load_included(exp_dir: Path, config: results.ResolvedConfig, own_labels: set[str]) -> Included:
     """Runs (report-ready, as loading.load_runs gives them) of every included cell."""
     result = Included()
     frames = []
-    for spec in include_specs(config):
+    for spec in config.includes:
         name = str(spec["experiment"])
         wanted = spec.get("benchmarks")
         what = ", ".join(wanted) if wanted else "every cell"

@@ -34,10 +34,12 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
+from kacs_cli.experiments import results
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import cd_diagram, kstats, stats
 from kacs_cli.reporting.files import slug, write_csv
 from kacs_cli.reporting.loading import cell_mask, config_methods, label_cells, method_values, planned_methods
-from kacs_cli.reporting.model import METRIC_LABELS, Cell, ExperimentReport
+from kacs_cli.reporting.model import Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, fmt_rank, fmt_sd, fmt_value, tcell
 
 CD_ALPHA = 0.05  # Nemenyi's critical difference, as in Demšar's diagrams
@@ -184,7 +186,7 @@ def _method_set(runs, methods, benchmarks, all_benchmarks, metric, control) -> M
     )
 
 
-def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: dict, control: str | None) -> KMethods:
+def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: results.ResolvedConfig, control: str | None) -> KMethods:
     """The k-method statistics of one experiment (no sets when no cell has more than two)."""
     control = normalise_control(control) or kstats.DEFAULT_CONTROL
     metric = next(m for m in exp.metrics if m.startswith("test_"))
@@ -259,7 +261,7 @@ def _few_pairs_note(counts: Sequence[int], unit: str) -> str:
 def per_benchmark_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
     km = exp.kmethods
     metric = km.metric
-    label = METRIC_LABELS[metric]
+    label = metric_label(metric)
     headers = ["cell", "method", f"{label} mean ± SD", "rules", "params", "rank", "runs", "p", "p Holm", "sym", "pairs"]
     rows, rules = [], set()
     for bench in s.benchmarks:
@@ -344,7 +346,7 @@ def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
             tests = [stats.format_p(c.p), stats.format_p(c.p_holm), c.verdict, str(c.n_pairs)]
         rows.append([tcell(name), tcell(fmt_rank(s.average_ranks[j]))] + [tcell(t) for t in tests])
     caption = (
-        f"{exp.name}, {s.k} methods across benchmarks: average rank of the mean {METRIC_LABELS[km.metric]} "
+        f"{exp.name}, {s.k} methods across benchmarks: average rank of the mean {metric_label(km.metric)} "
         f"(1 = best) and the paired two-sided Wilcoxon test of each method against the control over the "
         f"per-benchmark means, Holm-corrected over the {s.k - 1} comparisons (sym as per benchmark), over "
         f"{_which_benchmarks(s)}. {_control_word(s, km)}"

@@ -18,22 +18,23 @@ import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
+from kacs_cli.experiments import metrics, results
+from kacs_cli.experiments.metrics import PROTOCOL_METRICS
 from kacs_cli.experiments.protocols import PROTOCOLS
-from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS, PROTOCOL_METRICS,
+from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS,
                                       Cell, ExperimentReport)
 
 
-def load_config(exp_dir: Path) -> dict:
-    """The experiment's config.yaml as a dict ({} when there is none)."""
+def load_config(exp_dir: Path) -> results.ResolvedConfig:
+    """The experiment's config.yaml (with no settings when there is none)."""
     try:
-        data = results.read_config(exp_dir)
+        config = results.ResolvedConfig.read(exp_dir)
     except results.UnreadableConfig as exc:
         raise UserError(f"{exc}; fix or delete it") from None
-    return data if isinstance(data, dict) else {}
+    return config if config is not None else results.ResolvedConfig.of({})
 
 
-def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
+def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd.DataFrame:
     """runs.csv with the report's columns: cell_id (the runner's cell label), benchmark,
     variant, n, samples, N; a method run at its own budget joins its runner cell's N."""
     path = results.runs_path(exp_dir)
@@ -51,7 +52,7 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
     runs["benchmark"] = runs["benchmark"].astype(str).str.strip()
     runs["cell_id"] = runs["benchmark"]
     # The runner writes its cell label (f3-n12) there; the config's cells name the benchmark.
-    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config or {}) if e.get("label")}
+    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config) if e.get("label")} if config else {}
     if names:
         runs["benchmark"] = runs["cell_id"].map(lambda c: names.get(c, c))
     runs["method"] = runs["method"].astype(str).str.strip().str.lower()
@@ -69,22 +70,13 @@ def load_runs(exp_dir: Path, config: dict | None = None) -> pd.DataFrame:
 # What a cell of runs.csv may hold, by column: (integer?, least value, greatest value). Empty
 # cells are where the runner leaves a value out (a baseline has no rules, budget or iterations,
 # XCSF no inner and outer covering rates), except for the columns a caller requires. Columns
-# not listed here (and columns a runs.csv lacks) are not checked.
+# not listed here (and columns a runs.csv lacks) are not checked. The metrics' ranges are
+# their declarations' (kacs_cli/experiments/metrics.py).
 _CELL_RULES: dict[str, tuple[bool, float, float]] = {
     **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
     **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},
     # Counts, but a table assembled from published means may hold their fractional means.
-    **{c: (False, 0, math.inf) for c in ("rules", "micro", "params")},
-    **{c: (False, 0, math.inf) for c in ("train_mae", "test_mae", "train_mse", "test_mse", "seconds")},
-    "aic": (False, -math.inf, math.inf),
-    **{c: (False, 0, 1) for c in ("cover_rate", "cover_rate_inner", "cover_rate_outer")},
-    # The optional columns of refined and compacted runs (experiments/results.py).
-    **{c: (False, 0, math.inf) for c in ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse",
-                                          "evolved_test_mse", "refine_seconds", "compacted_train_mae",
-                                          "compacted_test_mae", "compacted_train_mse", "compacted_test_mse",
-                                          "compacted_seconds")},
-    "evolved_aic": (False, -math.inf, math.inf),
-    **{c: (True, 0, math.inf) for c in ("refine_iterations", "compacted_rules", "compacted_params")},
+    **{m.name: (m.integer and m.name not in ("rules", "micro", "params"), m.low, m.high) for m in metrics.ALL},
 }
 _FIX = "fix or delete that line (`kacs run` redoes a run whose row and record are gone)"
 
@@ -171,15 +163,8 @@ def int_or_none(value: Any) -> int | None:
     return int(round(f)) if math.isfinite(f) else None
 
 
-def protocol_of(config: dict, runs: pd.DataFrame) -> tuple[str, int | None]:
-    proto = config.get("protocol")
-    name, expected = None, None
-    if isinstance(proto, dict):
-        name = proto.get("name")
-        expected = int_or_none(proto.get("runs"))
-    elif isinstance(proto, str):
-        name = proto
-    name = str(name).strip().lower() if name else ""
+def protocol_of(config: results.ResolvedConfig, runs: pd.DataFrame) -> tuple[str, int | None]:
+    name, expected = config.protocol, config.runs
     if name not in PROTOCOL_METRICS:
         # No (known) protocol recorded: the error columns the runner filled tell.
         has_mae = "test_mae" in runs.columns and runs["test_mae"].notna().any()
@@ -190,31 +175,19 @@ def protocol_of(config: dict, runs: pd.DataFrame) -> tuple[str, int | None]:
     return name, expected
 
 
-def config_methods(config: dict) -> list[str]:
-    methods = config.get("methods")
-    out: list[str] = []
-    if isinstance(methods, (list, tuple)):
-        for m in methods:
-            name = m.get("name", m.get("method")) if isinstance(m, dict) else m
-            if name:
-                out.append(str(name).strip().lower())
-    elif isinstance(methods, str):
-        out = [m.strip().lower() for m in methods.split(",") if m.strip()]
-    elif isinstance(methods, dict):
-        out = [str(k).strip().lower() for k in methods]
-    return out or list(METHODS)
+def config_methods(config: results.ResolvedConfig) -> list[str]:
+    return list(config.methods) or list(METHODS)
 
 
-def config_benchmarks(config: dict) -> list[dict]:
+def config_benchmarks(config: results.ResolvedConfig) -> list[dict]:
     """Planned cells as entries {name, variant, n, samples, N[, label]}.
 
     The runner's resolved config lists `cells` (label, benchmark, n, samples, variant and
     per-method hyperparameters holding N); a hand-written one lists `benchmarks`.
     """
-    cells = config.get("cells")
-    if isinstance(cells, list) and cells and all(isinstance(c, dict) and c.get("label") for c in cells):
+    if config.cells:
         out = []
-        for c in cells:
+        for c in config.cells:
             hyper = c.get("hyperparameters") if isinstance(c.get("hyperparameters"), dict) else {}
             budgets = {int_or_none(h.get("N")) for h in hyper.values() if isinstance(h, dict)}
             out.append(
@@ -229,7 +202,7 @@ def config_benchmarks(config: dict) -> list[dict]:
             )
         return out
     out = []
-    for b in config.get("benchmarks") or []:
+    for b in config.benchmarks:
         if isinstance(b, str):
             out.append({"name": b})
         elif isinstance(b, dict) and b.get("name"):
@@ -394,12 +367,11 @@ def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.
     return method_values(runs, cell, method, metric).to_numpy(dtype=float)
 
 
-def planned_methods(config: dict) -> dict[str, list[str]]:
+def planned_methods(config: results.ResolvedConfig) -> dict[str, list[str]]:
     """Methods of each cell of a resolved config (by label): its own `methods`, else the
     methods it has hyperparameters for."""
     out = {}
-    for c in config.get("cells") or []:
-        if isinstance(c, dict) and c.get("label"):
-            names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
-            out[str(c["label"])] = [str(m).strip().lower() for m in names]
+    for c in config.cells or ():
+        names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
+        out[str(c["label"])] = [str(m).strip().lower() for m in names]
     return out

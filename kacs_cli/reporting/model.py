@@ -22,19 +22,6 @@ CELL_KEY = ("benchmark", "variant", "n", "samples", "N")
 # The article's order: the synthetic functions as their records list them, then the
 # real-world datasets of its main table.
 BENCHMARK_ORDER = (*benchmarks.FUNCTIONS, "asn", "ccpp", "cs", "eec")
-PROTOCOL_METRICS = {
-    "main": ("train_mae", "test_mae", "rules", "params", "aic"),
-    "alternative": ("train_mse", "test_mse", "rules", "params", "aic"),
-}
-METRIC_LABELS = {
-    "train_mae": "train MAE",
-    "test_mae": "test MAE",
-    "train_mse": "train MSE",
-    "test_mse": "test MSE",
-    "rules": "rules",
-    "params": "params",
-    "aic": "AIC",
-}
 # Variant values that mean "the plain function" and are not worth printing.
 PLAIN_VARIANTS = ("", "none", "base", "original", "standard", "plain", "nan")
 

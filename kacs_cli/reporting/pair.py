@@ -15,10 +15,12 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, PROPOSED
+from kacs_cli.experiments.metrics import BY_NAME as metrics_by_name
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import method_values
-from kacs_cli.reporting.model import METHODS, METRIC_LABELS, Cell, ExperimentReport
+from kacs_cli.reporting.model import METHODS, Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_sd, fmt_value, tcell
 
 
@@ -52,7 +54,8 @@ def cell_statistics(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str
                 rec["wilcoxon_p"], rec["effect_size"], rec["symbol"] = math.nan, math.nan, ""
             xm, ym = rec[f"{BASELINE}_mean"], rec[f"{PROPOSED}_mean"]
             if math.isfinite(xm) and math.isfinite(ym):
-                rec["best"] = "tie" if xm == ym else (BASELINE if xm < ym else PROPOSED)
+                lower_wins = metrics_by_name[metric].lower_is_better
+                rec["best"] = "tie" if xm == ym else (BASELINE if (xm < ym) == lower_wins else PROPOSED)
             else:
                 rec["best"] = ""
             records.append(rec)
@@ -119,7 +122,7 @@ def summary_table(exp: ExperimentReport) -> Table:
     """Per cell two rows (XCSF with its symbol, KACS), the across-cell rows at the bottom."""
     metrics = exp.metrics
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
-    headers = ["cell", "method"] + [METRIC_LABELS[m] for m in metrics] + ["runs"]
+    headers = ["cell", "method"] + [metric_label(m) for m in metrics] + ["runs"]
     rows: list[list[TCell]] = []
     rules: set[int] = set()
     for cell in exp.cells:
@@ -185,7 +188,7 @@ def detailed_table(exp: ExperimentReport) -> Table:
         part = exp.cell_stats[exp.cell_stats["cell"] == cell.label]
         for i, s in enumerate(part.itertuples(index=False)):
             metric = s.metric
-            row = [tcell(cell.label if i == 0 else ""), tcell(METRIC_LABELS[metric])]
+            row = [tcell(cell.label if i == 0 else ""), tcell(metric_label(metric))]
             for method in METHODS:
                 mean, sd = getattr(s, f"{method}_mean"), getattr(s, f"{method}_sd")
                 text = "n/a" if not math.isfinite(mean) else f"{fmt_value(metric, mean)} ± {fmt_sd(metric, sd)}"
@@ -209,7 +212,7 @@ def detailed_table(exp: ExperimentReport) -> Table:
 
 def other_methods_table(exp: ExperimentReport) -> Table:
     """Every method beyond the pair, per cell: mean ± SD of each metric, no test."""
-    headers = ["cell", "method"] + [METRIC_LABELS[m] for m in exp.metrics] + ["runs"]
+    headers = ["cell", "method"] + [metric_label(m) for m in exp.metrics] + ["runs"]
     rows: list[list[TCell]] = []
     rules: set[int] = set()
     last = None

@@ -14,11 +14,11 @@ from typing import Any
 import pandas as pd
 
 from kacs_cli.engine.registry import BASELINE, PROPOSED
-from kacs_cli.experiments import PACKAGE_DATA
+from kacs_cli.experiments import PACKAGE_DATA, results
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
-from kacs_cli.reporting.loading import int_or_none
-from kacs_cli.reporting.model import METHODS, METRIC_LABELS, ExperimentReport
+from kacs_cli.reporting.model import METHODS, ExperimentReport
 from kacs_cli.reporting.pair import across_record
 from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_value, fmt_z, tcell
 
@@ -85,7 +85,7 @@ def _fidelity_line(paper: pd.DataFrame) -> str:
     for metric in PAPER_VERDICT_METRICS:
         part = paper[paper["metric"] == metric]
         if len(part):
-            parts.append(f"{METRIC_LABELS[metric]} {int(part['verdict_agrees'].sum())}/{len(part)}")
+            parts.append(f"{metric_label(metric)} {int(part['verdict_agrees'].sum())}/{len(part)}")
     n_cells = paper["cell"].nunique()
     return (
         f"Fidelity: {within} of {len(flags)} means within max(3 SE, 5 %) of the published ones "
@@ -104,22 +104,20 @@ def _published_across() -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def paper_setting_warning(config: dict, runs: pd.DataFrame) -> str | None:
+def paper_setting_warning(config: results.ResolvedConfig, runs: pd.DataFrame) -> str | None:
     """A warning when the campaign is not the published setting, so its z scores mean little."""
     differences = []
     its = sorted({int(v) for v in pd.to_numeric(runs.get("iterations"), errors="coerce").dropna()}) \
         if "iterations" in runs.columns else []
-    if not its and int_or_none(config.get("iterations")) is not None:
-        its = [int_or_none(config.get("iterations"))]
+    if not its and config.iterations is not None:
+        its = [config.iterations]
     if its and its != [PUBLISHED_SETTING["iterations"]]:
         differences.append(f"{' / '.join(f'{i:,}' for i in its)} iterations per run instead of 100,000")
-    semantics = str(config.get("semantics") or "reference").lower()
+    semantics = (config.semantics or "reference").lower()
     if semantics != PUBLISHED_SETTING["semantics"]:
         differences.append(f"{semantics} semantics instead of reference")
-    proto = config.get("protocol") if isinstance(config.get("protocol"), dict) else {}
-    planned = int_or_none(proto.get("runs"))
-    if planned is not None and planned != PUBLISHED_SETTING["runs"]:
-        differences.append(f"{planned} runs per cell instead of 30")
+    if config.runs is not None and config.runs != PUBLISHED_SETTING["runs"]:
+        differences.append(f"{config.runs} runs per cell instead of 30")
     if not differences:
         return None
     return ("Warning: this campaign differs from the published setting (" + "; ".join(differences)
@@ -147,7 +145,7 @@ def paper_table(exp: ExperimentReport) -> Table:
     for s in paper.itertuples(index=False):
         if last_cell is not None and s.cell != last_cell:
             rules.add(len(rows))
-        row = [tcell(s.cell if s.cell != last_cell else ""), tcell(METRIC_LABELS[s.metric])]
+        row = [tcell(s.cell if s.cell != last_cell else ""), tcell(metric_label(s.metric))]
         last_cell = s.cell
         for method in METHODS:
             within = getattr(s, f"{method}_within")
@@ -179,7 +177,7 @@ def published_across_table(exp: ExperimentReport) -> Table:
         o, p = ours.loc[metric], pub.loc[metric]
         rows.append(
             [
-                tcell(METRIC_LABELS[metric]),
+                tcell(metric_label(metric)),
                 tcell(f"{fmt_rank(o[f'{BASELINE}_avg_rank'])} / {fmt_rank(o[PROPOSED + '_avg_rank'])}"),
                 tcell(f"{fmt_rank(p[f'{BASELINE}_avg_rank'])} / {fmt_rank(p[PROPOSED + '_avg_rank'])}"),
                 tcell(stats.format_counts({"+": o["plus"], "-": o["minus"], "~": o["tie"]})),

@@ -12,9 +12,10 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, PROPOSED
+from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import modal
-from kacs_cli.reporting.model import METHODS, METRIC_LABELS, PLAIN_VARIANTS, Cell, ExperimentReport, ScalingGroup
+from kacs_cli.reporting.model import METHODS, PLAIN_VARIANTS, Cell, ExperimentReport, ScalingGroup
 from kacs_cli.reporting.tables import Table, TCell, fmt_sd, fmt_value, tcell
 
 
@@ -54,7 +55,7 @@ def scaling_table(exp: ExperimentReport, group: ScalingGroup) -> Table:
     stats_by = exp.cell_stats.set_index(["cell", "metric"])
     headers = list(key_headers)
     for metric in metrics:
-        headers += [f"{METRIC_LABELS[metric]} {registry.label(BASELINE)}", registry.label(PROPOSED)]
+        headers += [f"{metric_label(metric)} {registry.label(BASELINE)}", registry.label(PROPOSED)]
     headers.append("runs")
     rows: list[list[TCell]] = []
     for cell in group.cells:

@@ -11,16 +11,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from kacs_cli.experiments.metrics import printed_whole
 from kacs_cli.reporting import stats
-
-COUNT_METRICS = ("rules", "params", "aic", "micro")
 
 
 def fmt_value(metric: str, x: float) -> str:
     """Errors with 4 decimals (4 significant digits when tiny), counts and AIC as integers."""
     if x is None or not math.isfinite(x):
         return "n/a"
-    if metric in COUNT_METRICS:
+    if printed_whole(metric):
         return f"{x:.0f}"
     if x == 0 or abs(x) >= 0.001:
         return f"{x:.4f}"
@@ -31,7 +30,7 @@ def fmt_sd(metric: str, x: float) -> str:
     """SDs as the article prints them: 4 significant digits, no exponent for large counts."""
     if x is None or not math.isfinite(x):
         return "n/a"
-    if metric in COUNT_METRICS:
+    if printed_whole(metric):
         return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}"
     if abs(x) < 1e-9:  # rounding noise of identical runs, not a spread worth exponents
         return f"{0.0:.4f}"
