@@ -270,6 +270,15 @@ def test_a_refined_variant_records_both_errors_and_only_its_rows_carry_them(caps
     assert plain["evolved_test_mae"].isna().all() and plain["refine_iterations"].isna().all()
     resolved = (tmp_path / "out" / "config.yaml").read_text()
     assert "input_transform: quantile" in resolved and "refinement: true" in resolved
+    # The report's refinement table has every labelled cell (f1-skewed is benchmark f1).
+    code, _, err = run_kacs(capsys, "report", tmp_path / "out", "--no-figures")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "out" / "report" / "refined_refinement.csv")
+    assert table[["cell", "method", "runs"]].values.tolist() == [
+        ["f1 skewed", "kacs-refined", 2], ["f1 skewed", "kacs-quantile-refined", 2],
+        ["f4 discrete", "kacs-refined", 2], ["f4 discrete", "kacs-quantile-refined", 2]]
+    first = refined.loc[("f1-skewed", 0)], refined.loc[("f1-skewed", 1)]
+    assert table.loc[0, "refined_mean"] == pytest.approx((first[0]["test_mae"] + first[1]["test_mae"]) / 2)
     # Resumed from runs.csv alone, the folder's rows come back unchanged.
     before = (tmp_path / "out" / "runs.csv").read_bytes()
     for folder in ("runs", "curves", "populations"):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting.files import slug
+from kacs_cli.reporting.loading import cell_mask
 from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.refinement import error_metric, sd
 from kacs_cli.reporting.stats import wilcoxon_p
@@ -35,7 +36,7 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
         return None
     records = []
     for cell in exp.cells:
-        here = compacted[compacted["benchmark"] == cell.cell_id]
+        here = compacted[cell_mask(compacted, cell)]
         for method in dict.fromkeys(here["method"]):
             r = here[here["method"] == method]
             before = r[error].to_numpy(float)

@@ -502,6 +502,16 @@ def summary(runs: Runs) -> str:
                  f"average rank {ranks['kacs-refined']:.2f} ({ranks['kacs-quantile-refined']:.2f} with "
                  f"quantile inputs) among {len(gm)} methods, against {ranks['kacs']:.2f} for KACS "
                  f"({', '.join(lead)} lead)"])
+    rb = runs("robustness")
+    v = _verdicts(rb, control="xcsf", benchmarks=ROBUSTNESS_CELLS)
+    quantile_better = sum(_p(rb, c, "kacs-quantile-refined", "kacs-refined", "test_mae") < ALPHA
+                          and _mean(rb, c, "kacs-quantile-refined", "test_mae") < _mean(rb, c, "kacs-refined", "test_mae")
+                          for c in ROBUSTNESS_CELLS)
+    rows.append(["[robustness](docs/refinement.md#2-input-transforms)", _int(len(rb)),
+                 f"f1-f4 with skewed or discrete inputs: refined KACS better than XCSF on "
+                 f"{len(v['kacs-refined']['worse'])} of 8 cells (KACS on {len(v['kacs']['worse'])}), worse on "
+                 f"{len(v['kacs-refined']['better'])}; the quantile transform better than min-max on "
+                 f"{quantile_better} of 8 (refined KACS)"])
     return _table(["experiment", "runs", "headline (from the committed runs)"], rows, ["l", "r", "l"])
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting.files import slug
+from kacs_cli.reporting.loading import cell_mask
 from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.stats import wilcoxon_p
 from kacs_cli.reporting.tables import Table, fmt_value, tcell
@@ -37,7 +38,7 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
         return None
     records = []
     for cell in exp.cells:
-        here = refined[refined["benchmark"] == cell.cell_id]
+        here = refined[cell_mask(refined, cell)]
         for method in dict.fromkeys(here["method"]):
             r = here[here["method"] == method]
             before = r[f"{EVOLVED}{error}"].to_numpy(float)
