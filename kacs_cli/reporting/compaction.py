@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting.files import slug
-from kacs_cli.reporting.loading import cell_mask
 from kacs_cli.reporting.model import ExperimentReport
-from kacs_cli.reporting.refinement import error_metric, sd
+from kacs_cli.reporting.refinement import error_metric, groups, sd
 from kacs_cli.reporting.stats import wilcoxon_p
 from kacs_cli.reporting.tables import Table, fmt_value, tcell
 
@@ -29,38 +28,30 @@ COMPACTED = "compacted_"
 def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     """One row per (cell, compacted method), or None when no run was compacted."""
     error = error_metric(exp)
-    if f"{COMPACTED}{error}" not in runs.columns:
-        return None
-    compacted = runs[runs[f"{COMPACTED}{error}"].notna()]
-    if compacted.empty:
-        return None
     records = []
-    for cell in exp.cells:
-        here = compacted[cell_mask(compacted, cell)]
-        for method in dict.fromkeys(here["method"]):
-            r = here[here["method"] == method]
-            before = r[error].to_numpy(float)
-            after = r[f"{COMPACTED}{error}"].to_numpy(float)
-            rules = r["rules"].to_numpy(float)
-            kept = r[f"{COMPACTED}rules"].to_numpy(float)
-            training = r["seconds"].to_numpy(float)
-            if "refine_seconds" in r.columns:
-                training = training + r["refine_seconds"].fillna(0.0).to_numpy(float)
-            records.append({
-                "cell": cell.label, "method": method, "runs": len(r),
-                "rules": rules.mean(), "compacted_rules": kept.mean(),
-                "kept_share": float(np.mean(kept / rules)),
-                "kept_share_max": float(np.max(kept / rules)),
-                "error_mean": before.mean(), "error_sd": sd(before),
-                "compacted_mean": after.mean(), "compacted_sd": sd(after),
-                "change": after.mean() / before.mean() - 1.0 if before.mean() else math.nan,
-                "better_runs": int(np.sum(after < before)),
-                "p": wilcoxon_p(after, before),
-                "compaction_seconds": float(r[f"{COMPACTED}seconds"].mean()),
-                "training_seconds": float(training.mean()),
-                "cost_share": float(np.mean(r[f"{COMPACTED}seconds"].to_numpy(float) / training)),
-            })
-    return pd.DataFrame.from_records(records)
+    for cell, method, r in groups(exp, runs, f"{COMPACTED}{error}"):
+        before = r[error].to_numpy(float)
+        after = r[f"{COMPACTED}{error}"].to_numpy(float)
+        rules = r["rules"].to_numpy(float)
+        kept = r[f"{COMPACTED}rules"].to_numpy(float)
+        training = r["seconds"].to_numpy(float)
+        if "refine_seconds" in r.columns:
+            training = training + r["refine_seconds"].fillna(0.0).to_numpy(float)
+        records.append({
+            "cell": cell.label, "method": method, "runs": len(r),
+            "rules": rules.mean(), "compacted_rules": kept.mean(),
+            "kept_share": float(np.mean(kept / rules)),
+            "kept_share_max": float(np.max(kept / rules)),
+            "error_mean": before.mean(), "error_sd": sd(before),
+            "compacted_mean": after.mean(), "compacted_sd": sd(after),
+            "change": after.mean() / before.mean() - 1.0 if before.mean() else math.nan,
+            "better_runs": int(np.sum(after < before)),
+            "p": wilcoxon_p(after, before),
+            "compaction_seconds": float(r[f"{COMPACTED}seconds"].mean()),
+            "training_seconds": float(training.mean()),
+            "cost_share": float(np.mean(r[f"{COMPACTED}seconds"].to_numpy(float) / training)),
+        })
+    return pd.DataFrame.from_records(records) if records else None
 
 
 def table(exp: ExperimentReport, frame: pd.DataFrame) -> Table:

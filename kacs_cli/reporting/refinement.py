@@ -28,33 +28,38 @@ def error_metric(exp: ExperimentReport) -> str:
     return "test_mse" if exp.protocol == "alternative" else "test_mae"
 
 
+def groups(exp: ExperimentReport, runs: pd.DataFrame, column: str) -> list[tuple]:
+    """(cell, method, its runs) of every cell and method whose runs carry `column` (a step
+    after training recorded it), in the report's cell order; empty when none does."""
+    if column not in runs.columns:
+        return []
+    marked = runs[runs[column].notna()]
+    out = []
+    for cell in exp.cells:
+        here = marked[cell_mask(marked, cell)]
+        out += [(cell, method, here[here["method"] == method]) for method in dict.fromkeys(here["method"])]
+    return out
+
+
 def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     """One row per (cell, refined method), or None when no run was refined."""
     error = error_metric(exp)
-    if f"{EVOLVED}{error}" not in runs.columns:
-        return None
-    refined = runs[runs[f"{EVOLVED}{error}"].notna()]
-    if refined.empty:
-        return None
     records = []
-    for cell in exp.cells:
-        here = refined[cell_mask(refined, cell)]
-        for method in dict.fromkeys(here["method"]):
-            r = here[here["method"] == method]
-            before = r[f"{EVOLVED}{error}"].to_numpy(float)
-            after = r[error].to_numpy(float)
-            records.append({
-                "cell": cell.label, "method": method, "runs": len(r),
-                "evolved_mean": before.mean(), "evolved_sd": sd(before),
-                "refined_mean": after.mean(), "refined_sd": sd(after),
-                "change": after.mean() / before.mean() - 1.0 if before.mean() else math.nan,
-                "better_runs": int(np.sum(after < before)),
-                "p": wilcoxon_p(after, before),
-                "refine_iterations": float(r["refine_iterations"].mean()),
-                "refine_seconds": float(r["refine_seconds"].mean()),
-                "evolution_seconds": float(r["seconds"].mean()),
-            })
-    return pd.DataFrame.from_records(records)
+    for cell, method, r in groups(exp, runs, f"{EVOLVED}{error}"):
+        before = r[f"{EVOLVED}{error}"].to_numpy(float)
+        after = r[error].to_numpy(float)
+        records.append({
+            "cell": cell.label, "method": method, "runs": len(r),
+            "evolved_mean": before.mean(), "evolved_sd": sd(before),
+            "refined_mean": after.mean(), "refined_sd": sd(after),
+            "change": after.mean() / before.mean() - 1.0 if before.mean() else math.nan,
+            "better_runs": int(np.sum(after < before)),
+            "p": wilcoxon_p(after, before),
+            "refine_iterations": float(r["refine_iterations"].mean()),
+            "refine_seconds": float(r["refine_seconds"].mean()),
+            "evolution_seconds": float(r["seconds"].mean()),
+        })
+    return pd.DataFrame.from_records(records) if records else None
 
 
 def sd(values: np.ndarray) -> float:
