@@ -331,9 +331,11 @@ def scaling_figure(exp: ExperimentReport, groups: Sequence[ScalingGroup], path: 
 
 
 def compaction_figure(exp: ExperimentReport, path: Path) -> Path | None:
-    """Test error against macro-rules (log axis), one panel per cell: the trained model and
-    every compacted method at its mean over the runs (reporting/compaction.py). None when no
-    run was compacted."""
+    """Test error against macro-rules, both on log axes, one panel per cell: each trained model
+    (a square) and the compacted models made from it (circles, joined by rules), one colour per
+    trained model, from reporting/compaction.py's frame. None when no run was compacted."""
+    from matplotlib.ticker import NullFormatter
+
     frame = exp.compaction
     if frame is None or frame.empty:
         return None
@@ -341,17 +343,24 @@ def compaction_figure(exp: ExperimentReport, path: Path) -> Path | None:
     cells = list(dict.fromkeys(frame["cell"]))
     fig, axes = _grid(len(cells))
     for ax, cell in zip(axes, cells):
-        here = frame[frame["cell"] == cell].sort_values("compacted_rules")
-        ax.plot(here["compacted_rules"], here["compacted_mean"], "o-", color="C0", ms=3.5, lw=1.2,
-                label="compacted")
-        for rec in here.to_dict("records"):
-            ax.annotate(rec["method"], (rec["compacted_rules"], rec["compacted_mean"]), fontsize=6,
-                        xytext=(3, 3), textcoords="offset points")
-        ax.plot([here["rules"].mean()], [here["error_mean"].mean()], "s", color="C3", ms=5,
-                label="trained (uncompacted)")
+        here = frame[frame["cell"] == cell]
+        # The compacted methods of one trained model (KACS, XCSF) share its rules and error.
+        trained = sorted(here.groupby(["rules", "error_mean"]), key=lambda kv: kv[1]["method"].min())
+        for k, (_, group) in enumerate(trained):
+            color = f"C{k}"  # ordered by method name: KACS's variants blue, XCSF's orange
+            group = group.sort_values("compacted_rules")
+            ax.plot(group["compacted_rules"], group["compacted_mean"], "o-", color=color, ms=3.5, lw=1.0,
+                    label="compacted")
+            ax.plot([group["rules"].iloc[0]], [group["error_mean"].iloc[0]], "s", color=color, ms=5,
+                    label="trained (uncompacted)")
+            for rec in group.to_dict("records"):
+                ax.annotate(rec["method"], (rec["compacted_rules"], rec["compacted_mean"]), fontsize=6,
+                            xytext=(3, 3), textcoords="offset points")
         ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^2, 3x10^2, ... overlap at this width
         ax.set_xlabel("macro-rules (log scale)", fontsize=8)
-        ax.set_ylabel(f"test {error.upper()}", fontsize=8)
+        ax.set_ylabel(f"test {error.upper()} (log scale)", fontsize=8)
         ax.set_title(cell, fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
