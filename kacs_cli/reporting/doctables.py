@@ -88,6 +88,11 @@ def _mean(runs, bench, method, metric) -> float:
     return float(_values(runs, bench, method, metric).mean())
 
 
+def _lower(runs, bench, a, b, metric="test_mae") -> bool:
+    """Method a's metric significantly lower than b's (paired Wilcoxon over runs, alpha)."""
+    return _p(runs, bench, a, b, metric) < ALPHA and _mean(runs, bench, a, metric) < _mean(runs, bench, b, metric)
+
+
 def _sd(runs, bench, method, metric) -> float:
     return float(_values(runs, bench, method, metric).std(ddof=1))
 
@@ -493,9 +498,7 @@ def summary(runs: Runs) -> str:
     g = runs("regressors")
     gm = _methods(g)
     _, ranks = _main_ranks(g)
-    better = sum(_p(g, bb, "kacs-refined", "kacs", "test_mae") < ALPHA
-                 and _mean(g, bb, "kacs-refined", "test_mae") < _mean(g, bb, "kacs", "test_mae")
-                 for bb in MAIN_BENCHMARKS)
+    better = sum(_lower(g, bb, "kacs-refined", "kacs") for bb in MAIN_BENCHMARKS)
     lead = [BASELINE_LABELS[mm] for mm in ranks.index[:2]]
     rows.append(["[regressors](docs/baselines.md#with-refinement-and-a-converged-mlp)", _int(len(g)),
                  f"refined KACS has a lower test MAE than KACS on {better} of 8 benchmarks (same rules); "
@@ -504,9 +507,7 @@ def summary(runs: Runs) -> str:
                  f"({', '.join(lead)} lead)"])
     rb = runs("robustness")
     v = _verdicts(rb, control="xcsf", benchmarks=ROBUSTNESS_CELLS)
-    quantile_better = sum(_p(rb, c, "kacs-quantile-refined", "kacs-refined", "test_mae") < ALPHA
-                          and _mean(rb, c, "kacs-quantile-refined", "test_mae") < _mean(rb, c, "kacs-refined", "test_mae")
-                          for c in ROBUSTNESS_CELLS)
+    quantile_better = sum(_lower(rb, c, "kacs-quantile-refined", "kacs-refined") for c in ROBUSTNESS_CELLS)
     rows.append(["[robustness](docs/refinement.md#2-input-transforms)", _int(len(rb)),
                  f"f1-f4 with skewed or discrete inputs: refined KACS better than XCSF on "
                  f"{len(v['kacs-refined']['worse'])} of 8 cells (KACS on {len(v['kacs']['worse'])}), worse on "
