@@ -118,6 +118,16 @@ def test_suprb_report_takes_the_shared_cells_from_alt_protocol(tmp_path) -> None
     assert e.across.set_index("metric").loc["test_mse", "n_benchmarks"] == 3
 
 
+def test_an_experiment_of_variants_alone_gets_no_suprb_table(tmp_path) -> None:
+    # Compacted KACS on PPPTS (results/compaction_suprb): neither XCSF nor KACS ran, so the
+    # SupRB table (our XCSF and KACS beside the literature) would be a table of n/a.
+    rows = [{**row, "method": f"{row['method']}-compacted"} for row in _alt_rows("c", "pppts", 2, 0.7, 0.72, 9)]
+    exp = write_experiment(tmp_path / "c", "c", rows, [{"name": "pppts"}], runs=2, protocol="alternative")
+    build_report(exp, formats=("md",), figures=False)
+    md = (exp / "report" / "report.md").read_text()
+    assert "comparison with SupRB" not in md and "kacs-compacted" in md
+
+
 def test_missing_or_different_included_experiment_is_said(tmp_path) -> None:
     paper = tmp_path / "paper"
     exp = write_experiment(paper / "suprb", "suprb", _alt_rows("suprb", "pt", 2, 0.4, 0.5, 18),

@@ -24,7 +24,6 @@ from typing import Iterable
 import pandas as pd
 
 from kacs_cli import atomic
-from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments import results
 from kacs_cli.experiments.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
@@ -37,7 +36,7 @@ from kacs_cli.reporting.loading import (cells_of, check_values, config_benchmark
 from kacs_cli.reporting.missing import what_is_missing
 from kacs_cli.reporting.model import PLAIN_VARIANTS, ExperimentReport, ReportSummary
 from kacs_cli.reporting.pair import (across_statistics, cell_statistics, detailed_table, empty_cell_statistics,
-                                     other_method_statistics, other_methods_table, summary_table)
+                                     other_method_statistics, other_methods_table, pair_ran, summary_table)
 from kacs_cli.reporting.paper import (choose_paper_experiments, paper_comparison, paper_setting_warning, paper_table,
                                       published_across_table)
 from kacs_cli.reporting.scaling import scaling_csv, scaling_groups, scaling_table
@@ -245,17 +244,14 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         tex.append(f"% {exp.paper_warning}")
         console.append(exp.paper_warning)
     if exp.cells:
-        # The pair's tables (XCSF against KACS) only where either of them ran: an experiment
-        # of other methods alone (a refined variant, baselines) would get a table of n/a.
-        pair_ran = any(exp.cell_stats[f"{m}_runs"].sum() > 0 for m in DEFAULT_PAIR
-                       if f"{m}_runs" in exp.cell_stats.columns)
-        tables = [summary_table(exp)] if pair_ran else []
+        ran = pair_ran(exp)
+        tables = [summary_table(exp)] if ran else []
         tables += [scaling_table(exp, g) for g in exp.scaling]
         if suprb.applies(exp):
             tables.append(suprb.suprb_table(exp))
         if exp.paper is not None and not exp.paper.empty:
             tables += [paper_table(exp), published_across_table(exp)]
-        if pair_ran:
+        if ran:
             tables.append(detailed_table(exp))
         if exp.others is not None and not exp.others.empty:
             tables.append(other_methods_table(exp))

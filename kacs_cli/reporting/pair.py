@@ -24,6 +24,14 @@ from kacs_cli.reporting.model import METHODS, Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_sd, fmt_value, tcell
 
 
+def pair_ran(exp: ExperimentReport) -> bool:
+    """Whether XCSF or KACS ran in the experiment: its two-method tables (and the SupRB table)
+    only then, since an experiment of other methods alone (a refined or compacted variant,
+    baselines) would get tables of n/a."""
+    return any(exp.cell_stats[f"{m}_runs"].sum() > 0 for m in registry.DEFAULT_PAIR
+               if f"{m}_runs" in exp.cell_stats.columns)
+
+
 def cell_statistics(runs: pd.DataFrame, cells: list[Cell], metrics: Sequence[str]) -> pd.DataFrame:
     """One row per (cell, metric): each method's mean, SD and runs, and the paired tests."""
     records = []

@@ -17,6 +17,7 @@ from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments import PACKAGE_DATA
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
+from kacs_cli.reporting.pair import pair_ran
 from kacs_cli.reporting.tables import Table, fmt_sd, fmt_value, tcell
 
 LITERATURE_PATH = PACKAGE_DATA / "suprb_literature.csv"
@@ -32,7 +33,10 @@ def load_literature() -> pd.DataFrame:
 
 
 def applies(exp: ExperimentReport) -> bool:
-    return exp.protocol == "alternative" and any(c.benchmark.lower() in SUPRB_ONLY for c in exp.cells)
+    """An alternative-protocol experiment with PPPTS or PT in which XCSF or KACS ran (a
+    campaign of variants alone, such as compacted KACS, would get a table of n/a)."""
+    return (exp.protocol == "alternative" and pair_ran(exp)
+            and any(c.benchmark.lower() in SUPRB_ONLY for c in exp.cells))
 
 
 def _cells(exp: ExperimentReport):
