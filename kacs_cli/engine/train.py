@@ -84,7 +84,6 @@ def _as_vector(y, rows, name):
     return np.ascontiguousarray(y)
 
 
-
 def one_blas_thread():
     """The context of the steps after training (refinement, compaction): one BLAS thread.
 
@@ -96,6 +95,7 @@ def one_blas_thread():
     campaign gives.
     """
     return threadpool_limits(limits=1, user_api="blas")
+
 
 class Model:
     """A population of one registered learner (registry.py) with its buffers: train, predict,
