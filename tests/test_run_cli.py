@@ -5,6 +5,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import sys
 import time
 from pathlib import Path
@@ -240,6 +241,29 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
     code, text, err = kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
     assert code == 0, err
     assert f"{12 - len(recorded)} run(s) to do of 12 selected, {len(recorded)} already finished" in text
+
+
+def test_a_stop_just_after_a_submit_ends_the_pool_cleanly(monkeypatch):
+    """The race behind a campaign that once did not exit after SIGHUP: a stop while the id of
+    a run just submitted still waits in loky's queue. The manager thread sleeps until it is
+    woken, so an id put there without waking it stays there, as in the race, until the stop
+    wakes it: the pool must still end its workers and its manager thread without an error."""
+    from kacs_cli.experiments import workers
+
+    errors = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    pool = workers._LocalPool([], settings=None, jobs=1, tick=None)
+    running = pool._executor.submit(time.sleep, 60)
+    pool._pending.add(running)
+    while not running.running():
+        time.sleep(0.01)
+    manager = pool._executor._executor_manager_thread
+    pool._executor._work_ids.put(10**6)  # an id whose work item the shutdown drops
+    start = time.monotonic()
+    pool.close()
+    manager.join(timeout=30)
+    assert not manager.is_alive() and errors == []
+    assert time.monotonic() - start < 30  # the running run was killed, not waited for
 
 
 def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):

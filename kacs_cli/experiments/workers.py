@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import signal
 import socket
 import sys
@@ -213,8 +214,29 @@ class _LocalPool(Runs):
             # Runs still computing are abandoned: their workers are killed rather than left
             # to finish work nobody will save (and to hold the CPU after a Ctrl-C). loky fails
             # their futures itself (cancelling them first crashes its manager thread).
+            _forget_queued_work_ids(self._executor)
             self._executor.shutdown(wait=True, kill_workers=True)
             self._pending.clear()
+
+
+def _forget_queued_work_ids(executor) -> None:
+    """Empty loky's queue of submitted work ids before a shutdown that kills the workers.
+
+    A run submitted just before a stop may still have its id in that queue, not yet handed to
+    a worker. Shutting down with kill_workers drops every pending work item but leaves the
+    ids (loky 3.6; CPython's own executor drains them), and the manager thread then takes
+    such an id, fails on a KeyError and dies without closing its queues: a traceback after
+    the one-line stop message, and, seen once in CI, a campaign that never exited. Each id
+    taken here is the manager's no more; its run is failed by the shutdown like any other.
+    """
+    work_ids = getattr(executor, "_work_ids", None)
+    if work_ids is None:
+        return
+    while True:
+        try:
+            work_ids.get_nowait()
+        except queue.Empty:
+            return
 
 
 def run_local(todo: list[Task], settings: RunSettings, jobs: int, tick: float | None = None) -> Runs:
