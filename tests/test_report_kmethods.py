@@ -279,3 +279,65 @@ def test_each_method_set_gets_its_own_statistics(tmp_path) -> None:
     assert list(across["methods"].unique()) == ["xcsf,kacs,ridge", "ridge,rf,knn"]
     # every benchmark ranks the methods alike: average ranks 1, 2, 3
     assert list(across["avg_rank"]) == [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
+
+
+def test_every_method_table_shows_a_compaction_variant_by_its_compacted_model(tmp_path) -> None:
+    """A compaction variant's runs record the trained model in the generic columns and the
+    compacted one in compacted_*: the other-methods and k-method tables show the compacted
+    model (AIC, not measured on it, n/a); a refined variant (generic columns: the refined
+    model) and XCSF and KACS are shown as recorded; the compaction table keeps both models."""
+    def kacs_model(r):  # KACS's trained model, which kacs-piecewise trains too (same seed)
+        return dict(train_mae=0.19, test_mae=0.20 + 0.01 * r, train_mse=0.04, test_mse=0.05, rules=1400,
+                    params=2800, aic=500.0)
+
+    rows = []
+    for b in ("f1", "f2"):
+        for r in range(6):
+            rows += [
+                run_row("squeeze", b, "xcsf", r, train_mae=0.29, test_mae=0.30 + 0.01 * r, train_mse=0.09,
+                        test_mse=0.1, rules=4000, params=40000, aic=900.0),
+                run_row("squeeze", b, "kacs", r, **kacs_model(r)),
+                run_row("squeeze", b, "kacs-piecewise", r, **kacs_model(r), compacted_train_mae=0.14,
+                        compacted_test_mae=0.15 + 0.01 * r, compacted_train_mse=0.02, compacted_test_mse=0.03,
+                        compacted_rules=140 + 2 * r, compacted_params=280 + 4 * r, compacted_seconds=0.1),
+                run_row("squeeze", b, "kacs-refined", r, train_mae=0.17, test_mae=0.18 + 0.01 * r, train_mse=0.03,
+                        test_mse=0.04, rules=1400, params=2800, aic=450.0, evolved_train_mae=0.19,
+                        evolved_test_mae=0.20 + 0.01 * r, evolved_train_mse=0.04, evolved_test_mse=0.05,
+                        evolved_aic=500.0, refine_iterations=10, refine_seconds=0.5),
+            ]
+    exp = tmp_path / "squeeze"
+    exp.mkdir()
+    pd.DataFrame(rows).to_csv(exp / "runs.csv", index=False)
+    (exp / "config.yaml").write_text("experiment: squeeze\nmethods: [xcsf, kacs, kacs-piecewise, kacs-refined]\n"
+                                     "protocol: {name: main, runs: 6}\n")
+    build_report(exp, formats=("md",), figures=False)
+    md = (exp / "report" / "report.md").read_text()
+
+    # test MAE over r = 0..5: base + 0.025 ± 0.0187; kacs-piecewise's rules 140 + 2r -> 145 ± 3.742,
+    # params 280 + 4r -> 290 ± 7.483
+    others = md.split("### squeeze: other methods")[1].split("###")[0]
+    # columns: cell, method, train MAE, test MAE, rules, params, AIC, runs
+    assert _row(others, "f1")[1:] == ["kacs-piecewise", "0.1400 ± 0.0000", "0.1750 ± 0.0187", "145 ± 3.742",
+                                      "290 ± 7.483", "n/a", "6"]
+    assert _rows_after(others, "f1", 2)[1][1:] == ["kacs-refined", "0.1700 ± 0.0000", "0.2050 ± 0.0187",
+                                                   "1400 ± 0", "2800 ± 0", "450 ± 0", "6"]
+    assert "Compaction variants are shown by their compacted model (kacs-piecewise; AIC n/a" in others
+
+    per = md.split("### squeeze: 4 methods per benchmark")[1].split("###")[0]
+    # columns: cell, method, test MAE mean ± SD, rules, params, rank, runs, p, p Holm, sym, pairs
+    f1 = {r[1]: r[2:7] for r in _rows_after(per, "f1", 4)}
+    assert f1 == {"XCSF": ["0.3250 ± 0.0187", "4000", "40000", "4.00", "6"],
+                  "KACS (control)": ["0.2250 ± 0.0187", "1400", "2800", "3.00", "6"],
+                  "kacs-piecewise": ["**0.1750 ± 0.0187**", "145", "290", "1.00", "6"],
+                  "kacs-refined": ["0.2050 ± 0.0187", "1400", "2800", "2.00", "6"]}
+    assert "Compaction variants are shown by their compacted model (kacs-piecewise)." in per
+    ranks = md.split("### squeeze: 4 methods across benchmarks")[1].split("###")[0]
+    assert _row(ranks, "kacs-piecewise")[1] == "1.00" and "(kacs-piecewise)." in ranks
+
+    # XCSF and KACS as recorded, and no note where no compaction variant is shown
+    summary = md.split("### squeeze: summary")[1].split("###")[0]
+    assert _row(summary, "f1")[3] == "0.3250 -" and _rows_after(summary, "f1", 2)[1][3] == "**0.2250**"
+    assert _rows_after(summary, "f1", 2)[1][6] == "**500**" and "compacted model" not in summary
+    # the compaction table: the trained model (KACS's numbers) before, the compacted one after
+    compaction = md.split("### squeeze: compaction")[1].split("###")[0]
+    assert _row(compaction, "f1")[3:8] == ["1400", "145.0", "10.4 %", "0.2250 ± 0.0187", "0.1750 ± 0.0187"]

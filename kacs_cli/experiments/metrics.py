@@ -61,6 +61,9 @@ def _later(key: str) -> Metric:
 OPTIONAL = tuple(_later(key) for key in (*REFINE_KEYS, *COMPACT_KEYS))
 ALL = (*FINAL, SECONDS, *OPTIONAL)
 BY_NAME = {m.name: m for m in ALL}
+# The column measuring each final metric on the compacted model (COMPACT_KEYS): a compacted
+# run's final model is that one, and a final metric missing here was not measured on it.
+COMPACTED_OF = {m.name: f"compacted_{m.name}" for m in FINAL if f"compacted_{m.name}" in BY_NAME}
 # The report's columns of each protocol: its train and test error first.
 PROTOCOL_METRICS = {p: tuple(m.name for m in FINAL if p in m.protocols) for p in (MAIN, ALTERNATIVE)}
 

@@ -31,8 +31,8 @@ from kacs_cli.reporting import compaction, kmethods, refinement, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
-from kacs_cli.reporting.loading import (cells_of, check_values, config_benchmarks, config_methods, last_rows, load_config, load_runs,
-                                        planned_methods, protocol_of)
+from kacs_cli.reporting.loading import (cells_of, check_values, compacted_methods, config_benchmarks, config_methods,
+                                        final_models, last_rows, load_config, load_runs, planned_methods, protocol_of)
 from kacs_cli.reporting.missing import what_is_missing
 from kacs_cli.reporting.model import PLAIN_VARIANTS, ExperimentReport, ReportSummary
 from kacs_cli.reporting.pair import (across_statistics, cell_statistics, detailed_table, empty_cell_statistics,
@@ -66,10 +66,13 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     if lacking:
         notes.append(f"{results.RUNS_FILE} lacks {', '.join(lacking)}; shown as n/a")
     runs = last_rows(raw)
+    # The tables of every method read each run's final model; the compaction and refinement
+    # tables compare the models before and after, from the runs as recorded.
+    final = final_models(runs)
     methods = config_methods(config)
     cells = cells_of(runs, entries) if len(runs) else []
     missing = included.missing + what_is_missing(raw, cells, entries, methods, expected, planned_methods(config))
-    cell_stats = cell_statistics(runs, cells, metrics) if cells else empty_cell_statistics()
+    cell_stats = cell_statistics(final, cells, metrics) if cells else empty_cell_statistics()
     exp = ExperimentReport(
         name=name,
         path=exp_dir,
@@ -83,10 +86,11 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         missing=missing,
         notes=notes,
         sources=included.sources,
-        others=other_method_statistics(runs, cells, metrics) if cells else None,
+        others=other_method_statistics(final, cells, metrics) if cells else None,
+        compacted_methods=compacted_methods(runs),
         finished=finished,
     )
-    exp.kmethods = kmethods.analyse(exp, runs, config, control)
+    exp.kmethods = kmethods.analyse(exp, final, config, control)
     exp.refinement = refinement.analyse(exp, runs) if cells else None
     exp.compaction = compaction.analyse(exp, runs) if cells else None
     if not cells:

@@ -38,7 +38,8 @@ from kacs_cli.experiments import results
 from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import cd_diagram, kstats, stats
 from kacs_cli.reporting.files import slug, write_csv
-from kacs_cli.reporting.loading import cell_mask, config_methods, label_cells, method_values, planned_methods
+from kacs_cli.reporting.loading import (cell_mask, compacted_note, config_methods, label_cells, method_values,
+                                        planned_methods)
 from kacs_cli.reporting.model import Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, fmt_rank, fmt_sd, fmt_value, tcell
 
@@ -293,6 +294,7 @@ def per_benchmark_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
         f"comparisons; sym: + the method is significantly better (lower) than the control, - "
         f"significantly worse, ~ no significant difference (Holm, α = 0.05); pairs: runs paired "
         f"with the control's. {_control_word(s, km)}"
+        + compacted_note(exp, s.methods)
         + _few_pairs_note(s.per_benchmark.loc[~s.per_benchmark["control"], "n_pairs"] if len(s.per_benchmark) else [], "paired runs")
         + (f" Cells without all {s.k} methods are not in this table: {_labels(s.others)}." if s.others else "")
     )
@@ -350,6 +352,7 @@ def ranks_table(exp: ExperimentReport, s: MethodSet, i: int) -> Table:
         f"(1 = best) and the paired two-sided Wilcoxon test of each method against the control over the "
         f"per-benchmark means, Holm-corrected over the {s.k - 1} comparisons (sym as per benchmark), over "
         f"{_which_benchmarks(s)}. {_control_word(s, km)}"
+        + compacted_note(exp, s.methods)
         + _not_computed(s)
         + _floor_note(s)
         + (_few_pairs_note([s.b], "benchmarks") if s.across is not None else "")

@@ -2,7 +2,8 @@
 
 runs.csv holds one row per finished run; `load_runs` gives it the report's columns (cell_id,
 benchmark, variant, n, samples, N), `cells_of` groups the rows into labelled, ordered cells,
-and `method_values` picks one method's metric in one cell.
+`method_values` picks one method's metric in one cell, and `final_models` shows a compacted
+run by its compacted model (the tables that treat every method alike).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from kacs_cli.engine import registry
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import metrics, results
@@ -360,7 +362,52 @@ def last_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 def runs_for_scaling(exp: ExperimentReport) -> pd.DataFrame:
     """The final metrics of every run of the experiment (for the scaling figure)."""
-    return last_rows(load_runs(exp.path, load_config(exp.path)))
+    return final_models(last_rows(load_runs(exp.path, load_config(exp.path))))
+
+
+def compacted_rows(runs: pd.DataFrame) -> pd.Series:
+    """Which rows are compacted runs (a compaction variant's): those that measured a compacted model."""
+    columns = [c for c in metrics.COMPACTED_OF.values() if c in runs.columns]
+    return runs[columns].notna().any(axis=1) if columns else pd.Series(False, index=runs.index)
+
+
+def final_models(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs as the tables that treat every method alike show them: each run by its final model.
+
+    A compacted run's final metrics are the trained model's, before compaction (its
+    compacted_* columns hold the compacted one): read as they are, a compaction variant would
+    show its plain method's numbers under its own name. Here a compacted run's final metrics
+    are the compacted model's, and those not measured on it (AIC, micro, the cover rates) are
+    empty, n/a in the tables, rather than the trained model's. The compaction table compares
+    the two models and reads the runs as loaded.
+    """
+    rows = compacted_rows(runs)
+    if not rows.any():
+        return runs
+    runs = runs.copy()
+    for m in metrics.FINAL:
+        if m.name not in runs.columns:
+            continue
+        source = metrics.COMPACTED_OF.get(m.name)
+        compacted = runs[source] if source in runs.columns else np.nan
+        runs[m.name] = pd.to_numeric(runs[m.name], errors="coerce").where(~rows, compacted)
+    return runs
+
+
+def compacted_methods(runs: pd.DataFrame) -> tuple[str, ...]:
+    """The methods with compacted runs, in order of appearance."""
+    return tuple(dict.fromkeys(runs.loc[compacted_rows(runs), "method"]))
+
+
+def compacted_note(exp: ExperimentReport, methods: Iterable[str], shown: Iterable[str] = ()) -> str:
+    """A caption's clause saying that the table's compaction variants are their compacted
+    models (`final_models`), naming the `shown` metrics left n/a for them; "" without any."""
+    names = [registry.label(m) for m in dict.fromkeys(methods) if m in exp.compacted_methods]
+    if not names:
+        return ""
+    lacking = [metrics.metric_label(m) for m in shown if m not in metrics.COMPACTED_OF]
+    unmeasured = f"; {', '.join(lacking)} n/a: not measured after compaction" if lacking else ""
+    return f" Compaction variants are shown by their compacted model ({', '.join(names)}{unmeasured})."
 
 
 def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.ndarray:

@@ -81,6 +81,9 @@ class ExperimentReport:
     kmethods: Any = None  # kmethods.KMethods: statistics of cells with more than two methods
     refinement: pd.DataFrame | None = None  # refinement.analyse: refined methods, before and after
     compaction: pd.DataFrame | None = None  # compaction.analyse: compacted methods, before and after
+    # Methods whose runs were compacted: the tables of every method show them by their
+    # compacted model (loading.final_models) and say so.
+    compacted_methods: tuple[str, ...] = ()
     # (cell label, method, run) of every row of the folder's runs.csv: the runs whose curves
     # the figures may draw (None: every curve in the folder).
     finished: frozenset | None = None

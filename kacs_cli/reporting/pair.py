@@ -19,7 +19,7 @@ from kacs_cli.experiments.metrics import BY_NAME as metrics_by_name
 from kacs_cli.experiments.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
-from kacs_cli.reporting.loading import method_values
+from kacs_cli.reporting.loading import compacted_note, method_values
 from kacs_cli.reporting.model import METHODS, Cell, ExperimentReport
 from kacs_cli.reporting.tables import Table, TCell, fmt_rank, fmt_sd, fmt_value, tcell
 
@@ -173,7 +173,7 @@ def summary_table(exp: ExperimentReport) -> Table:
         f"{exp.target_word} target). Symbol after XCSF's mean: + XCSF significantly better (lower) than "
         f"KACS, - significantly worse, ~ no significant difference (paired two-sided Wilcoxon "
         f"over runs, α = 0.05). Best mean per cell in bold. Bottom: average ranks, +/-/~ counts, "
-        f"paired Wilcoxon over the per-cell means († p < 0.05)."
+        f"paired Wilcoxon over the per-cell means († p < 0.05)." + compacted_note(exp, METHODS, metrics)
     )
     return Table(
         title=f"{exp.name}: summary",
@@ -212,7 +212,7 @@ def detailed_table(exp: ExperimentReport) -> Table:
     caption = (
         f"{exp.name}: mean ± SD over runs, two-sided paired Wilcoxon p, matched-pairs "
         f"rank-biserial effect size of XCSF - KACS (positive favours KACS), XCSF's symbol, "
-        f"number of paired runs."
+        f"number of paired runs." + compacted_note(exp, METHODS, exp.metrics)
     )
     return Table(f"{exp.name}: detailed", caption, headers, rows, n_left=2, rules_before=rules,
                  label=f"tab:{slug(exp.name)}-detailed")
@@ -235,6 +235,7 @@ def other_methods_table(exp: ExperimentReport) -> Table:
         last = s["cell"]
     pair = " and ".join(registry.label(m) for m in METHODS)
     caption = (f"{exp.name}: methods beyond {pair} (other learners, labelled variants), mean ± SD "
-               f"over runs; described only, not tested.")
+               f"over runs; described only, not tested."
+               + compacted_note(exp, exp.others["method"], exp.metrics))
     return Table(f"{exp.name}: other methods", caption, headers, rows, n_left=2, rules_before=rules,
                  label=f"tab:{slug(exp.name)}-others")
