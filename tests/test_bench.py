@@ -1,7 +1,9 @@
-"""`kacs bench`: workloads, the --repeat median and the fingerprint check (no timing asserts)."""
+"""`kacs bench`: workloads, the --repeat median, the fingerprint check and the per-phase
+profile (no timing asserts)."""
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,9 @@ import pytest
 from cli_support import run_kacs
 from kacs_cli.errors import UserError
 from kacs_cli.experiments import bench
-from kacs_cli.experiments.bench import Timing, WORKLOADS, get_workload, median_timing
+from kacs_cli.engine.kacs import PHASES
+from kacs_cli.engine.train import Profile
+from kacs_cli.experiments.bench import Timing, WORKLOADS, get_workload, median_timing, phase_profile
 
 
 kacs = run_kacs
@@ -33,12 +37,12 @@ def test_unknown_workload_is_one_line_and_exit_2(capsys):
 def test_repeat_reports_the_median_and_refuses_disagreeing_runs(monkeypatch):
     seconds = iter([3.0, 1.0, 2.0])
     monkeypatch.setattr(bench, "time_engine",
-                        lambda m, split, its, N: Timing(m, next(seconds), its, 0.25, 100))
+                        lambda m, split, its, N, profile: Timing(m, next(seconds), its, 0.25, 100))
     timing, runs = median_timing("kacs", None, 1000, 6400, 3)
     assert (timing.seconds, runs, timing.test_mae, timing.rules) == (2.0, [3.0, 1.0, 2.0], 0.25, 100)
     fingerprints = iter([(0.25, 100), (0.25, 101)])
 
-    def flaky(m, split, its, N):
+    def flaky(m, split, its, N, profile):
         mae, rules = next(fingerprints)
         return Timing(m, 1.0, its, mae, rules)
 
@@ -96,3 +100,46 @@ def test_the_performance_table_shows_what_kacs_bench_prints(capsys):
     result = json.loads(out.splitlines()[0])
     for name in ("kacs", "xcsf"):
         assert rows[name] == (f"{result[f'{name}_test_mae']:.4f}", f"{result[f'{name}_rules']:,}"), name
+
+
+def test_a_profile_is_pooled_over_the_runs():
+    phases = (("a", "phase a"), ("b", "phase b"))
+    runs = [Profile(phases, (100, 300), 1000), Profile(phases, (300, 100), 1000)]
+    profile = phase_profile(runs, 10)   # 10 iterations per run
+    assert profile["cycles_per_iteration"] == 100.0
+    assert profile["phases"] == {
+        "a": {"label": "phase a", "cycles_per_iteration": 20.0, "share": 0.2},
+        "b": {"label": "phase b", "cycles_per_iteration": 20.0, "share": 0.2},
+        "rest": {"label": "rest of the run", "cycles_per_iteration": 60.0, "share": 0.6}}
+
+
+def test_profile_reports_every_phase_of_kacs_and_changes_no_number(capsys):
+    code, out, err = kacs(capsys, "bench", "--iterations", 300, "--profile", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    profile = result["kacs_profile"]
+    assert "xcsf_profile" not in result
+    assert list(profile["phases"]) == [key for key, _ in PHASES] + ["rest"]
+    cycles = [phase["cycles_per_iteration"] for phase in profile["phases"].values()]
+    assert all(c >= 0 for c in cycles) and profile["cycles_per_iteration"] > 0
+    assert math.isclose(sum(cycles), profile["cycles_per_iteration"])
+    assert math.isclose(sum(p["share"] for p in profile["phases"].values()), 1.0)
+    # The same run as without the profile, and the counters cover the KACS run that was timed.
+    code, out, err = kacs(capsys, "bench", "--iterations", 300, "--json")
+    assert code == 0, err
+    plain = json.loads(out)
+    assert "kacs_profile" not in plain
+    for key in ("kacs_test_mae", "kacs_rules", "xcsf_test_mae", "xcsf_rules"):
+        assert result[key] == plain[key], key
+
+    code, out, err = kacs(capsys, "bench", "--iterations", 300, "--profile")
+    assert code == 0, err
+    assert "KACS: cycles per iteration by phase" in out
+    for _, label in PHASES + (("rest", "rest of the run"), ("", "whole run")):
+        assert label in out, label
+
+
+def test_profile_is_documented_as_kacs_only(capsys):
+    code, out, err = kacs(capsys, "bench", "--help")
+    words = " ".join(out.replace("\u2502", " ").split())  # the help's box, however it wraps
+    assert code == 0 and re.search(r"--profile (<bool> )?KACS only:", words), words

@@ -44,7 +44,8 @@ def model_values(model, x=None, y=None):
     return {"pop": model.pop, "wk": getattr(model, "work", None),
             "members": getattr(model, "members", None),
             "flags": getattr(model, "match_flags", None), "x": x, "y": y, "n": model.n,
-            "hp": model.hp, "sc": model.scratch, "rx": getattr(model, "row_index", None), "row": -1}
+            "hp": model.hp, "sc": model.scratch, "rx": getattr(model, "row_index", None), "row": -1,
+            "clock": None}
 
 
 def kacs_step(model, x, y):

@@ -9,6 +9,7 @@ from numba import njit
 
 from kacs_cli.engine.budget import BS_ON, after_iteration
 from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
+from kacs_cli.engine.cycles import lap, now
 from kacs_cli.engine.deletion import deletion
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
 from kacs_cli.engine.hot import HOT, index_at
@@ -144,9 +145,28 @@ def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, sto
             F[i] += beta * (weighted[k - st] * inv_sum - F[i])
 
 
+# The phases of `train_step` that `clock` splits its cycles into (kacs bench --profile):
+# key and label. The rest of a run (the driver's loop, re-sorts, evaluation) is measured as
+# the whole run minus these.
+PHASES = (
+    ("inner_matching", "inner matching"),      # inner match sets found and bucketed
+    ("inner_means", "inner means"),            # psihat per set, covering and its deletions
+    ("outer_matching", "outer matching"),      # outer match sets found and bucketed
+    ("outer_means", "outer means"),            # Phihat per set, covering and its deletions
+    ("rule_update", "rule update"),            # backpropagation: every set's update, sum(F)
+    ("ga", "GA"),                              # triggers, GA events and their deletions
+    ("slot_compaction", "slot compaction"),    # dead rules' slots refilled
+)
+(PH_INNER_MATCHING, PH_INNER_MEANS, PH_OUTER_MATCHING, PH_OUTER_MEANS, PH_RULE_UPDATE, PH_GA,
+ PH_SLOT_COMPACTION) = range(len(PHASES))
+
+
 @njit(**HOT)
-def train_step(pop, wk, x, y, n, hp, sc):
-    """One KACS training iteration on sample (x, y): predict, backpropagate, GA."""
+def train_step(pop, wk, x, y, n, hp, sc, clock):
+    """One KACS training iteration on sample (x, y): predict, backpropagate, GA.
+
+    `clock`: None, or an int64 array that gathers each phase's cycles (PHASES; cycles.py);
+    each is a specialization of its own, and None's has no counter code."""
     n_q = 2 * n + 1
     s_in = n * n_q
     s_all = s_in + n_q
@@ -191,9 +211,11 @@ def train_step(pop, wk, x, y, n, hp, sc):
     deletions_before = scal[S_DELETIONS]
 
     # Stage 1: inner match sets, one branch-free pass over the population.
+    tick = now(clock)
     n_match, n_outer = collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
                                               outer_rules)
     bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
+    tick = lap(clock, PH_INNER_MATCHING, tick)
     for q in range(n_q):
         zq = 0.0
         for p in range(n):
@@ -211,11 +233,13 @@ def train_step(pop, wk, x, y, n, hp, sc):
             set_ts[s] = sum_ts
             zq += psi
         zhat[q] = zq
+    tick = lap(clock, PH_INNER_MEANS, tick)
 
     # Stage 2: outer match sets on the channel sums.
     n_match = collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
     outer_pos = start[s_in - 1] + count[s_in - 1] + 1
     bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
+    tick = lap(clock, PH_OUTER_MATCHING, tick)
     y_hat = 0.0
     for q in range(n_q):
         s = s_in + q
@@ -233,6 +257,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
         # The outer slope is taken at prediction time: gradients use the weights as predicted.
         slope[q] = outer_slope
         y_hat += phi
+    tick = lap(clock, PH_OUTER_MEANS, tick)
 
     # Backpropagation of L = (y - y_hat)^2 / 2 and the parameter updates.
     err = y - y_hat
@@ -272,6 +297,7 @@ def train_step(pop, wk, x, y, n, hp, sc):
                         scale, z, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, False,
                         hp, weighted)
     refresh_fitness_sum(pop)
+    tick = lap(clock, PH_RULE_UPDATE, tick)
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
     t = scal[S_T]
@@ -290,9 +316,11 @@ def train_step(pop, wk, x, y, n, hp, sc):
             due = ga_due(num, ts, members, st, stop, t, theta_ga)
         if due:
             run_ga(pop, members, st, stop, s < s_in, hp, sc)
+    tick = lap(clock, PH_GA, tick)
 
     compact(pop, sc)
     scal[S_T] += 1
+    lap(clock, PH_SLOT_COMPACTION, tick)
     return y_hat
 
 
@@ -303,21 +331,22 @@ RESORT_EVERY = 100
 
 
 @njit(cache=True)
-def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs):
-    """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
+def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs, clock):
+    """Iterations start..stop-1 of one training call (see learner.Learner.steps); `clock`
+    as in `train_step`."""
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         if it % RESORT_EVERY == 0:
             sort_by_submodel(pop, wk, sc)
-        train_step(pop, wk, X[r], y[r], n, hp, sc)
+        train_step(pop, wk, X[r], y[r], n, hp, sc, clock)
         # Adaptive budget (budget.py): may raise the budget at the end of a window.
         if bs[BS_ON] != 0:
             after_iteration(pop.scal, pop.budget, hp, bs, n)
 
 
-def _steps(model, X, y, order, start, stop, reshuffle):
+def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
     train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
-                model.scratch, model.budget_state)
+                model.scratch, model.budget_state, clock)
 
 
 def _cover_slots(n):
@@ -369,6 +398,7 @@ LEARNER = Learner(
     refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, X, y, **settings),
     compact=compact_kacs, compactions=("piecewise", "single-winner"),
     adaptive_budget=True,
+    phases=PHASES,
     # Every iteration works on each of the (n+1)(2n+1) submodels.
     cost=lambda n, N: (n + 1) * (2 * n + 1) * 1.3e-6,
 )

@@ -29,7 +29,8 @@ class Learner:
     new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
     # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one
     # training call, in a compiled loop (no Python per sample); the row of iteration `it` is
-    # order.next_row(order, it, reshuffle).
+    # order.next_row(order, it, reshuffle). A learner with `phases` also takes clock=, an
+    # int64 array to which each phase's cycles are added (kacs.py, cycles.py).
     steps: Callable[..., None]
     predict: Callable[[Any, Any], Any]           # predict(model, X) -> y_hat
     population_frame: Callable[[Any], dict]      # learner-specific columns, one row per rule
@@ -47,5 +48,8 @@ class Learner:
     compact: Optional[Callable[..., Any]] = None
     compactions: tuple = ()
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
+    # (key, label) of the phases of an iteration that steps(clock=) counts cycles in; empty:
+    # the learner has no phase profile (`kacs bench --profile`).
+    phases: tuple = ()
     # Relative seconds per iteration given (n, N): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda n, N: N * (n + 1) * 1.5e-9

@@ -13,6 +13,7 @@ from numba import njit
 from threadpoolctl import threadpool_limits
 
 from kacs_cli.engine import budget, registry
+from kacs_cli.engine.cycles import counter_now
 from kacs_cli.engine.order import first_order, seed_rng
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import (
@@ -35,6 +36,20 @@ _RAW = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", 
         "covers", "covers_inner", "covers_outer", "deletions", "budget")
 
 
+@dataclass(frozen=True)
+class Profile:
+    """Where a run's cycles went (cycles.py): each of the learner's phases of an iteration,
+    summed over the run, and the whole run, training and evaluation, as `seconds` counts it."""
+    phases: tuple                  # (key, label) of each phase: Learner.phases
+    cycles: tuple                  # each phase's cycles
+    total: int
+
+    @property
+    def rest(self) -> int:
+        """The run outside the phases: the driver's loop, re-sorts, evaluation."""
+        return self.total - sum(self.cycles)
+
+
 @dataclass
 class TrainResult:
     method: str
@@ -42,6 +57,7 @@ class TrainResult:
     population: pd.DataFrame       # one row per macro-rule
     final: dict = field(default_factory=dict)  # last curve row + whole-run cover rates
     seconds: float = 0.0
+    profile: Profile | None = None  # with train_run(profile=True)
 
 
 @njit(cache=True)
@@ -161,8 +177,11 @@ class Model:
         return X
 
     def train(self, X, y, iterations: int, seed: int, *, X_test=None, y_test=None,
-              eval_every: int | None = None) -> np.ndarray:
-        """Learn online for `iterations` samples; returns the raw curve rows."""
+              eval_every: int | None = None, clock: np.ndarray | None = None) -> np.ndarray:
+        """Learn online for `iterations` samples; returns the raw curve rows.
+
+        `clock`: an int64 array with a slot per phase of the learner (Learner.phases), to
+        which each phase's cycles are added; for learners with phases only."""
         X = self._check_inputs(X, "X_train")
         y = _as_vector(y, X.shape[0], "y_train")
         if X.shape[0] < 1:
@@ -173,6 +192,9 @@ class Model:
         eval_every = iterations if eval_every is None else int(eval_every)
         if eval_every < 1:
             raise ValueError(f"eval_every must be >= 1, got {eval_every!r}")
+        if clock is not None and len(clock) != len(self.learner.phases):
+            raise ValueError(f"{self.learner.label} counts {len(self.learner.phases)} phases, "
+                             f"got a clock of {len(clock)}")
         if X_test is None:
             X_eval, y_eval = X, y
         else:
@@ -202,7 +224,10 @@ class Model:
             # The learner's compiled loop runs up to the next evaluation point; the Python
             # here runs once per evaluation, never per sample.
             stop = min(done - done % eval_every + eval_every, iterations)
-            learner.steps(self, X, y, order, done, stop, reshuffle)
+            if clock is None:
+                learner.steps(self, X, y, order, done, stop, reshuffle)
+            else:
+                learner.steps(self, X, y, order, done, stop, reshuffle, clock=clock)
             done = stop
             y_hat = evaluate(self, X_eval)
             train_mae, train_mse = _errors(y_hat[:n_train], y)
@@ -355,40 +380,55 @@ def aic(n_train: int, train_mse, params):
     return n_train * np.log(mse) + 2.0 * (np.asarray(params, dtype=np.float64) + 1.0)
 
 
-_WARM: set[str] = set()
+_WARM: set[tuple[str, bool]] = set()
 
 
-def warm_up(method: str) -> None:
-    """Compile (or load from numba's cache) the engine once per process, outside any timing."""
-    if method in _WARM:
+def warm_up(method: str, profile: bool = False) -> None:
+    """Compile (or load from numba's cache) the engine once per process, outside any timing;
+    with `profile`, also its specialization that counts cycles by phase."""
+    if (method, profile) in _WARM:
         return
     rng = np.random.default_rng(0)
     X = rng.random((20, 2))
     y = rng.random(20) * 2.0 - 1.0
     model = Model(method, 2, Hyperparameters(N=20))
     model.train(X, y, 40, 0, X_test=X[:5], y_test=y[:5], eval_every=20)
+    if profile:
+        Model(method, 2, Hyperparameters(N=20)).train(
+            X, y, 40, 0, eval_every=20, clock=np.zeros(len(model.learner.phases), np.int64))
+        counter_now()
     if model.learner.refine is not None:
         model.refine(X, y, seed=0, max_iter=2)
     for compaction in model.learner.compactions:
         copy.deepcopy(model).compact(X, y, seed=0, method=compaction)
-    _WARM.add(method)
+    _WARM.add((method, profile))
 
 
 def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperparameters,
-              iterations: int = 100_000, eval_every: int = 2000, seed: int = 0) -> TrainResult:
+              iterations: int = 100_000, eval_every: int = 2000, seed: int = 0,
+              profile: bool = False) -> TrainResult:
     """One learner run on scaled data: the learning curve, the final rules and the metrics.
 
     `seconds` is the training and evaluation time alone: compilation happens before it.
     With `params.refinement` the model is refined after the last evaluation: `final` then holds
     the refined errors and the evolved ones (REFINE_KEYS); the curve and `seconds` are the
     evolution's, `final["refine_seconds"]` the refinement's.
+    With `profile` (learners with phases only) the result's `profile` says where the cycles
+    of that time went; the run computes the same numbers.
     """
     X_train = _as_matrix(X_train, "X_train")
     model = Model(method, X_train.shape[1], params)
-    warm_up(method)
+    phases = model.learner.phases
+    if profile and not phases:
+        with_phases = [registry.label(m) for m in registry.names() if registry.get(m).phases]
+        raise ValueError(f"phase profiles exist only for {', '.join(with_phases)}")
+    clock = np.zeros(len(phases), np.int64) if profile else None
+    warm_up(method, profile)
     start = time.perf_counter()
+    cycles = counter_now() if profile else 0
     raw = model.train(X_train, y_train, iterations, seed, X_test=X_test, y_test=y_test,
-                      eval_every=eval_every)
+                      eval_every=eval_every, clock=clock)
+    cycles = counter_now() - cycles if profile else 0
     seconds = time.perf_counter() - start
     curve = model.curve_frame(raw, X_train.shape[0])
     final = {k: curve.iloc[-1][k] for k in ("train_mae", "test_mae", "train_mse", "test_mse",
@@ -406,5 +446,7 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n)):
         covers = column.replace("cover_rate", "covers")
         final[column] = math.nan if slots is None else curve[covers].sum() / (total * slots)
+    run_profile = (Profile(phases, tuple(int(c) for c in clock), int(cycles)) if profile
+                   else None)
     return TrainResult(method=method, curve=curve, population=model.population_frame(),
-                       final=final, seconds=seconds)
+                       final=final, seconds=seconds, profile=run_profile)

@@ -8,13 +8,15 @@ the costly cells of the dimensional-scaling experiment. Each learner is warmed u
 (inside train_run), so the timings exclude numba's compilation or cache loading. With
 `repeat` > 1 each learner runs that many times and the median time is reported; the runs
 must agree on every fingerprint (test MAE, rules), since the engines are deterministic.
+With `profile`, KACS's timed runs also count the cycles of each phase of an iteration
+(`phase_profile`); the runs compute the same numbers as without.
 """
 
 from __future__ import annotations
 
 import resource
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +31,10 @@ ITERATIONS = 100_000
 EVAL_EVERY = 2000
 # The article's pair (engine/registry.py), the proposal first as in the printed table.
 LEARNERS = (PROPOSED, BASELINE)
+# The learner `--profile` profiles (the only one with phases, Learner.phases).
+PROFILED = PROPOSED
+# The run outside the learner's phases: the driver's loop, re-sorts, evaluation.
+REST = ("rest", "rest of the run")
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Timing:
     iterations: int
     test_mae: float
     rules: int
+    profiles: list = field(default_factory=list)  # engine Profile of each run, with profile
 
     @property
     def its_per_s(self) -> float:
@@ -82,13 +89,30 @@ def workload(seed: int = 0, n: int = 10):
 
 
 def time_engine(method: str, split, iterations: int = ITERATIONS, seed: int = 0,
-                N: int = 6400) -> Timing:
+                N: int = 6400, profile: bool = False) -> Timing:
     params = Hyperparameters(N=N)
     # train_run compiles (or loads numba's cache) before it starts its clock.
     result = train_run(method, split.X_train, split.y_train, split.X_test, split.y_test,
-                       params=params, iterations=iterations, eval_every=EVAL_EVERY, seed=seed)
+                       params=params, iterations=iterations, eval_every=EVAL_EVERY, seed=seed,
+                       profile=profile)
     return Timing(method, result.seconds, iterations, float(result.final["test_mae"]),
-                  int(result.final["rules"]))
+                  int(result.final["rules"]), [result.profile] if profile else [])
+
+
+def phase_profile(profiles: list, iterations: int) -> dict:
+    """Cycles per iteration of each phase and of the whole run, pooled over the runs, and
+    each phase's share of the whole; the last phase is the rest of the run."""
+    phases = list(profiles[0].phases) + [REST]
+    per_run = [list(p.cycles) + [p.rest] for p in profiles]
+    runs_iterations = iterations * len(profiles)
+    total = sum(p.total for p in profiles)
+    return {
+        "cycles_per_iteration": total / runs_iterations,
+        "phases": {key: {"label": label,
+                         "cycles_per_iteration": sum(run[k] for run in per_run) / runs_iterations,
+                         "share": sum(run[k] for run in per_run) / total}
+                   for k, (key, label) in enumerate(phases)},
+    }
 
 
 def time_xcsf_library(split, iterations: int = ITERATIONS, seed: int = 0, N: int = 6400) -> Timing:
@@ -114,9 +138,11 @@ def peak_memory_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def median_timing(method: str, split, iterations: int, N: int, repeat: int) -> tuple[Timing, list]:
-    """`repeat` timed runs of one learner: the median time and every run's seconds."""
-    runs = [time_engine(method, split, iterations, N=N) for _ in range(repeat)]
+def median_timing(method: str, split, iterations: int, N: int, repeat: int,
+                  profile: bool = False) -> tuple[Timing, list]:
+    """`repeat` timed runs of one learner: the median time and every run's seconds; with
+    `profile`, every run's profile."""
+    runs = [time_engine(method, split, iterations, N=N, profile=profile) for _ in range(repeat)]
     for other in runs[1:]:
         if (other.test_mae, other.rules) != (runs[0].test_mae, runs[0].rules):
             raise RuntimeError(
@@ -126,11 +152,13 @@ def median_timing(method: str, split, iterations: int, N: int, repeat: int) -> t
     mid = len(seconds) // 2
     median = seconds[mid] if len(seconds) % 2 else (seconds[mid - 1] + seconds[mid]) / 2.0
     first = runs[0]
-    return Timing(method, median, iterations, first.test_mae, first.rules), [t.seconds for t in runs]
+    profiles = [p for t in runs for p in t.profiles]
+    return (Timing(method, median, iterations, first.test_mae, first.rules, profiles),
+            [t.seconds for t in runs])
 
 
 def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_name: str = "reference",
-              repeat: int = 1) -> dict:
+              repeat: int = 1, profile: bool = False) -> dict:
     wl = get_workload(workload_name)
     if repeat < 1:
         raise UserError(f"--repeat must be >= 1, got {repeat}")
@@ -138,7 +166,8 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
     timings = {}
     all_seconds = {}
     for m in LEARNERS:
-        timings[m], all_seconds[m] = median_timing(m, split, iterations, wl.N, repeat)
+        timings[m], all_seconds[m] = median_timing(m, split, iterations, wl.N, repeat,
+                                                   profile=profile and m == PROFILED)
     out = {
         "workload": wl.name,
         "n": wl.n,
@@ -153,6 +182,8 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
                        ("runs_seconds", lambda m: all_seconds[m])):
         for m in LEARNERS:
             out[f"{m}_{key}"] = value(m)
+    if profile:
+        out[f"{PROFILED}_profile"] = phase_profile(timings[PROFILED].profiles, iterations)
     if vs_xcsf_lib:
         lib = time_xcsf_library(split, iterations, N=wl.N)
         out.update({
