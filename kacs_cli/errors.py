@@ -13,6 +13,11 @@ class UserError(ValueError):
     """
 
 
+# Ctrl-C, `kill` or a batch scheduler's SIGTERM, a closed terminal's SIGHUP: the signals that
+# stop a command (Interrupted) and that a campaign's worker processes ignore.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
 class Interrupted(BaseException):
     """A stop asked for by a signal: Ctrl-C's SIGINT, SIGTERM (what a batch scheduler or `kill`
     sends) or SIGHUP (the terminal closed); the command line raises it from its signal handlers

@@ -311,6 +311,34 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         proc.stderr.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status (Linux)")
+def test_workers_with_a_run_leave_the_stop_signals_to_the_campaign(tmp_path):
+    """A worker killed by Ctrl-C halfway through writing its result left loky's manager
+    thread waiting forever for the rest (a campaign that never exited): the workers ignore
+    the stop signals, and the campaign process stops them. Read from the kernel: the
+    SigIgn mask of every worker (the processes running loky's worker module)."""
+    psutil = pytest.importorskip("psutil")
+    cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
+    out = tmp_path / "out"
+    proc = start_campaign(cfg, out)
+    try:
+        # Both workers got a run at the start (one run per worker), so both have set up.
+        wait_for_a_finished_run(proc, out)
+        workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                   if "popen_loky_posix" in " ".join(p.cmdline())]
+        assert len(workers) == 2, [p.cmdline() for p in workers]
+        for worker in workers:
+            status = Path(f"/proc/{worker.pid}/status").read_text()
+            ignored = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                assert ignored >> (signum - 1) & 1, f"worker {worker.pid} does not ignore {signum.name}"
+        assert not ignored >> (signal.SIGKILL - 1) & 1
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
 def test_unreachable_scheduler_is_one_line_and_leaves_no_output_folder(capsys, tmp_path):
     pytest.importorskip("distributed")
     import socket

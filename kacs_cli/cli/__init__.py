@@ -12,7 +12,7 @@ import typer
 
 from kacs_cli import atomic
 from kacs_cli.cli import bench, data, explain, model, report, run
-from kacs_cli.errors import Interrupted, UserError
+from kacs_cli.errors import STOP_SIGNALS, Interrupted, UserError
 
 app = typer.Typer(
     name="kacs",
@@ -25,10 +25,6 @@ app = typer.Typer(
 
 for _commands in (bench, data, run, report, model, explain):
     _commands.register(app)
-
-
-# Ctrl-C, `kill` or a batch scheduler's SIGTERM, a closed terminal's SIGHUP.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 @contextmanager

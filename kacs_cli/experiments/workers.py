@@ -25,7 +25,7 @@ try:  # joblib's private module: the thread limits of its workers, used when pre
 except ImportError:
     LokyBackend = None
 
-from kacs_cli.errors import Interrupted, UserError
+from kacs_cli.errors import STOP_SIGNALS, Interrupted, UserError
 from kacs_cli.experiments import results
 from kacs_cli.experiments.execution import RunSettings, execute_task
 from kacs_cli.experiments.tasks import Task
@@ -92,8 +92,23 @@ def _die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="kacs-parent-watch", daemon=True).start()
 
 
+def _ignore_stop_signals() -> None:
+    """Leave a stop (Ctrl-C, SIGTERM or SIGHUP to the campaign's process group) to the campaign.
+
+    A worker stopped by such a signal could die halfway through writing its result to the
+    pipe that all workers share (a large result is two writes: length, then body); loky's
+    manager thread then waits forever for the rest of the message, and the campaign, joining
+    that thread, never exits (seen: Ctrl-C to the group, 1 of 9 stops). Ignored here, the
+    signal stops the campaign process alone, which saves what finished and shuts the pool
+    down, killing its workers from the manager thread while it is not reading. A worker whose
+    campaign dies is killed by _die_with_parent."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def _execute_in_worker(task: Task, settings: RunSettings, parent_pid: int) -> results.RunOutput:
     _die_with_parent(parent_pid)
+    _ignore_stop_signals()
     return execute_task(task, settings)
 
 
@@ -188,13 +203,15 @@ class _LocalPool(Runs):
             try:
                 output = future.result()
             except KeyboardInterrupt:
-                # Ctrl-C in a terminal reaches the workers too (one process group): the stop
-                # the user asked for, not a failed run.
+                # Ctrl-C reaches the workers too (one process group); they ignore it once they
+                # have a run (_ignore_stop_signals), but one caught before: the stop the user
+                # asked for, not a failed run.
                 raise Interrupted(signal.SIGINT) from None
             except BrokenProcessPool:
-                # A worker killed by a signal sent to the whole group (a scheduler's SIGTERM)
-                # reaches this process too, whose handler then stops the campaign cleanly: give
-                # it that moment before reporting a broken pool.
+                # A worker killed, before its first run, by a signal sent to the whole group
+                # (a scheduler's SIGTERM): the signal reaches this process too, whose handler
+                # then stops the campaign cleanly; give it that moment before reporting a
+                # broken pool.
                 time.sleep(1.0)
                 raise
             yield output
