@@ -51,6 +51,20 @@ def test_repeat_reports_the_median_and_refuses_disagreeing_runs(monkeypatch):
         median_timing("xcsf", None, 1000, 6400, 2)
 
 
+
+def test_the_xcsf_library_is_timed_as_often_as_the_engines(monkeypatch):
+    # The engines' medians are 2.0 s (XCSF) and the library's runs 40, 60 and 50 s: its median
+    # is 50 s, so our XCSF runs 25 times its rate (a single library run would say 20 or 30).
+    monkeypatch.setattr(bench, "time_engine",
+                        lambda m, split, its, N, profile: Timing(m, 2.0, its, 0.25, 100))
+    library = iter([40.0, 60.0, 50.0])
+    monkeypatch.setattr(bench, "time_xcsf_library",
+                        lambda split, its, N: Timing("xcsf-lib", next(library), its, 0.3, 500))
+    out = bench.run_bench(iterations=1000, vs_xcsf_lib=True, repeat=3)
+    assert out["xcsf_lib_runs_seconds"] == [40.0, 60.0, 50.0]
+    assert out["xcsf_lib_seconds"] == 50.0 and out["xcsf_lib_its_per_s"] == 20.0
+    assert out["xcsf_speedup_vs_lib"] == pytest.approx(25.0)
+
 def test_a_short_scaling_bench_runs_both_learners_on_its_cell(capsys):
     code, out, err = kacs(capsys, "bench", "--workload", "n20-N6400", "--iterations", "300",
                           "--repeat", "2", "--json")

@@ -62,6 +62,8 @@ def register(app: typer.Typer) -> None:
             if repeat > 1:
                 for m in LEARNERS:
                     console.print(f"{m.upper()} runs: " + ", ".join(f"{s:.2f}" for s in result[f"{m}_runs_seconds"]) + " s")
+                if vs_xcsf_lib:
+                    console.print("xcsf library runs: " + ", ".join(f"{s:.2f}" for s in result["xcsf_lib_runs_seconds"]) + " s")
             if profile:
                 console.print(_profile_table(result, PROFILED, repeat))
             console.print(f"peak memory: {result['peak_memory_mib']:.0f} MiB")

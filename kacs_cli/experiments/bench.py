@@ -148,13 +148,17 @@ def median_timing(method: str, split, iterations: int, N: int, repeat: int,
             raise RuntimeError(
                 f"{method}: repeated runs disagree ({runs[0].test_mae!r}, {runs[0].rules}) vs "
                 f"({other.test_mae!r}, {other.rules}): the engine is not deterministic")
-    seconds = sorted(t.seconds for t in runs)
-    mid = len(seconds) // 2
-    median = seconds[mid] if len(seconds) % 2 else (seconds[mid - 1] + seconds[mid]) / 2.0
     first = runs[0]
     profiles = [p for t in runs for p in t.profiles]
-    return (Timing(method, median, iterations, first.test_mae, first.rules, profiles),
+    return (Timing(method, _median(t.seconds for t in runs), iterations, first.test_mae,
+                   first.rules, profiles),
             [t.seconds for t in runs])
+
+
+def _median(values) -> float:
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
 def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_name: str = "reference",
@@ -185,12 +189,15 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
     if profile:
         out[f"{PROFILED}_profile"] = phase_profile(timings[PROFILED].profiles, iterations)
     if vs_xcsf_lib:
-        lib = time_xcsf_library(split, iterations, N=wl.N)
+        # As often as the engines, so that the ratio compares medians with medians.
+        libs = [time_xcsf_library(split, iterations, N=wl.N) for _ in range(repeat)]
+        lib_seconds = _median(t.seconds for t in libs)
         out.update({
-            "xcsf_lib_seconds": lib.seconds,
-            "xcsf_lib_its_per_s": lib.its_per_s,
-            "xcsf_lib_test_mae": lib.test_mae,
-            "xcsf_speedup_vs_lib": timings[BASELINE].its_per_s / lib.its_per_s,
+            "xcsf_lib_seconds": lib_seconds,
+            "xcsf_lib_its_per_s": iterations / lib_seconds,
+            "xcsf_lib_test_mae": libs[0].test_mae,
+            "xcsf_lib_runs_seconds": [t.seconds for t in libs],
+            "xcsf_speedup_vs_lib": timings[BASELINE].its_per_s * lib_seconds / iterations,
         })
     out["peak_memory_mib"] = peak_memory_mib()
     return out
