@@ -15,6 +15,7 @@ With `profile`, KACS's timed runs also count the cycles of each phase of an iter
 from __future__ import annotations
 
 import resource
+import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -150,15 +151,9 @@ def median_timing(method: str, split, iterations: int, N: int, repeat: int,
                 f"({other.test_mae!r}, {other.rules}): the engine is not deterministic")
     first = runs[0]
     profiles = [p for t in runs for p in t.profiles]
-    return (Timing(method, _median(t.seconds for t in runs), iterations, first.test_mae,
-                   first.rules, profiles),
+    return (Timing(method, statistics.median(t.seconds for t in runs), iterations,
+                   first.test_mae, first.rules, profiles),
             [t.seconds for t in runs])
-
-
-def _median(values) -> float:
-    values = sorted(values)
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
 def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_name: str = "reference",
@@ -191,13 +186,14 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
     if vs_xcsf_lib:
         # As often as the engines, so that the ratio compares medians with medians.
         libs = [time_xcsf_library(split, iterations, N=wl.N) for _ in range(repeat)]
-        lib_seconds = _median(t.seconds for t in libs)
+        lib = Timing("xcsf-lib", statistics.median(t.seconds for t in libs), iterations,
+                     libs[0].test_mae, libs[0].rules)
         out.update({
-            "xcsf_lib_seconds": lib_seconds,
-            "xcsf_lib_its_per_s": iterations / lib_seconds,
-            "xcsf_lib_test_mae": libs[0].test_mae,
+            "xcsf_lib_seconds": lib.seconds,
+            "xcsf_lib_its_per_s": lib.its_per_s,
+            "xcsf_lib_test_mae": lib.test_mae,
             "xcsf_lib_runs_seconds": [t.seconds for t in libs],
-            "xcsf_speedup_vs_lib": timings[BASELINE].its_per_s * lib_seconds / iterations,
+            "xcsf_speedup_vs_lib": timings[BASELINE].its_per_s / lib.its_per_s,
         })
     out["peak_memory_mib"] = peak_memory_mib()
     return out
