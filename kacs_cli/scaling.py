@@ -101,7 +101,7 @@ class InputTransform:
         raise ValueError("input transform entry malformed")
 # --------------------------------------------------------------------------- data that cannot be scaled
 #
-# The command line (experiments/datasets.py) and the estimators (estimators/validation.py)
+# The command line (experiments/data/datasets.py) and the estimators (estimators/validation.py)
 # refuse the same data in the same words: each names the data its own way (a file and its last
 # column, or `y`) and adds these.
 

@@ -11,8 +11,8 @@ from sklearn.preprocessing import MinMaxScaler
 from kacs_cli import KACSRegressor, XCSFRegressor
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.datasets import load_csv
-from kacs_cli.experiments.protocols import make_split
+from kacs_cli.experiments.data.datasets import load_csv
+from kacs_cli.experiments.data.protocols import make_split
 
 ESTIMATORS = [KACSRegressor, XCSFRegressor]
 

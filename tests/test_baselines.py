@@ -15,12 +15,12 @@ import yaml
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.config import load_config, resolve_config
-from kacs_cli.experiments.execution import RunSettings, execute_task, load_cell_data
-from kacs_cli.experiments.protocols import make_split
-from kacs_cli.experiments.results import RUN_COLUMNS, _runs_csv_records, records_frame
-from kacs_cli.experiments.runner import with_runs
-from kacs_cli.experiments.tasks import expand_tasks
+from kacs_cli.experiments.campaign.config import load_config, resolve_config
+from kacs_cli.experiments.campaign.execution import RunSettings, execute_task, load_cell_data
+from kacs_cli.experiments.data.protocols import make_split
+from kacs_cli.experiments.campaign.results import RUN_COLUMNS, _runs_csv_records, records_frame
+from kacs_cli.experiments.campaign.runner import with_runs
+from kacs_cli.experiments.campaign.tasks import expand_tasks
 
 from cli_support import run_kacs
 

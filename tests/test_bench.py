@@ -10,10 +10,10 @@ import pytest
 
 from cli_support import run_kacs
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import bench
+from kacs_cli.cli import timing as bench
 from kacs_cli.engine.kacs import PHASES
 from kacs_cli.engine.train import Profile
-from kacs_cli.experiments.bench import Timing, WORKLOADS, get_workload, median_timing, phase_profile
+from kacs_cli.cli.timing import Timing, WORKLOADS, get_workload, median_timing, phase_profile
 
 
 kacs = run_kacs

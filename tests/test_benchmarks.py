@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import benchmarks
-from kacs_cli.experiments.benchmarks import evaluate, generate
+from kacs_cli.experiments.data import benchmarks
+from kacs_cli.experiments.data.benchmarks import evaluate, generate
 
 # First rows of the authors' published samples (dataset folder of YNU-NakataLab/KACS):
 # ten inputs in [0, 1], then the function value.
@@ -155,7 +155,7 @@ def test_bad_arguments_are_user_errors(call, fragment):
 
 
 def test_input_laws_skew_or_discretize_the_draws_of_any_function():
-    from kacs_cli.experiments.benchmarks import DISCRETE_LEVELS
+    from kacs_cli.experiments.data.benchmarks import DISCRETE_LEVELS
 
     uniform, _ = generate("f1", 4, 2000, seed=3)
     skewed, y_skewed = generate("f1", 4, 2000, seed=3, variant="skewed")

@@ -16,7 +16,7 @@ from kacs_cli.engine.population import (
     N_SCAL, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL,
 )
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.benchmarks import generate
+from kacs_cli.experiments.data.benchmarks import generate
 
 RESULTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "results" / "paper" / "main"
 
@@ -141,9 +141,9 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
 def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
     """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
     iterations, every reported number equal."""
-    from kacs_cli.experiments.config import load_config
-    from kacs_cli.experiments.execution import RunSettings, execute_task
-    from kacs_cli.experiments.tasks import Task
+    from kacs_cli.experiments.campaign.config import load_config
+    from kacs_cli.experiments.campaign.execution import RunSettings, execute_task
+    from kacs_cli.experiments.campaign.tasks import Task
 
     committed = pd.read_csv(RESULTS / "runs.csv")
     row = committed[(committed["benchmark"] == "asn") & (committed["method"] == "kacs")

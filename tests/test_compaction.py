@@ -224,7 +224,7 @@ def test_the_compacted_model_recovers_the_terms_of_an_additive_function():
     (a small-budget version of the measurement in docs/compaction.md)."""
     from sklearn.inspection import partial_dependence
 
-    from kacs_cli.experiments import benchmarks
+    from kacs_cli.experiments.data import benchmarks
 
     X, y = benchmarks.generate("f4", 2, 400)
     model = KACSRegressor(n_iter=20_000, random_state=0).fit(X, y)

@@ -8,10 +8,10 @@ import yaml
 
 from kacs_cli.engine.params import BUDGET_FIELDS, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.config import load_config, resolve_config
-from kacs_cli.experiments.methods import guideline_budget
-from kacs_cli.experiments.schema import load_yaml
-from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
+from kacs_cli.experiments.campaign.config import load_config, resolve_config
+from kacs_cli.experiments.campaign.methods import guideline_budget
+from kacs_cli.experiments.campaign.schema import load_yaml
+from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 
@@ -237,7 +237,7 @@ def test_the_committed_resolved_config_is_still_what_main_yaml_resolves_to():
 
 
 def test_the_adaptive_budget_config():
-    from kacs_cli.experiments.dataset_registry import get_registry
+    from kacs_cli.experiments.data.registry import get_registry
 
     raw = load_yaml(CONFIG_DIR / "adaptive.yaml")
     names = [b["name"] for b in raw["benchmarks"]]

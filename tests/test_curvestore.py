@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kacs_cli.experiments import curvestore, results
-from kacs_cli.experiments.config import resolve_config
-from kacs_cli.experiments.runner import run_campaign
+from kacs_cli.experiments.campaign import curvestore, results
+from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.campaign.runner import run_campaign
 
 TINY = {
     "experiment": "tiny",

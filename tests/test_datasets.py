@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import dataset_registry
-from kacs_cli.experiments.dataset_fetch import fetch_datasets, import_datasets
-from kacs_cli.experiments.dataset_registry import PUBLISHED, REAL_WORLD, SUPRB_EXTRA, get_registry, resolve_data_dir
-from kacs_cli.experiments.datasets import (dataset_status, is_real_world, load_csv, load_dataset, missing_datasets,
+from kacs_cli.experiments.data import registry as dataset_registry
+from kacs_cli.experiments.data.fetch import fetch_datasets, import_datasets
+from kacs_cli.experiments.data.registry import PUBLISHED, REAL_WORLD, SUPRB_EXTRA, get_registry, resolve_data_dir
+from kacs_cli.experiments.data.datasets import (dataset_status, is_real_world, load_csv, load_dataset, missing_datasets,
                                            n_inputs)
 
 from http_support import serve
@@ -79,13 +79,13 @@ def test_registry_ships_as_package_data():
 
     package_dir = Path(dataset_registry.__file__).resolve().parent
     relative = dataset_registry.REGISTRY_PATH.relative_to(package_dir)
-    pyproject = tomllib.loads((package_dir.parents[1] / "pyproject.toml").read_text())
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli.experiments"]
+    pyproject = tomllib.loads((package_dir.parents[2] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["kacs_cli.experiments.data"]
     assert any(relative.match(pattern) for pattern in patterns), (relative, patterns)
 
 
 def test_resolve_data_dir_precedence(monkeypatch, tmp_path):
-    assert resolve_data_dir() == Path(dataset_registry.__file__).resolve().parents[2] / "datasets"
+    assert resolve_data_dir() == Path(dataset_registry.__file__).resolve().parents[3] / "datasets"
     monkeypatch.setenv("KACS_DATA_DIR", str(tmp_path / "env"))
     assert resolve_data_dir() == tmp_path / "env"
     assert resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, train_run
-from kacs_cli.experiments.datasets import load_csv
-from kacs_cli.experiments.protocols import make_split
+from kacs_cli.experiments.data.datasets import load_csv
+from kacs_cli.experiments.data.protocols import make_split
 
 
 @pytest.fixture(scope="module")

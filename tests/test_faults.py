@@ -16,7 +16,7 @@ import pytest
 
 from cli_support import run_kacs
 from kacs_cli import atomic
-from kacs_cli.experiments import results
+from kacs_cli.experiments.campaign import results
 
 CONFIG = ("experiment: faults\nbenchmarks: [{name: f3, n: 2, samples: 100}, {name: f1, n: 2, samples: 100}]\n"
           "hyperparameters: {N: 200}\nprotocol: {runs: 3}\niterations: 2000\n")

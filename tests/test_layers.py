@@ -1,11 +1,16 @@
 """The package's layers: each is a subpackage, imports between them point down only, the
 engine needs numpy and numba only, and no module of the package imports another in a cycle.
 Read from the source (every import statement, also those inside functions, where a cycle
-would hide). Within a layer, tests/test_experiments_layer.py and test_estimators_layer.py
-check the order of the modules."""
+would hide). `PACKAGES` is the one list of the package's modules, package by package; inside
+the packages of `ORDERED` a module imports only the modules after it, and
+docs/architecture.md names exactly these modules in each package's row."""
 
+import ast
+import re
 import sys
 from pathlib import Path
+
+import pytest
 
 import kacs_cli
 
@@ -31,6 +36,40 @@ BASE = ("kacs_cli.errors", "kacs_cli.atomic", "kacs_cli.scaling", "kacs_cli.vers
 # after training.
 ENGINE_USES = {"numpy", "numba", "llvmlite"}
 ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli.engine.refine": {"scipy"}}
+
+
+# Every module of the package, by package (its __init__ left out). In the ORDERED packages each
+# module imports only the modules after it in its package.
+PACKAGES = {
+    "kacs_cli": ["atomic", "errors", "scaling", "version"],
+    "kacs_cli.engine": ["budget", "cache", "compaction", "covering", "cycles", "deletion", "ga", "hot",
+                        "identical", "kacs", "kacs_predict", "kacs_submodels", "lanes", "learner", "order",
+                        "params", "population", "refine", "registry", "row_index", "scratch", "train",
+                        "update", "xcsf"],
+    "kacs_cli.baselines": ["entry", "kan_net", "registry", "sklearn_models", "xcsf_lib"],
+    "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
+                                      "sweeps", "config", "methods", "cells", "schema", "results", "metrics"],
+    "kacs_cli.experiments.data": ["fetch", "datasets", "registry", "protocols", "benchmarks"],
+    "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
+                            "classes", "persistence"],
+    "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "doctables", "figures", "files", "include",
+                           "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
+                           "refinement", "scaling", "stats", "suprb", "tables"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "model", "report", "run", "timing"],
+}
+ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
+# What the ordered packages may use of the rest of the package, and what they may import inside
+# a function only (an optional extra or a heavy dependency, where it is needed).
+USES = {
+    "kacs_cli.experiments.campaign": ("kacs_cli.engine", "kacs_cli.baselines", "kacs_cli.experiments.data",
+                                      "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic"),
+    "kacs_cli.experiments.data": ("kacs_cli.engine", "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic"),
+    "kacs_cli.estimators": ("kacs_cli.engine", "kacs_cli.scaling", "kacs_cli.errors", "kacs_cli.atomic",
+                            "kacs_cli.version"),
+}
+LOCAL_IMPORTS = {"kacs_cli.experiments.campaign": ("dask", "distributed", "xcsf"),
+                 "kacs_cli.experiments.data": (), "kacs_cli.estimators": ("matplotlib",)}
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 def _module(path: Path) -> str:
@@ -131,3 +170,76 @@ def test_the_checks_fail_on_an_upward_import_and_on_a_cycle():
     below = sorted(graph[engine])[0]
     graph[below].add(engine)
     assert any(engine in c and below in c for c in cycles(graph))
+
+
+def test_every_module_is_listed_in_its_package():
+    listed = {f"{package}.{name}" for package, names in PACKAGES.items() for name in names}
+    found = {m for m in MODULES if not MODULES[m].name == "__init__.py"}
+    assert found == listed, (f"not in PACKAGES: {sorted(found - listed)}; listed but missing: "
+                             f"{sorted(listed - found)}")
+
+
+ORDER_CASES = [(package, name) for package in ORDERED for name in PACKAGES[package]]
+
+
+@pytest.mark.parametrize("package,name", ORDER_CASES, ids=[f"{p}.{n}" for p, n in ORDER_CASES])
+def test_an_ordered_module_imports_the_modules_after_it_and_what_its_package_uses(package, name):
+    later = PACKAGES[package][PACKAGES[package].index(name) + 1:]
+    for imported, top_level in imports(MODULES[f"{package}.{name}"]):
+        if not top_level and not imported.startswith("kacs_cli"):
+            assert imported.startswith(LOCAL_IMPORTS[package]), (name, imported)
+        elif imported.startswith(package + "."):
+            part = imported.split(".")[len(package.split("."))]
+            assert part in later or part not in PACKAGES[package], (name, imported)  # else: the package's own name
+        elif imported.startswith("kacs_cli"):
+            assert imported.startswith(USES[package]), (name, imported)
+
+
+def _architecture_rows() -> dict[str, str]:
+    """The first cell of each row of docs/architecture.md's layer table (a package's folder,
+    e.g. `kacs_cli/engine/`) and the row's text."""
+    rows = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| `(kacs_cli/[a-z_/]*)`", line)
+        if m:
+            rows[m.group(1).rstrip("/").replace("/", ".")] = line
+    return rows
+
+
+def test_the_architecture_page_names_exactly_the_modules_of_each_package():
+    rows = _architecture_rows()
+    for package, names in PACKAGES.items():
+        if package == "kacs_cli":
+            continue
+        assert package in rows, f"docs/architecture.md has no row for {package}"
+        named = set(re.findall(r"`([a-z_]+)\.py`", rows[package])) - {"__init__"}
+        assert named == set(names), (package, sorted(named ^ set(names)))
+
+
+def test_persistence_knows_the_engine_and_the_file_only():
+    # An estimator reaches it only through its _export_state: no import of an estimator,
+    # of scikit-learn or of a command.
+    imported = {name for name, _ in imports(MODULES["kacs_cli.estimators.persistence"])}
+    assert not {name for name in imported
+                if name.startswith(("kacs_cli.estimators", "sklearn", "kacs_cli.cli"))}, imported
+
+
+# Names of the results folder's files: results.py alone spells them.
+FOLDER_FILES = re.compile(r"""["'][^"'\n]*\b(runs\.csv|config\.yaml|curves\.csv\.gz)\b[^"'\n]*["']""")
+
+
+def _code_strings(path):
+    """The string constants of a module's code, docstrings left out (they are its documentation)."""
+    tree = ast.parse(path.read_text())
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def test_only_results_names_the_files_of_the_results_folder():
+    spelled = {module for module, path in MODULES.items() if module != "kacs_cli.experiments.campaign.results"
+               for text in _code_strings(path) if FOLDER_FILES.search(repr(text))}
+    # the command line's help texts describe the folder to the user
+    assert spelled <= {"kacs_cli.cli.report", "kacs_cli.cli.run"}, spelled

@@ -205,7 +205,7 @@ def test_one_extreme_value_that_collapses_a_column_is_worth_a_warning(tmp_path, 
 
 
 def test_the_project_datasets_are_not_collapsed(shared_data_dir):
-    from kacs_cli.experiments.datasets import load_csv
+    from kacs_cli.experiments.data.datasets import load_csv
     from kacs_cli.scaling import collapsed
 
     for path in sorted(shared_data_dir.glob("*.csv")):

@@ -9,9 +9,9 @@ from rich.console import Console
 
 from cli_support import run_kacs
 from kacs_cli.cli import campaign
-from kacs_cli.experiments.cells import Cell
+from kacs_cli.experiments.campaign.cells import Cell
 from kacs_cli.cli.campaign import _progress
-from kacs_cli.experiments.tasks import Eta, Task
+from kacs_cli.experiments.campaign.tasks import Eta, Task
 
 LINE = re.compile(r"^runs (\d+)/(\d+) \(\d+ %\), elapsed \d+:\d\d:\d\d, ETA (?:\d+:\d\d:\d\d|-), last: \S+$")
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.datasets import load_dataset
-from kacs_cli.experiments.protocols import PROTOCOLS, Protocol, make_split, run_plan
+from kacs_cli.experiments.data.datasets import load_dataset
+from kacs_cli.experiments.data.protocols import PROTOCOLS, Protocol, make_split, run_plan
 
 
 def toy(rows=200, seed=3):

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import curvestore
+from kacs_cli.experiments.campaign import curvestore
 from kacs_cli.reporting import figures, tables
 from kacs_cli.reporting.build import build_report
 from kacs_cli.reporting.paper import load_paper_table

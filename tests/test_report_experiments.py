@@ -235,8 +235,8 @@ def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
     curves.csv.gz and report/, as .gitignore keeps it) renders again to the same bytes."""
     import json
 
-    from kacs_cli.experiments.config import resolve_config
-    from kacs_cli.experiments.runner import run_campaign
+    from kacs_cli.experiments.campaign.config import resolve_config
+    from kacs_cli.experiments.campaign.runner import run_campaign
 
     raw = {"experiment": "tiny", "hyperparameters": {"N": 200},
            "benchmarks": [{"name": "f3", "n": 2, "samples": 100}, {"name": "f3", "n": 3, "samples": 100}],
@@ -304,8 +304,8 @@ def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path,
     of the scaling figure, after the XCSF/KACS pair, in the pair's colours for the pair."""
     import json
 
-    from kacs_cli.experiments.config import resolve_config
-    from kacs_cli.experiments.runner import run_campaign
+    from kacs_cli.experiments.campaign.config import resolve_config
+    from kacs_cli.experiments.campaign.runner import run_campaign
 
     raw = {"experiment": "budgets",
            "methods": {"xcsf": None, "kacs": None, "kacs-big": {"method": "kacs", "N": 400}},

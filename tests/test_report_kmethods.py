@@ -19,9 +19,9 @@ import pytest
 from scipy import stats as sps
 
 from cli_support import run_kacs
-from kacs_cli.experiments.config import resolve_config
-from kacs_cli.experiments.results import write_runs_csv
-from kacs_cli.experiments.tasks import expand_tasks
+from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.campaign.results import write_runs_csv
+from kacs_cli.experiments.campaign.tasks import expand_tasks
 from kacs_cli.reporting.build import build_report
 from test_report import PNG_SIGNATURE, _row, _rows_after, run_row
 

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import curvestore
-from kacs_cli.experiments.config import resolve_config
-from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.experiments.campaign import curvestore
+from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.campaign.results import RUN_COLUMNS
 
 from test_runner import campaign
 

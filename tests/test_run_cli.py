@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from cli_support import run_kacs
-from kacs_cli.experiments.results import RUN_COLUMNS
+from kacs_cli.experiments.campaign.results import RUN_COLUMNS
 
 NUMBERS = [c for c in RUN_COLUMNS if c != "seconds"]
 
@@ -248,7 +248,7 @@ def test_a_stop_just_after_a_submit_ends_the_pool_cleanly(monkeypatch):
     a run just submitted still waits in loky's queue. The manager thread sleeps until it is
     woken, so an id put there without waking it stays there, as in the race, until the stop
     wakes it: the pool must still end its workers and its manager thread without an error."""
-    from kacs_cli.experiments import workers
+    from kacs_cli.experiments.campaign import workers
 
     errors = []
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))

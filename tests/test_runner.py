@@ -13,11 +13,11 @@ from rich.console import Console
 from kacs_cli.cli.campaign import ConsoleReporter
 from kacs_cli.engine.train import CURVE_COLUMNS
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.config import resolve_config
-from kacs_cli.experiments.execution import load_cell_data
-from kacs_cli.experiments.results import RUN_COLUMNS, ResolvedConfig
-from kacs_cli.experiments.runner import run_campaign
-from kacs_cli.experiments.tasks import expand_tasks
+from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.campaign.execution import load_cell_data
+from kacs_cli.experiments.campaign.results import RUN_COLUMNS, ResolvedConfig
+from kacs_cli.experiments.campaign.runner import run_campaign
+from kacs_cli.experiments.campaign.tasks import expand_tasks
 
 TINY = {
     "experiment": "tiny",

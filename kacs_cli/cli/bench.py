@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         dimensional-scaling experiment. JIT compilation is warmed up first; evaluation every
         2000 iterations is included.
         """
-        from kacs_cli.experiments.bench import LEARNERS, PROFILED, WORKLOADS, get_workload, run_bench
+        from kacs_cli.cli.timing import LEARNERS, PROFILED, WORKLOADS, get_workload, run_bench
 
         names = list(WORKLOADS) if workload.strip() == "all" else [w.strip() for w in workload.split(",")]
         for name in names:

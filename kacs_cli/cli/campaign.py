@@ -1,6 +1,6 @@
 """A campaign on the console (`kacs run`, `kacs scale`): what it does, its progress, its results.
 
-The runner (kacs_cli/experiments/runner.py) tells its Reporter what happens; this one shows
+The runner (kacs_cli/experiments/campaign/runner.py) tells its Reporter what happens; this one shows
 it: a bar on a terminal, plain unwrapped lines in a log (a batch job's, a pipe), and the
 summary table of the finished runs. Imported only when a campaign starts, as the runner is.
 """
@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kacs_cli.experiments import results
-from kacs_cli.experiments.config import ExperimentConfig
-from kacs_cli.experiments.runner import Plan, Reporter, RunProgress
-from kacs_cli.experiments.tasks import Eta, Task
-from kacs_cli.experiments.workers import Runs
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.config import ExperimentConfig
+from kacs_cli.experiments.campaign.runner import Plan, Reporter, RunProgress
+from kacs_cli.experiments.campaign.tasks import Eta, Task
+from kacs_cli.experiments.campaign.workers import Runs
 
 # How long a log waits for a run to finish before it reports progress anyway.
 PROGRESS_TICK_S = 30.0

@@ -34,7 +34,7 @@ def _console():
 def _registered(name: str, command: str, verb: str):
     """The registry entry of `name`; anything else is refused listing the names this command knows
     (not dataset_registry.lookup's CSV-path hint: verify and fetch work on registered datasets only)."""
-    from kacs_cli.experiments import dataset_registry
+    from kacs_cli.experiments.data import registry as dataset_registry
 
     registry = dataset_registry.get_registry()
     info = registry.get(str(name).strip().lower())
@@ -47,7 +47,7 @@ def _registered(name: str, command: str, verb: str):
 
 
 def _data_dir_line(data_dir: Optional[Path]) -> str:
-    from kacs_cli.experiments import dataset_registry
+    from kacs_cli.experiments.data import registry as dataset_registry
 
     where, origin = dataset_registry.resolve_data_dir(data_dir), dataset_registry.data_dir_origin(data_dir)
     return f"data directory: {where} (from {origin})"
@@ -58,7 +58,7 @@ def list_cmd(data_dir: DataDirOption = None) -> None:
     """Show every registered dataset, its shape and kind, and whether its file is present."""
     from rich.table import Table
 
-    from kacs_cli.experiments import dataset_registry, datasets
+    from kacs_cli.experiments.data import registry as dataset_registry, datasets
 
     registry = dataset_registry.get_registry()
     table = Table(show_edge=False)
@@ -95,7 +95,7 @@ def verify_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Check that every dataset file is present and matches its SHA-256; exit 2 otherwise."""
-    from kacs_cli.experiments import dataset_registry, datasets
+    from kacs_cli.experiments.data import registry as dataset_registry, datasets
 
     wanted: set[str] | None = None
     if names:
@@ -128,7 +128,7 @@ def import_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Copy the registered dataset CSVs found in SRC into the data directory, checksum-checked."""
-    from kacs_cli.experiments import dataset_fetch
+    from kacs_cli.experiments.data import fetch as dataset_fetch
 
     imported = dataset_fetch.import_datasets(src, data_dir)
     console = _console()
@@ -146,7 +146,7 @@ def fetch_cmd(
     force: Annotated[bool, typer.Option("--force", help="Download again even if a verified copy is present.")] = False,
 ) -> None:
     """Download datasets from UCI and the authors' repository, convert and verify them."""
-    from kacs_cli.experiments import dataset_fetch, dataset_registry
+    from kacs_cli.experiments.data import fetch as dataset_fetch, registry as dataset_registry
 
     requested = []
     for name in names or list(dataset_registry.get_registry()):

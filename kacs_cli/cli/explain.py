@@ -19,7 +19,7 @@ def default_folder(model_path: Path) -> Path:
 
 def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> None:
     from kacs_cli.estimators import explain_model, load_estimator
-    from kacs_cli.experiments.datasets import read_matrix
+    from kacs_cli.experiments.data.datasets import read_matrix
 
     model_path = Path(model_path).expanduser()
     est = load_estimator(model_path)

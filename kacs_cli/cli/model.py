@@ -28,7 +28,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     from kacs_cli.engine import default_p_hash, registry
     from kacs_cli.estimators import estimator_class
     from kacs_cli.estimators.validation import fit_iterations
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments.data import datasets
 
     method = method.strip().lower()
     if method not in registry.names():
@@ -90,7 +90,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
 def _compact(model_path, data, out, method, rules, tolerance, data_dir):
     import numpy as np
 
-    from kacs_cli.experiments import datasets
+    from kacs_cli.experiments.data import datasets
 
     est = _load_estimator(model_path)
     if not hasattr(est, "compact"):
@@ -126,7 +126,7 @@ def _predict(model_path, data, out):
 
     est = _load_estimator(model_path)
     n = est.n_features_in_
-    from kacs_cli.experiments.datasets import read_matrix
+    from kacs_cli.experiments.data.datasets import read_matrix
 
     M = read_matrix(data)
     if M.shape[1] == n:

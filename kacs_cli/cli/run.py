@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from kacs_cli.errors import Interrupted, UserError
-from kacs_cli.experiments.benchmarks import FUNCTIONS
+from kacs_cli.experiments.data.benchmarks import FUNCTIONS
 
 _OUT_HELP = "Output folder (default results/<experiment>). Rerunning into it resumes; finished runs are skipped."
 _JOBS_HELP = "Parallel worker processes (default: all cores). Results do not depend on it."
@@ -49,7 +49,7 @@ def _scale_out(option: str, spec: str, function: str, guideline: bool) -> Path:
 
 def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, methods, backend, scheduler):
     from kacs_cli.cli.campaign import ConsoleReporter
-    from kacs_cli.experiments.runner import run_campaign
+    from kacs_cli.experiments.campaign.runner import run_campaign
 
     out_dir = Path(out) if out is not None else Path("results") / config.experiment
     try:
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
 
         An interrupted campaign resumes where it stopped; another config is refused there unless --force.
         """
-        from kacs_cli.experiments.config import load_config
+        from kacs_cli.experiments.campaign.config import load_config
 
         _check_positive(jobs, "--jobs")
         _check_positive(runs, "--runs")
@@ -123,8 +123,8 @@ def register(app: typer.Typer) -> None:
 
         Same results layout and resume behaviour as `kacs run`.
         """
-        from kacs_cli.experiments.config import resolve_config
-        from kacs_cli.experiments.sweeps import parse_int_list, scaling_raw_config
+        from kacs_cli.experiments.campaign.config import resolve_config
+        from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
 
         _check_positive(jobs, "--jobs")
         _check_positive(runs, "--runs")

@@ -24,8 +24,8 @@ from typing import Iterable
 import pandas as pd
 
 from kacs_cli import atomic
-from kacs_cli.experiments import results
-from kacs_cli.experiments.metrics import PROTOCOL_METRICS
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
 from kacs_cli.reporting import compaction, kmethods, refinement, suprb
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from kacs_cli.experiments import results
+from kacs_cli.experiments.campaign import results
 from kacs_cli.reporting import kstats, stats
 from kacs_cli.reporting.paper import load_paper_table
 from kacs_cli.reporting.suprb import load_literature

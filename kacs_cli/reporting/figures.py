@@ -17,9 +17,9 @@ import pandas as pd
 from kacs_cli import atomic
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
-from kacs_cli.experiments import curvestore, results
-from kacs_cli.experiments.methods import guideline_budget
-from kacs_cli.experiments.metrics import metric_label
+from kacs_cli.experiments.campaign import curvestore, results
+from kacs_cli.experiments.campaign.methods import guideline_budget
+from kacs_cli.experiments.campaign.metrics import metric_label
 from kacs_cli.reporting import kmethods, stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import cell_values, runs_for_scaling

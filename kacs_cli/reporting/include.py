@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kacs_cli.experiments import results
+from kacs_cli.experiments.campaign import results
 from kacs_cli.reporting.loading import config_benchmarks, load_config, load_runs
 
 # What must agree between an experiment and one it includes cells from.

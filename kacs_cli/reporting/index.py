@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
+from kacs_cli.experiments.campaign import results
 from kacs_cli.reporting.model import ExperimentReport
 
 # Folders an experiment directory owns (the runner's and the report's): never experiments.

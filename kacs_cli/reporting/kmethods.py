@@ -34,8 +34,8 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
-from kacs_cli.experiments.metrics import metric_label
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.metrics import metric_label
 from kacs_cli.reporting import cd_diagram, kstats, stats
 from kacs_cli.reporting.files import slug, write_csv
 from kacs_cli.reporting.loading import (cell_mask, compacted_note, config_methods, label_cells, method_values,

@@ -20,9 +20,9 @@ import pandas as pd
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import metrics, results
-from kacs_cli.experiments.metrics import PROTOCOL_METRICS
-from kacs_cli.experiments.protocols import PROTOCOLS
+from kacs_cli.experiments.campaign import metrics, results
+from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
+from kacs_cli.experiments.data.protocols import PROTOCOLS
 from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS,
                                       Cell, ExperimentReport)
 
@@ -73,7 +73,7 @@ def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd
 # cells are where the runner leaves a value out (a baseline has no rules, budget or iterations,
 # XCSF no inner and outer covering rates), except for the columns a caller requires. Columns
 # not listed here (and columns a runs.csv lacks) are not checked. The metrics' ranges are
-# their declarations' (kacs_cli/experiments/metrics.py).
+# their declarations' (kacs_cli/experiments/campaign/metrics.py).
 _CELL_RULES: dict[str, tuple[bool, float, float]] = {
     **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
     **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
-from kacs_cli.experiments import benchmarks
+from kacs_cli.experiments.data import benchmarks
 
 # The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
 # proposal (engine/registry.py holds the pair).

@@ -15,8 +15,8 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, PROPOSED
-from kacs_cli.experiments.metrics import BY_NAME as metrics_by_name
-from kacs_cli.experiments.metrics import metric_label
+from kacs_cli.experiments.campaign.metrics import BY_NAME as metrics_by_name
+from kacs_cli.experiments.campaign.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import compacted_note, method_values

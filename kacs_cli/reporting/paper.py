@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from kacs_cli.engine.registry import BASELINE, PROPOSED
-from kacs_cli.experiments import PACKAGE_DATA, results
-from kacs_cli.experiments.metrics import metric_label
+from kacs_cli.experiments.data import PACKAGE_DATA
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.metrics import metric_label
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import METHODS, ExperimentReport

@@ -12,7 +12,7 @@ import pandas as pd
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, PROPOSED
-from kacs_cli.experiments.metrics import metric_label
+from kacs_cli.experiments.campaign.metrics import metric_label
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import modal
 from kacs_cli.reporting.model import METHODS, PLAIN_VARIANTS, Cell, ExperimentReport, ScalingGroup

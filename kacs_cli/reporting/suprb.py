@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
-from kacs_cli.experiments import PACKAGE_DATA
+from kacs_cli.experiments.data import PACKAGE_DATA
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.pair import pair_ran

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from kacs_cli.experiments.metrics import printed_whole
+from kacs_cli.experiments.campaign.metrics import printed_whole
 from kacs_cli.reporting import stats
 
 

@@ -22,7 +22,7 @@ from typing import Iterable
 import pandas as pd
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import curvestore, results
+from kacs_cli.experiments.campaign import curvestore, results
 
 # Fields of a resolved cell that name it or list its methods rather than say what its data are.
 _NOT_DATA = ("label", "hyperparameters", "methods")

@@ -13,9 +13,9 @@ from typing import Iterable
 from kacs_cli import baselines
 from kacs_cli.engine import registry
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
-from kacs_cli.experiments.cells import Cell
-from kacs_cli.experiments.config import ExperimentConfig
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.cells import Cell
+from kacs_cli.experiments.campaign.config import ExperimentConfig
 
 
 @dataclass(frozen=True, eq=False)

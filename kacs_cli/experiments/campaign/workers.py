@@ -26,9 +26,9 @@ except ImportError:
     LokyBackend = None
 
 from kacs_cli.errors import STOP_SIGNALS, Interrupted, UserError
-from kacs_cli.experiments import results
-from kacs_cli.experiments.execution import RunSettings, execute_task
-from kacs_cli.experiments.tasks import Task
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.execution import RunSettings, execute_task
+from kacs_cli.experiments.campaign.tasks import Task
 
 BACKENDS = ("local", "dask")
 # How long an idle worker process waits for the next run before it exits: joblib's value. loky's

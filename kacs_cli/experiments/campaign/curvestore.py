@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic
-from kacs_cli.experiments import results
+from kacs_cli.experiments.campaign import results
 
 KEY_COLUMNS = ("cell", "method", "run")
 # What the report's figures draw: errors (MAE for the main protocol, MSE for the

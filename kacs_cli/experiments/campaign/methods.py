@@ -18,8 +18,8 @@ from kacs_cli import baselines
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import CHOICES, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.cells import BenchmarkEntry
-from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
+from kacs_cli.experiments.campaign.cells import BenchmarkEntry
+from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
 
 # A method override `N: guideline` is the article's budget guideline at each cell's n.
 GUIDELINE = "guideline"

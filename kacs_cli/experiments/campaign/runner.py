@@ -26,12 +26,12 @@ import pandas as pd
 from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import collapse_message, collapsed
-from kacs_cli.experiments import curvestore, results, reuse, workers
-from kacs_cli.experiments.cells import Cell
-from kacs_cli.experiments.config import ExperimentConfig
-from kacs_cli.experiments.execution import RunSettings, load_cell_data, missing_data, missing_message
-from kacs_cli.experiments.protocols import make_split
-from kacs_cli.experiments.tasks import Task, estimate_cost, expand_tasks, select_cells, select_methods
+from kacs_cli.experiments.campaign import curvestore, results, reuse, workers
+from kacs_cli.experiments.campaign.cells import Cell
+from kacs_cli.experiments.campaign.config import ExperimentConfig
+from kacs_cli.experiments.campaign.execution import RunSettings, load_cell_data, missing_data, missing_message
+from kacs_cli.experiments.data.protocols import make_split
+from kacs_cli.experiments.campaign.tasks import Task, estimate_cost, expand_tasks, select_cells, select_methods
 
 # runs.csv is rebuilt from the finished records at most this often during a campaign
 # (and always at the end), so a long campaign can be inspected while it runs.
@@ -88,7 +88,7 @@ class Reporter:
 
 def write_curves_aggregate(out: Path, row_order: list[str], records: dict[str, dict]) -> None:
     """curves.csv.gz beside runs.csv: the finished runs' curves in runs.csv order, the compact
-    form that is committed with the results (see kacs_cli.experiments.curvestore)."""
+    form that is committed with the results (see kacs_cli.experiments.campaign.curvestore)."""
     curvestore.update_aggregate(out, [key for key in row_order if key in records])
 
 
@@ -264,7 +264,7 @@ def plan_campaign(
 
 
 def _resolved(config: ExperimentConfig) -> results.ResolvedConfig:
-    """The config as config.yaml holds it (what kacs_cli.experiments.reuse compares runs by)."""
+    """The config as config.yaml holds it (what kacs_cli.experiments.campaign.reuse compares runs by)."""
     return results.ResolvedConfig.parse(config.to_yaml())
 
 
@@ -327,7 +327,7 @@ class CampaignResult:
     ran: int            # finished by this call
     runs: pd.DataFrame  # runs.csv as written (all finished runs of the config)
     skipped: list[str] = field(default_factory=list)  # cell labels left out by --skip-missing
-    reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.experiments.reuse)
+    reused: int = 0     # of the runs to do, copied from `reuse:` folders (kacs_cli.experiments.campaign.reuse)
 
 
 def _check_options(backend: str, scheduler: str | None, jobs: int | None) -> tuple[str, int]:

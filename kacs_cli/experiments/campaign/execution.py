@@ -17,11 +17,12 @@ import pandas as pd
 
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
-from kacs_cli.experiments import benchmarks, datasets, metrics, results
-from kacs_cli.experiments.cells import Cell, DataIdentity
-from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, resolve_data_dir
-from kacs_cli.experiments.protocols import Protocol, make_split
-from kacs_cli.experiments.tasks import Task
+from kacs_cli.experiments.data import benchmarks, datasets
+from kacs_cli.experiments.campaign import metrics, results
+from kacs_cli.experiments.campaign.cells import Cell, DataIdentity
+from kacs_cli.experiments.data.registry import DATA_DIR_ENV, resolve_data_dir
+from kacs_cli.experiments.data.protocols import Protocol, make_split
+from kacs_cli.experiments.campaign.tasks import Task
 from kacs_cli.scaling import InputTransform
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import PACKAGE_DATA
+from kacs_cli.experiments.data import PACKAGE_DATA
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[3]
 REGISTRY_PATH = PACKAGE_DATA / "registry.yaml"
 # A checkout's datasets/ folder; an installed package has none, and uses ./datasets instead.
 IN_CHECKOUT = (PROJECT_DIR / "pyproject.toml").is_file()

@@ -25,8 +25,8 @@ from kacs_cli.baselines.xcsf_lib import XCSFLibRegressor
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.engine.registry import BASELINE, PROPOSED
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.benchmarks import generate
-from kacs_cli.experiments.protocols import make_split
+from kacs_cli.experiments.data.benchmarks import generate
+from kacs_cli.experiments.data.protocols import make_split
 
 ITERATIONS = 100_000
 EVAL_EVERY = 2000

@@ -58,12 +58,12 @@ import yaml
 
 from kacs_cli.engine.params import SEMANTICS
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import results
-from kacs_cli.experiments.cells import Cell, assign_labels, benchmark_entry
-from kacs_cli.experiments.methods import (baseline_specs, cell_methods, cell_params, hyperparameter_overrides,
+from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign.cells import Cell, assign_labels, benchmark_entry
+from kacs_cli.experiments.campaign.methods import (baseline_specs, cell_methods, cell_params, hyperparameter_overrides,
                                           parse_methods)
-from kacs_cli.experiments.protocols import PROTOCOLS, Protocol, run_plan
-from kacs_cli.experiments.schema import (SAFE_LABEL, choice, fail, load_yaml, mapping, nonempty_text, number,
+from kacs_cli.experiments.data.protocols import PROTOCOLS, Protocol, run_plan
+from kacs_cli.experiments.campaign.schema import (SAFE_LABEL, choice, fail, load_yaml, mapping, nonempty_text, number,
                                          safe_name, type_name, whole)
 
 DEFAULT_ITERATIONS = 100_000
@@ -94,7 +94,7 @@ class ExperimentConfig:
     report: dict | None = None
     # Learner of each method label that is a variant (e.g. kacs-adaptive -> kacs).
     engines: dict[str, str] = field(default_factory=dict)
-    # Results folders whose identical runs are copied instead of trained again (kacs_cli.experiments.reuse):
+    # Results folders whose identical runs are copied instead of trained again (kacs_cli.experiments.campaign.reuse):
     # as written in the config, and resolved against the config file's folder. Like `report`,
     # they change no number, so the runner ignores them when it matches an output folder.
     reuse: tuple[str, ...] = ()
@@ -280,7 +280,7 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
 
 def _reuse_settings(value: Any, base_dir: Path | None) -> dict:
     """`reuse: [../results/paper/main]`: folders of finished campaigns whose identical runs
-    are copied (kacs_cli.experiments.reuse). Relative paths are taken from the config file's folder, as
+    are copied (kacs_cli.experiments.campaign.reuse). Relative paths are taken from the config file's folder, as
     CSV paths are; they must exist, or the runs would silently be trained again."""
     if value is None:
         return {}

@@ -17,7 +17,7 @@ import pandas as pd
 
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import constant_target, too_few_rows
-from kacs_cli.experiments.dataset_registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
+from kacs_cli.experiments.data.registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
                                                    resolve_data_dir, sha256_file)
 
 MIN_ROWS = 10

@@ -29,7 +29,7 @@ import yaml
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
-from kacs_cli.experiments import metrics
+from kacs_cli.experiments.campaign import metrics
 
 try:
     import fcntl

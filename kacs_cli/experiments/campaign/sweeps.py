@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.benchmarks import DEFAULT_N, DEFAULT_SAMPLES
-from kacs_cli.experiments.cells import DEFAULT_N_BUDGET
-from kacs_cli.experiments.methods import guideline_budget
+from kacs_cli.experiments.data.benchmarks import DEFAULT_N, DEFAULT_SAMPLES
+from kacs_cli.experiments.campaign.cells import DEFAULT_N_BUDGET
+from kacs_cli.experiments.campaign.methods import guideline_budget
 
 
 def parse_int_list(text: str, what: str, *, default_step: str) -> list[int]:

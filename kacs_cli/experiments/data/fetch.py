@@ -20,8 +20,8 @@ import pandas as pd
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.dataset_registry import DATA_DIR_ENV, DatasetInfo, get_registry, resolve_data_dir, sha256_file
-from kacs_cli.experiments.datasets import STATUS_PRESENT, file_status
+from kacs_cli.experiments.data.registry import DATA_DIR_ENV, DatasetInfo, get_registry, resolve_data_dir, sha256_file
+from kacs_cli.experiments.data.datasets import STATUS_PRESENT, file_status
 
 # A mirror for `kacs data fetch`: each download URL's last path segment is fetched from it.
 FETCH_BASE_URL_ENV = "KACS_FETCH_BASE_URL"

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kacs_cli.engine.params import Hyperparameters, default_p_hash
-from kacs_cli.experiments.benchmarks import (DEFAULT_N, DEFAULT_SAMPLES, F3_VARIANTS, FUNCTIONS,
+from kacs_cli.experiments.data.benchmarks import (DEFAULT_N, DEFAULT_SAMPLES, F3_VARIANTS, FUNCTIONS,
                                              MIN_INPUTS, VARIANTS)
-from kacs_cli.experiments.dataset_registry import get_registry
-from kacs_cli.experiments.schema import (SAFE_LABEL, choice, fail, mapping, nonempty_text, number, safe_name,
+from kacs_cli.experiments.data.registry import get_registry
+from kacs_cli.experiments.campaign.schema import (SAFE_LABEL, choice, fail, mapping, nonempty_text, number, safe_name,
                                          type_name, whole)
 
 SOURCES = ("published", "generated")
