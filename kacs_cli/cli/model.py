@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import warnings
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Optional
 import typer
 
 from kacs_cli import atomic
+from kacs_cli.engine.params import DECLARATIONS, DECLARED
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import ScaleWarning
 
@@ -21,8 +23,8 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
-def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform="minmax",
-         refine=None, passes=None):
+def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None):
+    """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
     import numpy as np
 
     from kacs_cli.engine import default_p_hash, registry
@@ -42,18 +44,19 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
-    options = {"input_transform": input_transform.strip().lower()}
-    if refine is not None:
-        options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
-                       refine_validation=refine[2])
+    options = {name: value.strip().lower() if isinstance(value, str) else value
+               for name, value in (options or {}).items()}
     est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
         if not passes > 0:
             raise UserError(f"--passes must be a number > 0, got {passes:g}")
         iterations = fit_iterations(iterations, passes, X.shape[0])
-    if est.refinement and registry.get(method).refine is None:
-        raise UserError(f"--refine: refinement exists only for KACS, not {method.upper()}")
+    for name, value in options.items():
+        declared = DECLARED[name]
+        if declared.learners is not None and method not in declared.learners and value != declared.default:
+            takers = ", ".join(m.upper() for m in declared.learners)
+            raise UserError(f"{declared.flag}: {name} exists only for {takers}, not {method.upper()}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScaleWarning)
         est.fit(X, y)
@@ -75,8 +78,8 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
         f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs, "
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
-    settings = "" if options["input_transform"] == "minmax" else f", inputs {options['input_transform']}"
-    if refine is not None:
+    settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
+    if est.refinement:
         r = est.refine_result_
         settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "
                      f"{r.validation_rows} validation rows, {r.seconds:.1f} s)")
@@ -180,8 +183,31 @@ def _plot(model_path, out, points):
     )
 
 
+FIT_OPTIONS = tuple(d for d in DECLARATIONS if d.flag)
+
+
+def _flag_help(declared) -> str:
+    """A declared option's help, after the flag that switches it on, else the learners it is for."""
+    switch = DECLARED.get(declared.switch)
+    if switch is not None and switch is not declared and switch.flag:
+        return f"{switch.flag}: {declared.help}."
+    if declared.learners:
+        return f"{', '.join(m.upper() for m in declared.learners)}: {declared.help}."
+    return f"{declared.help}."
+
+
+def _with_declared_options(command) -> inspect.Signature:
+    """`command`'s signature with its **declared replaced by one option per FIT_OPTIONS entry."""
+    fixed = [p for p in inspect.signature(command).parameters.values() if p.kind != p.VAR_KEYWORD]
+    annotations = {int: int, float: float, bool: bool}
+    added = [inspect.Parameter(d.name, inspect.Parameter.KEYWORD_ONLY,
+                               default=typer.Option(d.default, d.flag, help=_flag_help(d)),
+                               annotation=str if d.choices else annotations[d.kind])
+             for d in FIT_OPTIONS]
+    return inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed] + added)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("fit")
     def fit_command(
         data: str = typer.Argument(
             ..., help="Headerless numeric CSV (inputs, target last) or a dataset name (f1..f4, asn, ...).",
@@ -202,21 +228,17 @@ def register(app: typer.Typer) -> None:
                  "real-world data and user CSVs, as in the article).", show_default=False),
         data_dir: Optional[Path] = typer.Option(
             None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
-        input_transform: str = typer.Option(
-            "minmax", "--input-transform",
-            help="minmax (the article) or quantile (each input through its train distribution to "
-                 "uniform: for skewed or discrete inputs)."),
-        refine: bool = typer.Option(
-            False, "--refine", help="KACS: refit every rule's weights on the whole data after evolution "
-                                    "(full-batch L-BFGS-B, early-stopped on a validation part)."),
-        refine_max_iter: int = typer.Option(300, "--refine-max-iter", help="--refine: at most this many L-BFGS-B iterations."),
-        refine_pull: float = typer.Option(1e-5, "--refine-pull", help="--refine: pull towards the evolved weights."),
-        refine_validation: float = typer.Option(
-            0.0, "--refine-validation", help="--refine: fraction of the rows held out for early stopping (0: none)."),
+        **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
-             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes)
+        options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes)
+
+    # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
+    # with its declared default and help: typer reads the options from the signature.
+    fit_command.__signature__ = _with_declared_options(fit_command)
+    fit_command.__annotations__ = {p.name: p.annotation for p in fit_command.__signature__.parameters.values()}
+    app.command("fit")(fit_command)
 
     @app.command("compact")
     def compact_command(

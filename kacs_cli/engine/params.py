@@ -1,189 +1,267 @@
-"""Hyperparameters of KACS and XCSF (docs/algorithm.md section 6), validated once, and their typed form
-for the compiled engine."""
+"""Hyperparameters of KACS and XCSF (docs/algorithm.md section 6), each declared once.
+
+`DECLARATIONS` is the one list of hyperparameters: name, type, default, allowed values, which
+learners read it, whether the compiled engine reads it, when a resolved config leaves it out,
+its `kacs fit` flag and its help text. Everything else derives from it: the `Hyperparameters`
+dataclass and its validation, the engine's typed tuple, the estimators' constructor
+arguments and their checks, the config schema's checks, `kacs fit`'s options, the model
+file's fields and the table in docs/configs.md.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
-from typing import NamedTuple
+from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
+from typing import Any, Callable, NamedTuple
 
 from kacs_cli.errors import UserError
 
-SEMANTICS = ("reference", "article")
-# Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
-# article, docs/algorithm.md section 6); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
-BUDGETS = ("fixed", "adaptive")
-# The adaptive budget's own hyperparameters. They are left out of `as_dict()` under a fixed
-# budget, so the resolved configs (and model files) of fixed-budget runs read as before.
-BUDGET_FIELDS = ("N_max", "budget_window", "budget_cover_rate", "budget_growth")
-# How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): `minmax` (docs/algorithm.md section 1,
-# the article) or `quantile` (each column's empirical distribution on the train rows mapped
-# to uniform, for skewed or discrete inputs). The engine never reads it: the layers above
-# transform the data before the engine sees it.
-INPUT_TRANSFORMS = ("minmax", "quantile")
-# Full-batch refinement after evolution (engine/refine.py; KACS only). Like the budget's,
-# its settings are left out of `as_dict()` while refinement is off.
-REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
-# Compaction after training (engine/compaction.py), a run's extra step whose metrics are
-# recorded beside the uncompacted model's; left out of `as_dict()` while it is `none`.
-COMPACTIONS = ("none", "piecewise", "single-winner", "closest")
-COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
-# The hyperparameters that name one of a few settings, and those settings.
-CHOICES = {"semantics": SEMANTICS, "budget": BUDGETS, "input_transform": INPUT_TRANSFORMS,
-           "compaction": COMPACTIONS}
+
+@dataclass(frozen=True)
+class Check:
+    """One rule a value must satisfy, the words of its failure, and the rule for the docs."""
+    holds: Callable[[Any], bool]
+    why: str
+    rule: str
+
+
+def between(low, high, why, *, low_open=False, high_open=False) -> Check:
+    def holds(v):
+        return (low < v if low_open else low <= v) and (v < high if high_open else v <= high)
+    return Check(holds, why, f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
+
+
+def at_least(low, why) -> Check:
+    return Check(lambda v: v >= low, why, f">= {low:g}")
+
+
+def above(low, why) -> Check:
+    return Check(lambda v: v > low, why, f"> {low:g}")
+
+
+def whole_from(low, why) -> Check:
+    return Check(lambda v: int(v) == v and v >= low, why, f"whole, >= {low}")
 
 
 @dataclass(frozen=True)
-class Hyperparameters:
-    N: int = 6400
-    e0: float = 0.01
-    beta: float = 0.2
-    alpha: float = 1.0
-    nu: float = 1.0
-    delta: float = 0.1
-    m0: float = 0.1
-    r0: float = 1.0
-    theta_GA: float = 50.0
-    theta_del: float = 50.0
-    theta_sub: float = 50.0
-    chi: float = 0.8
-    mu: float = 0.04
-    tau: float = 0.4
-    F_I: float = 0.01
-    do_subsumption: bool = True
-    P_hash: float = 0.0
-    eta: float = 0.001
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps_adam: float = 1e-8
-    semantics: str = "reference"
-    budget: str = "fixed"
-    N_max: int = 25600
-    budget_window: int = 1000
-    budget_cover_rate: float = 0.002
-    budget_growth: float = 0.1
-    input_transform: str = "minmax"
-    refinement: bool = False
-    refine_max_iter: int = 300
-    refine_pull: float = 1e-5
-    refine_validation: float = 0.0
-    compaction: str = "none"
-    compact_rules: float = 0.1
-    compact_tolerance: float = 0.0
+class Declaration:
+    """A hyperparameter. `kind` is int, float, bool or a tuple of the allowed texts.
 
-    def __post_init__(self):
-        self.validate()
+    learners: the learners it acts on (None: every learner). engine: the compiled engine
+    reads it from its typed tuple. switch: it is left out of a resolved config (and a model
+    file) while this switch is at its default (itself for a switch: configs written before
+    it existed stay byte-identical). config: "top" when a config sets it once at its top
+    level. flag: `kacs fit`'s option for it, if any.
+    """
+    name: str
+    kind: Any
+    default: Any
+    help: str
+    checks: tuple[Check, ...] = ()
+    learners: tuple[str, ...] | None = None
+    engine: bool = True
+    switch: str | None = None
+    config: str = "any"
+    flag: str | None = None
 
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        return self.kind if isinstance(self.kind, tuple) else None
 
-    def with_overrides(self, **overrides) -> "Hyperparameters":
-        unknown = sorted(set(overrides) - set(self.names()))
-        if unknown:
-            raise UserError(
-                f"unknown hyperparameter {unknown[0]!r}; known: {', '.join(self.names())}"
-            )
-        return replace(self, **overrides)
-
-    def for_engine(self) -> "EngineHyperparameters":
-        """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
-        values = {name: _ENGINE_TYPES[name](getattr(self, name)) for name in _ENGINE_TYPES}
-        return EngineHyperparameters(**values, article=self.semantics == "article")
-
-    def as_dict(self) -> dict:
-        """Every hyperparameter by name; under `budget: fixed` without the adaptive budget's
-        own (they do nothing there, and configs written before they existed stay equal)."""
-        values = asdict(self)
-        if self.budget == "fixed":
-            for name in ("budget", *BUDGET_FIELDS):
-                values.pop(name)
-        if self.input_transform == "minmax":
-            values.pop("input_transform")
-        if not self.refinement:
-            for name in ("refinement", *REFINE_FIELDS):
-                values.pop(name)
-        if self.compaction == "none":
-            for name in ("compaction", *COMPACT_FIELDS):
-                values.pop(name)
-        return values
-
-    def validate(self) -> None:
-        def bad(name, why):
-            raise UserError(f"hyperparameter {name} = {getattr(self, name)!r} is invalid: {why}")
-
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in CHOICES:
-                if value not in CHOICES[f.name]:
-                    bad(f.name, f"must be one of {', '.join(CHOICES[f.name])}")
-                continue
-            if f.name in ("do_subsumption", "refinement"):
-                if not isinstance(value, bool):
-                    bad(f.name, "must be true or false")
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                bad(f.name, "must be a number")
-            if not math.isfinite(value):
-                bad(f.name, "must be finite")
-        if int(self.N) != self.N or self.N < 1:
-            bad("N", "the population budget must be a whole number >= 1")
-        for name in ("chi", "mu", "tau", "P_hash", "delta", "beta", "beta1", "beta2"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                bad(name, "a probability or rate must lie in [0, 1]")
-        if self.tau == 0.0:
-            bad("tau", "tournament selection needs tau > 0")
-        if self.beta2 >= 1.0 or self.beta1 >= 1.0:
-            bad("beta1" if self.beta1 >= 1.0 else "beta2", "Adam decay rates must be < 1")
-        for name in ("e0", "eps_adam", "alpha"):
-            if getattr(self, name) <= 0.0:
-                bad(name, "must be > 0")
-        for name in ("nu", "m0", "r0", "theta_GA", "theta_del", "theta_sub", "F_I", "eta"):
-            if getattr(self, name) < 0.0:
-                bad(name, "must be >= 0")
-        if self.r0 == 0.0:
-            bad("r0", "covering needs a spread r0 > 0")
-        if self.F_I == 0.0:
-            bad("F_I", "initial fitness must be > 0 (fitness-weighted predictions divide by it)")
-        if int(self.refine_max_iter) != self.refine_max_iter or self.refine_max_iter < 1:
-            bad("refine_max_iter", "the refinement's L-BFGS-B iterations must be a whole number >= 1")
-        if self.refine_pull < 0.0:
-            bad("refine_pull", "the pull towards the evolved weights must be >= 0")
-        if not 0.0 <= self.refine_validation < 1.0:
-            bad("refine_validation", "the validation fraction of the train rows must lie in [0, 1)")
-        if not 0.0 < self.compact_rules <= 1.0:
-            bad("compact_rules", "the share of the rules a compaction keeps must lie in (0, 1]")
-        if self.compact_tolerance < 0.0:
-            bad("compact_tolerance", "must be >= 0 (0: find the tolerance that meets compact_rules)")
-        for name in ("N_max", "budget_window"):
-            value = getattr(self, name)
-            if int(value) != value or value < 1:
-                bad(name, "must be a whole number >= 1")
-        if self.budget == "adaptive" and self.N_max < self.N:
-            bad("N_max", f"the ceiling of the adaptive budget must be >= the starting budget "
-                         f"N = {self.N}")
-        if not 0.0 < self.budget_cover_rate <= 1.0:
-            bad("budget_cover_rate", "a covering rate must lie in (0, 1]")
-        if not 0.0 < self.budget_growth <= 1.0:
-            bad("budget_growth", "the growth step is a fraction of N in (0, 1]")
+    @property
+    def type_name(self) -> str:
+        return "choice" if self.choices else self.kind.__name__
 
 
-# Hyperparameters the engine does not read from its tuple: the budget N is population state
-# (it grows under budget: adaptive; population.py), the two switches become a flag
-# (`article`) or budget state (budget.py), and the input transform and the refinement act
-# before and after the compiled training loop.
-_NOT_IN_ENGINE = ("N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
-                  "compaction", *COMPACT_FIELDS)
-_ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
-                 for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
+_RATE = "a probability or rate must lie in [0, 1]"
+_POSITIVE = "must be > 0"
+_NON_NEGATIVE = "must be >= 0"
+_WHOLE = "must be a whole number >= 1"
+_KACS = ("kacs",)
+
+D = Declaration
+DECLARATIONS: tuple[Declaration, ...] = (
+    D("N", int, 6400, "population budget (sum of numerosities)", engine=False,
+      checks=(whole_from(1, "the population budget must be a whole number >= 1"),)),
+    D("e0", float, 0.01, "error threshold of accuracy", checks=(above(0.0, _POSITIVE),)),
+    D("beta", float, 0.2, "learning rate of error, fitness and match-set size", checks=(between(0, 1, _RATE),)),
+    D("alpha", float, 1.0, "accuracy fall-off", checks=(above(0.0, _POSITIVE),)),
+    D("nu", float, 1.0, "accuracy exponent", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("delta", float, 0.1, "deletion's fitness fraction", checks=(between(0, 1, _RATE),)),
+    D("m0", float, 0.1, "mutation step", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("r0", float, 1.0, "covering spread",
+      checks=(at_least(0.0, _NON_NEGATIVE), above(0.0, "covering needs a spread r0 > 0"))),
+    D("theta_GA", float, 50.0, "GA threshold (mean time since the last GA)", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("theta_del", float, 50.0, "deletion experience threshold", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("theta_sub", float, 50.0, "subsumption experience threshold", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("chi", float, 0.8, "crossover probability", checks=(between(0, 1, _RATE),)),
+    D("mu", float, 0.04, "mutation probability", checks=(between(0, 1, _RATE),)),
+    D("tau", float, 0.4, "tournament size (fraction of the action set)",
+      checks=(between(0, 1, _RATE), above(0.0, "tournament selection needs tau > 0"))),
+    D("F_I", float, 0.01, "initial fitness",
+      checks=(at_least(0.0, _NON_NEGATIVE),
+              above(0.0, "initial fitness must be > 0 (fitness-weighted predictions divide by it)"))),
+    D("do_subsumption", bool, True, "GA subsumption on or off"),
+    D("P_hash", float, 0.0, "probability that covering takes an input's full range (0.8 on real-world data)",
+      checks=(between(0, 1, _RATE),)),
+    D("eta", float, 0.001, "Adam's step size", checks=(at_least(0.0, _NON_NEGATIVE),)),
+    D("beta1", float, 0.9, "Adam's first-moment decay",
+      checks=(between(0, 1, _RATE), Check(lambda v: v < 1.0, "Adam decay rates must be < 1", "< 1"))),
+    D("beta2", float, 0.999, "Adam's second-moment decay",
+      checks=(between(0, 1, _RATE), Check(lambda v: v < 1.0, "Adam decay rates must be < 1", "< 1"))),
+    D("eps_adam", float, 1e-8, "Adam's epsilon", checks=(above(0.0, _POSITIVE),)),
+    D("semantics", ("reference", "article"), "reference",
+      "reference: the authors' code; article: the article's text (docs/algorithm.md, Two semantics)",
+      engine=False, config="top"),
+    # Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
+    # article); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
+    D("budget", ("fixed", "adaptive"), "fixed", "population budget: fixed N, or adaptive up to N_max",
+      learners=_KACS, engine=False, switch="budget"),
+    D("N_max", int, 25600, "adaptive budget: ceiling of N", learners=_KACS, switch="budget",
+      checks=(whole_from(1, _WHOLE),)),
+    D("budget_window", int, 1000, "adaptive budget: iterations between growth checks", learners=_KACS,
+      switch="budget", checks=(whole_from(1, _WHOLE),)),
+    D("budget_cover_rate", float, 0.002, "adaptive budget: covering rate above which N grows", learners=_KACS,
+      switch="budget", checks=(between(0, 1, "a covering rate must lie in (0, 1]", low_open=True),)),
+    D("budget_growth", float, 0.1, "adaptive budget: growth step as a fraction of N", learners=_KACS,
+      switch="budget", checks=(between(0, 1, "the growth step is a fraction of N in (0, 1]", low_open=True),)),
+    # How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): the layers above
+    # transform the data before the engine sees it.
+    D("input_transform", ("minmax", "quantile"), "minmax",
+      "minmax (the article) or quantile (each input through its train distribution to uniform: for skewed "
+      "or discrete inputs)", engine=False, switch="input_transform", flag="--input-transform"),
+    # Full-batch refinement after evolution (engine/refine.py).
+    D("refinement", bool, False, "refit every rule's weights on the whole data after evolution "
+      "(full-batch L-BFGS-B, early-stopped on a validation part)", learners=_KACS, engine=False,
+      switch="refinement", flag="--refine"),
+    D("refine_max_iter", int, 300, "at most this many L-BFGS-B iterations", learners=_KACS,
+      engine=False, switch="refinement", flag="--refine-max-iter",
+      checks=(whole_from(1, "the refinement's L-BFGS-B iterations must be a whole number >= 1"),)),
+    D("refine_pull", float, 1e-5, "pull towards the evolved weights", learners=_KACS, engine=False,
+      switch="refinement", flag="--refine-pull",
+      checks=(at_least(0.0, "the pull towards the evolved weights must be >= 0"),)),
+    D("refine_validation", float, 0.0, "fraction of the rows held out for early stopping (0: none)",
+      learners=_KACS, engine=False, switch="refinement", flag="--refine-validation",
+      checks=(between(0, 1, "the validation fraction of the train rows must lie in [0, 1)", high_open=True),)),
+    # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
+    # recorded beside the uncompacted model's.
+    D("compaction", ("none", "piecewise", "single-winner", "closest"), "none",
+      "compaction after training (docs/compaction.md)", engine=False, switch="compaction"),
+    D("compact_rules", float, 0.1, "compaction: the share of the rules it keeps", engine=False,
+      switch="compaction",
+      checks=(between(0, 1, "the share of the rules a compaction keeps must lie in (0, 1]", low_open=True),)),
+    D("compact_tolerance", float, 0.0, "piecewise compaction: absolute tolerance instead of a rule budget "
+      "(0: use compact_rules)", engine=False, switch="compaction",
+      checks=(at_least(0.0, "must be >= 0 (0: find the tolerance that meets compact_rules)"),)),
+)
+del D
+
+DECLARED: dict[str, Declaration] = {d.name: d for d in DECLARATIONS}
+# The hyperparameters that name one of a few settings, and those settings.
+CHOICES = {d.name: d.choices for d in DECLARATIONS if d.choices}
+SEMANTICS = CHOICES["semantics"]
+BUDGETS = CHOICES["budget"]
+INPUT_TRANSFORMS = CHOICES["input_transform"]
+COMPACTIONS = CHOICES["compaction"]
+
+
+def _followers(switch: str) -> tuple[str, ...]:
+    return tuple(d.name for d in DECLARATIONS if d.switch == switch and d.name != switch)
+
+
+# The settings that act only while their switch is on (left out of a resolved config otherwise).
+BUDGET_FIELDS = _followers("budget")
+REFINE_FIELDS = _followers("refinement")
+COMPACT_FIELDS = _followers("compaction")
+
+
+def _bad(name, value, why):
+    return UserError(f"hyperparameter {name} = {value!r} is invalid: {why}")
+
+
+def _validate(hp) -> None:
+    for d in DECLARATIONS:
+        value = getattr(hp, d.name)
+        if d.choices:
+            if value not in d.choices:
+                raise _bad(d.name, value, f"must be one of {', '.join(d.choices)}")
+            continue
+        if d.kind is bool:
+            if not isinstance(value, bool):
+                raise _bad(d.name, value, "must be true or false")
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _bad(d.name, value, "must be a number")
+        if not math.isfinite(value):
+            raise _bad(d.name, value, "must be finite")
+        for check in d.checks:
+            if not check.holds(value):
+                raise _bad(d.name, value, check.why)
+    if hp.budget == "adaptive" and hp.N_max < hp.N:
+        raise _bad("N_max", hp.N_max, f"the ceiling of the adaptive budget must be >= the starting budget N = {hp.N}")
+
+
+def _names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def _with_overrides(self, **overrides):
+    unknown = sorted(set(overrides) - set(DECLARED))
+    if unknown:
+        raise UserError(f"unknown hyperparameter {unknown[0]!r}; known: {', '.join(DECLARED)}")
+    return replace(self, **overrides)
+
+
+def _for_engine(self) -> "EngineHyperparameters":
+    """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
+    values = {name: kind(getattr(self, name)) for name, kind in _ENGINE_TYPES.items()}
+    return EngineHyperparameters(**values, article=self.semantics == "article")
+
+
+def _as_dict(self) -> dict:
+    """Every hyperparameter by name, less those whose switch is at its default (they do
+    nothing there, and configs written before they existed stay equal)."""
+    values = asdict(self)
+    for d in DECLARATIONS:
+        if d.switch is not None and getattr(self, d.switch) == DECLARED[d.switch].default:
+            values.pop(d.name)
+    return values
+
+
+Hyperparameters = make_dataclass(
+    "Hyperparameters",
+    [(d.name, d.kind if not d.choices else str, field(default=d.default)) for d in DECLARATIONS],
+    frozen=True,
+    namespace={
+        "__doc__": "The hyperparameters of one learner's run, validated when made (see DECLARATIONS).",
+        "__post_init__": lambda self: _validate(self),
+        "validate": _validate,
+        "names": classmethod(_names),
+        "with_overrides": _with_overrides,
+        "for_engine": _for_engine,
+        "as_dict": _as_dict,
+    },
+)
+Hyperparameters.__module__ = __name__  # make_dataclass's `module=` argument is Python 3.12's
 
 # The hyperparameters as the compiled engine reads them, `hp.beta` rather than an index into
-# a float vector: one field per dataclass field above (same name, same Python type, so that
-# the numba signature, and with it the cached machine code, is the same for every config),
-# plus `article` for `semantics: article`. numba types it as a heterogeneous tuple: a field
-# read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
+# a float vector: one field per declaration the engine reads (same name, same Python type, so
+# that the numba signature, and with it the cached machine code, is the same for every
+# config), plus `article` for `semantics: article`. numba types it as a heterogeneous tuple:
+# a field read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
+_ENGINE_TYPES = {d.name: d.kind for d in DECLARATIONS if d.engine}
 EngineHyperparameters = NamedTuple(
     "EngineHyperparameters", [*_ENGINE_TYPES.items(), ("article", bool)])
+
+
+def coerce(name: str, value: Any) -> Any:
+    """A value as its declaration's type where that is lossless (numpy scalars to Python, a
+    whole float for an int field), for the front ends that pass on what a user gave."""
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
+        value = value.item()
+    if DECLARED[name].kind is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def default_p_hash(real_world: bool) -> float:

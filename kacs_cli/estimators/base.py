@@ -41,6 +41,7 @@ The fitted state goes to a model file through `persistence` as (engine model, di
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 
 import numpy as np
@@ -49,6 +50,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.engine.params import DECLARATIONS, coerce
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
@@ -57,9 +59,6 @@ from kacs_cli.estimators.validation import (base_seed, check_fit_data, fit_itera
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
 __all__ = ["LearnerRegressor"]
-
-_HP_NAMES = Hyperparameters.names()
-
 
 class LearnerRegressor(RegressorMixin, BaseEstimator):
     """Shared implementation; use KACSRegressor or XCSFRegressor.
@@ -76,100 +75,28 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         if cls._method:
             classes.register(cls)
 
-    def __init__(
-        self,
-        *,
-        N=6400,
-        e0=0.01,
-        beta=0.2,
-        alpha=1.0,
-        nu=1.0,
-        delta=0.1,
-        m0=0.1,
-        r0=1.0,
-        theta_GA=50.0,
-        theta_del=50.0,
-        theta_sub=50.0,
-        chi=0.8,
-        mu=0.04,
-        tau=0.4,
-        F_I=0.01,
-        do_subsumption=True,
-        P_hash=0.0,
-        eta=0.001,
-        beta1=0.9,
-        beta2=0.999,
-        eps_adam=1e-8,
-        semantics="reference",
-        budget="fixed",
-        N_max=25600,
-        budget_window=1000,
-        budget_cover_rate=0.002,
-        budget_growth=0.1,
-        input_transform="minmax",
-        refinement=False,
-        refine_max_iter=300,
-        refine_pull=1e-5,
-        refine_validation=0.0,
-        compaction="none",
-        compact_rules=0.1,
-        compact_tolerance=0.0,
-        n_iter=100_000,
-        n_passes=None,
-        random_state=0,
-        input_range=None,
-        target_range=None,
-    ):
-        self.N = N
-        self.e0 = e0
-        self.beta = beta
-        self.alpha = alpha
-        self.nu = nu
-        self.delta = delta
-        self.m0 = m0
-        self.r0 = r0
-        self.theta_GA = theta_GA
-        self.theta_del = theta_del
-        self.theta_sub = theta_sub
-        self.chi = chi
-        self.mu = mu
-        self.tau = tau
-        self.F_I = F_I
-        self.do_subsumption = do_subsumption
-        self.P_hash = P_hash
-        self.eta = eta
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.eps_adam = eps_adam
-        self.semantics = semantics
-        self.budget = budget
-        self.N_max = N_max
-        self.budget_window = budget_window
-        self.budget_cover_rate = budget_cover_rate
-        self.budget_growth = budget_growth
-        self.input_transform = input_transform
-        self.refinement = refinement
-        self.refine_max_iter = refine_max_iter
-        self.refine_pull = refine_pull
-        self.refine_validation = refine_validation
-        self.compaction = compaction
-        self.compact_rules = compact_rules
-        self.compact_tolerance = compact_tolerance
-        self.n_iter = n_iter
-        self.n_passes = n_passes
-        self.random_state = random_state
-        self.input_range = input_range
-        self.target_range = target_range
+    # Constructor arguments: every declared hyperparameter (engine/params.py), then the
+    # estimator's own. scikit-learn reads them from the signature (get_params, clone, repr),
+    # so `__init__` is given one made from the declarations: keyword-only, declared defaults.
+    _ESTIMATOR_ARGUMENTS = {"n_iter": 100_000, "n_passes": None, "random_state": 0, "input_range": None,
+                            "target_range": None}
+
+    def __init__(self, **arguments):
+        for name, default in type(self)._init_defaults().items():
+            setattr(self, name, arguments.pop(name, default))
+        if arguments:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
+                            f"{next(iter(arguments))!r}")
+
+    @classmethod
+    def _init_defaults(cls) -> dict:
+        return {**{d.name: d.default for d in DECLARATIONS}, **cls._ESTIMATOR_ARGUMENTS}
 
     # ------------------------------------------------------------------ parameters
 
     def hyperparameters(self) -> Hyperparameters:
         """The validated engine hyperparameters of the current constructor arguments."""
-        values = {name: plain(getattr(self, name)) for name in _HP_NAMES}
-        for name in ("N", "N_max", "budget_window", "refine_max_iter"):
-            if isinstance(values[name], float) and values[name].is_integer():
-                values[name] = int(values[name])
-        return Hyperparameters(**values)
+        return Hyperparameters(**{d.name: coerce(d.name, getattr(self, d.name)) for d in DECLARATIONS})
 
     def _call_seed(self, call_index: int) -> int:
         """Seed of training call k: the base seed for k = 0, then SeedSequence([base, k])."""
@@ -431,3 +358,13 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         # 0.44; N=200: KACS below 0): the score depends on the budget, so it is not promised.
         tags.regressor_tags.poor_score = True
         return tags
+
+
+def _signature(cls) -> inspect.Signature:
+    """`cls.__init__`'s signature: self, then every constructor argument keyword-only."""
+    return inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+                             + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                                for name, default in cls._init_defaults().items()])
+
+
+LearnerRegressor.__init__.__signature__ = _signature(LearnerRegressor)

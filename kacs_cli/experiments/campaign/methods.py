@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import CHOICES, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import DECLARATIONS, DECLARED, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.cells import BenchmarkEntry
 from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -31,11 +31,12 @@ def guideline_budget(n: int) -> int:
 
 
 def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = False) -> dict:
-    """Validate a mapping of hyperparameter overrides, naming the offending key.
+    """Validate a mapping of hyperparameter overrides, naming the offending key; each value is
+    checked by its declaration (engine/params.py).
 
     `guideline_ok`: N may be the text `guideline` (method overrides), resolved per cell.
     """
-    names = tuple(n for n in Hyperparameters.names() if n != "semantics")
+    names = tuple(d.name for d in DECLARATIONS if d.config != "top")
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -43,8 +44,9 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
     out: dict[str, Any] = {}
     for key, v in value.items():
         where = f"{path}.{key}"
-        if key == "semantics":
-            fail(where, "set semantics once at the top level of the config (semantics: reference|article)")
+        if key in DECLARED and DECLARED[key].config == "top":
+            choices = "|".join(DECLARED[key].choices or ())
+            fail(where, f"set {key} once at the top level of the config ({key}: {choices})")
         if key not in names:
             close = [n for n in names if str(key).lower() == n.lower()]
             hint = f"did you mean {close[0]!r}? " if close else ""
@@ -52,11 +54,12 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
-        if key in ("N", "N_max", "budget_window", "refine_max_iter"):
+        declared = DECLARED[key]
+        if declared.choices:
+            v = choice(v, where, declared.choices)
+        elif declared.kind is int:
             v = whole(v, where, 1)
-        elif key in CHOICES:
-            v = choice(v, where, CHOICES[key])
-        elif key in ("do_subsumption", "refinement"):
+        elif declared.kind is bool:
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
         elif isinstance(v, bool) or not isinstance(v, (int, float)):
