@@ -42,7 +42,7 @@ ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli
 # module imports only the modules after it in its package.
 PACKAGES = {
     "kacs_cli": ["atomic", "errors", "scaling", "version"],
-    "kacs_cli.engine": ["budget", "cache", "compaction", "covering", "cycles", "deletion", "ga", "hot",
+    "kacs_cli.engine": ["budget", "cache", "capacity", "compaction", "covering", "cycles", "deletion", "ga", "hot",
                         "identical", "kacs", "kacs_predict", "kacs_submodels", "lanes", "learner", "order",
                         "params", "population", "refine", "registry", "row_index", "scratch", "train",
                         "update", "xcsf"],

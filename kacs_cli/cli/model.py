@@ -79,6 +79,10 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
+    if est.capacity == "search":
+        c = est.capacity_result_
+        settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
+                     f"({c.seconds:.1f} s)")
     if est.refinement:
         r = est.refine_result_
         settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "

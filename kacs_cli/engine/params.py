@@ -153,6 +153,17 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("compact_tolerance", float, 0.0, "piecewise compaction: absolute tolerance instead of a rule budget "
       "(0: use compact_rules)", engine=False, switch="compaction",
       checks=(at_least(0.0, "must be >= 0 (0: find the tolerance that meets compact_rules)"),)),
+    # Capacity chosen on the user's data (engine/capacity.py): the population budget N picked
+    # by validation on a held-out part of the train rows, then refitted on all of them.
+    D("capacity", ("fixed", "search"), "fixed",
+      "the budget N as given, or the best of N, 2N, 4N, ... up to capacity_max on a held-out part of "
+      "the train rows, refitted on all of them", engine=False, switch="capacity", flag="--capacity"),
+    D("capacity_max", int, 51200, "the largest budget the search tries", engine=False, switch="capacity",
+      flag="--capacity-max", checks=(whole_from(1, _WHOLE),)),
+    D("capacity_validation", float, 0.2, "fraction of the train rows held out to score the budgets",
+      engine=False, switch="capacity", flag="--capacity-validation",
+      checks=(between(0, 1, "the held-out fraction of the train rows must lie in (0, 1)", low_open=True,
+                      high_open=True),)),
 )
 del D
 
@@ -197,6 +208,9 @@ def _validate(hp) -> None:
         for check in d.checks:
             if not check.holds(value):
                 raise _bad(d.name, value, check.why)
+    if hp.budget == "adaptive" and hp.capacity != "fixed":
+        raise _bad("capacity", hp.capacity, "the capacity search chooses a fixed budget N; it cannot be "
+                                            "combined with budget: adaptive")
     if hp.budget == "adaptive" and hp.N_max < hp.N:
         raise _bad("N_max", hp.N_max, f"the ceiling of the adaptive budget must be >= the starting budget N = {hp.N}")
 

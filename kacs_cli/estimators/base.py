@@ -49,7 +49,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.engine import Hyperparameters, Model, capacity
 from kacs_cli.engine.params import DECLARATIONS, coerce
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
@@ -162,12 +162,30 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y)
         Xs, ys = self._scale_X(X), self._scale_y(y)
+        if self.model_.params.capacity == "search":
+            self._search_capacity(Xs, ys, n_iter)
         self._train(Xs, ys, n_iter, reset_ranges=True)
         if self.model_.params.refinement:
             self._refine_scaled(Xs, ys, {})
         if self.model_.params.compaction != "none":
             self._compact_scaled(Xs, ys, {})
         return self
+
+    def _search_capacity(self, Xs, ys, iterations):
+        """`capacity: search`: the budget chosen on a held-out part of the rows (engine/capacity.py)
+        becomes the model's N; capacity_result_ says what was tried."""
+        params = self.model_.params
+        try:
+            self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_)
+        except ValueError as exc:
+            raise UserError(f"capacity='search': {exc}") from None
+        self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
+
+    @property
+    def capacity_N_(self) -> int:
+        """The budget the fitted model has: the chosen one under capacity='search', else N."""
+        check_is_fitted(self, "model_")
+        return int(self.model_.params.N)
 
     def compact(self, X, y, *, method=None, rules=None, tolerance=None):
         """A compacted copy of this fitted model (this one is left as it is), given the rows

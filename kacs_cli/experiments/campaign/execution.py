@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
+from kacs_cli.engine import capacity
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
@@ -133,10 +134,15 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
         return _execute_baseline(task, settings, X, split)
     # The method's input transform, fitted on this run's train rows (identity for minmax).
     transform = InputTransform.fit(params.input_transform, split.X_train)
+    X_train = transform.apply(split.X_train)
+    chosen = None
+    if params.capacity == "search":
+        chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
+                                 task.seed)
     result = train_run(
-        cell.engine(task.method), transform.apply(split.X_train), split.y_train,
-        transform.apply(split.X_test), split.y_test,
-        params=params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
+        cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
+        params=params if chosen is None else params.with_overrides(N=chosen.chosen_N),
+        iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
     )
     record = _record_head(task, settings, X)
     record["N"] = int(params.N)
@@ -150,6 +156,8 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     for key in results.OPTIONAL_COLUMNS:
         if key in result.final:
             record[key] = _plain(result.final[key])
+    if chosen is not None:
+        record["capacity_N"], record["capacity_seconds"] = int(chosen.chosen_N), float(chosen.seconds)
     return results.RunOutput(task.key, record, result.curve, result.population)
 
 

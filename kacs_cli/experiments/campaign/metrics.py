@@ -57,8 +57,11 @@ def _later(key: str) -> Metric:
     return dataclasses.replace(_BY_BASE[base], name=key, label=f"{prefix} {_BY_BASE[base].label}", protocols=())
 
 
+# A run with `capacity: search`: the budget it chose and the search's training time.
+CAPACITY = (Metric("capacity_N", "chosen N", integer=True, whole=True, low=1.0),
+            Metric("capacity_seconds", "capacity search seconds"))
 # Columns only some runs have (results.OPTIONAL_COLUMNS).
-OPTIONAL = tuple(_later(key) for key in (*REFINE_KEYS, *COMPACT_KEYS))
+OPTIONAL = (*(_later(key) for key in (*REFINE_KEYS, *COMPACT_KEYS)), *CAPACITY)
 ALL = (*FINAL, SECONDS, *OPTIONAL)
 BY_NAME = {m.name: m for m in ALL}
 # The column measuring each final metric on the compacted model (COMPACT_KEYS): a compacted

@@ -1,0 +1,65 @@
+"""Capacity chosen on the user's data: the population budget N by validation.
+
+The candidates are N, 2N, 4N, ... up to `capacity_max` (N alone when capacity_max < 2N).
+Each is trained, with the run's seed and iterations and every other setting of the run
+(refinement included, compaction left out), on the train rows less a held-out part, and
+scored by its MAE on that part; the smallest budget with the lowest score wins, and the
+caller refits it on all the train rows. The held-out rows are drawn from the seed, so the
+choice is deterministic for a seed. The data are those the learner sees (scaled and
+transformed on all the train rows: the transform sees the held-out inputs, never their
+targets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.train import train_run
+
+# Mixed into the seed so that the held-out rows do not follow the learner's own stream.
+_SPLIT_STREAM = 0x63617061
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    chosen_N: int
+    candidates: tuple[int, ...]
+    scores: tuple[float, ...]   # held-out MAE of each candidate, on the [-1, 1] target scale
+    seconds: float              # the search's training time, its refinements included
+
+
+def candidate_budgets(params: Hyperparameters) -> tuple[int, ...]:
+    budgets, N = [], int(params.N)
+    while N <= params.capacity_max or not budgets:
+        budgets.append(N)
+        N *= 2
+    return tuple(budgets)
+
+
+def held_out_rows(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(fit rows, held-out rows) as index arrays: round(fraction x rows) held out, at least
+    one on each side."""
+    order = np.random.default_rng([int(seed), _SPLIT_STREAM]).permutation(rows)
+    held = min(max(1, int(round(fraction * rows))), rows - 1)
+    return np.sort(order[held:]), np.sort(order[:held])
+
+
+def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int) -> CapacityResult:
+    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows."""
+    X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+    if X.shape[0] < 2:
+        raise ValueError("the capacity search needs at least two train rows")
+    fit, held = held_out_rows(X.shape[0], params.capacity_validation, seed)
+    candidates = candidate_budgets(params)
+    scores, seconds = [], 0.0
+    for N in candidates:
+        trial = params.with_overrides(N=N, capacity="fixed", compaction="none")
+        result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
+                           eval_every=iterations, seed=seed)
+        scores.append(float(result.final["test_mae"]))
+        seconds += result.seconds + float(result.final.get("refine_seconds", 0.0))
+    best = int(np.argmin(scores))  # the first of equal scores: the smallest budget
+    return CapacityResult(candidates[best], candidates, tuple(scores), seconds)

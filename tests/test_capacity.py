@@ -1,0 +1,90 @@
+"""Capacity chosen on the user's data (engine/capacity.py): the candidates, the held-out rows,
+the choice, and the refit: a searched model is the fixed-budget model at the chosen N."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kacs_cli import KACSRegressor, XCSFRegressor
+from kacs_cli.engine import capacity
+from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.errors import UserError
+from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.data.benchmarks import generate
+
+from test_runner import campaign
+
+
+def test_the_candidates_double_from_N_up_to_the_ceiling():
+    assert capacity.candidate_budgets(Hyperparameters(N=6400, capacity="search")) == (6400, 12800, 25600, 51200)
+    assert capacity.candidate_budgets(Hyperparameters(N=100, capacity="search", capacity_max=399)) == (100, 200)
+    assert capacity.candidate_budgets(Hyperparameters(N=500, capacity="search", capacity_max=100)) == (500,)
+
+
+def test_the_held_out_rows_split_the_rows_by_the_seed():
+    fit, held = capacity.held_out_rows(50, 0.2, seed=7)
+    assert len(held) == 10 and len(fit) == 40
+    assert sorted(np.concatenate([fit, held]).tolist()) == list(range(50))
+    again = capacity.held_out_rows(50, 0.2, seed=7)
+    assert np.array_equal(fit, again[0]) and np.array_equal(held, again[1])
+    assert not np.array_equal(held, capacity.held_out_rows(50, 0.2, seed=8)[1])
+    assert [len(part) for part in capacity.held_out_rows(3, 0.01, seed=0)] == [2, 1]  # one held out at least
+
+
+def test_the_search_keeps_the_smallest_budget_of_the_lowest_score(monkeypatch):
+    scores = {100: 0.30, 200: 0.20, 400: 0.20, 800: 0.25}
+    seen = []
+
+    class Result:
+        def __init__(self, N):
+            self.final, self.seconds = {"test_mae": scores[N]}, 1.5
+
+    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed):
+        seen.append((params.N, params.capacity, len(X_fit), len(X_held), seed))
+        return Result(params.N)
+
+    monkeypatch.setattr(capacity, "train_run", fake_train_run)
+    X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
+    result = capacity.search("kacs", X, y, Hyperparameters(N=100, capacity="search", capacity_max=800),
+                             iterations=10, seed=3)
+    assert result.chosen_N == 200 and result.candidates == (100, 200, 400, 800)
+    assert result.scores == (0.30, 0.20, 0.20, 0.25) and result.seconds == 6.0
+    assert seen == [(N, "fixed", 32, 8, 3) for N in (100, 200, 400, 800)]
+
+
+@pytest.mark.parametrize("cls", [KACSRegressor, XCSFRegressor])
+def test_a_searched_estimator_is_the_fixed_budget_estimator_at_the_chosen_N(cls):
+    X, y = generate("f1", 2, 120, seed=0)
+    options = dict(n_iter=600, random_state=4)
+    searched = cls(N=60, capacity="search", capacity_max=240, **options).fit(X, y)
+    result = searched.capacity_result_
+    assert result.candidates == (60, 120, 240) and result.chosen_N in result.candidates
+    assert result.scores[result.candidates.index(result.chosen_N)] == min(result.scores)
+    assert searched.capacity_N_ == result.chosen_N
+    fixed = cls(N=result.chosen_N, **options).fit(X, y)
+    assert np.array_equal(searched.predict(X), fixed.predict(X))
+    assert searched.n_rules_ == fixed.n_rules_
+
+
+def test_the_search_is_refused_with_the_adaptive_budget_and_a_bad_fraction():
+    with pytest.raises(UserError, match="cannot be combined with budget: adaptive"):
+        Hyperparameters(capacity="search", budget="adaptive")
+    with pytest.raises(UserError, match=r"capacity_validation = 1.0 is invalid: the held-out fraction"):
+        Hyperparameters(capacity="search", capacity_validation=1.0)
+
+
+def test_a_campaign_records_the_chosen_budget_and_trains_it(tmp_path):
+    raw = {"experiment": "cap", "benchmarks": [{"name": "f1", "n": 2, "samples": 150}],
+           "methods": {**{f"kacs-{N}": {"method": "kacs", "N": N} for N in (60, 120, 240)},
+                       "kacs-cap": {"method": "kacs", "N": 60, "capacity": "search", "capacity_max": 240}},
+           "protocol": {"name": "main", "runs": 2}, "iterations": 800, "eval_every": 400}
+    campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out")
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    searched = runs[runs["method"] == "kacs-cap"].set_index("run")
+    assert set(searched["capacity_N"]) <= {60, 120, 240} and (searched["capacity_seconds"] > 0).all()
+    assert (searched["N"] == 60).all() and (searched["final_N"] == searched["capacity_N"]).all()
+    for run, row in searched.iterrows():
+        fixed = runs[(runs["method"] == f"kacs-{int(row['capacity_N'])}") & (runs["run"] == run)].iloc[0]
+        assert (row["test_mae"], row["rules"]) == (fixed["test_mae"], fixed["rules"])
