@@ -88,3 +88,19 @@ def test_a_campaign_records_the_chosen_budget_and_trains_it(tmp_path):
     for run, row in searched.iterrows():
         fixed = runs[(runs["method"] == f"kacs-{int(row['capacity_N'])}") & (runs["run"] == run)].iloc[0]
         assert (row["test_mae"], row["rules"]) == (fixed["test_mae"], fixed["rules"])
+
+
+def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
+    from kacs_cli.engine.params import PRESETS, preset
+    from kacs_cli.experiments.campaign.methods import parse_methods
+
+    assert preset("recommended", "kacs") == PRESETS["recommended"]
+    assert "refinement" not in preset("recommended", "xcsf")  # XCSF has no refinement
+    est = KACSRegressor.from_preset("recommended", N=3200)
+    assert (est.input_transform, est.refinement, est.capacity, est.N) == ("quantile", True, "search", 3200)
+    methods = parse_methods(["kacs-recommended", "xcsf-recommended"])
+    assert methods["kacs-recommended"] == ("kacs", PRESETS["recommended"])
+    assert methods["xcsf-recommended"] == ("xcsf", preset("recommended", "xcsf"))
+    assert parse_methods({"kacs-recommended": {"N": 3200}})["kacs-recommended"][1]["N"] == 3200
+    with pytest.raises(UserError, match="unknown preset 'best'"):
+        preset("best", "kacs")

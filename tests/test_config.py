@@ -160,7 +160,7 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # at minmax and the refinement's keys while it is off.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS}
+        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation"}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
                                     "target": "minmax", "metric": "mae"}

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from kacs_cli import atomic
-from kacs_cli.engine.params import DECLARATIONS, DECLARED
+from kacs_cli.engine.params import DECLARATIONS, DECLARED, PRESETS, preset
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import ScaleWarning
 
@@ -23,7 +23,7 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
-def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None):
+def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None):
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
     import numpy as np
 
@@ -46,6 +46,9 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     cls = estimator_class(method)
     options = {name: value.strip().lower() if isinstance(value, str) else value
                for name, value in (options or {}).items()}
+    if preset_name is not None:  # a flag given away from its default overrides the preset
+        given = {name: value for name, value in options.items() if value != DECLARED[name].default}
+        options = {**options, **preset(preset_name.strip().lower(), method), **given}
     est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
@@ -232,11 +235,15 @@ def register(app: typer.Typer) -> None:
                  "real-world data and user CSVs, as in the article).", show_default=False),
         data_dir: Optional[Path] = typer.Option(
             None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
+        preset_name: Optional[str] = typer.Option(
+            None, "--preset", help=f"Start from a named setting ({', '.join(PRESETS)}: quantile inputs, "
+                                   f"refinement and a capacity search; docs/choosing.md); the options "
+                                   f"below, where given, override it.", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.

@@ -81,7 +81,7 @@ _KACS = ("kacs",)
 
 D = Declaration
 DECLARATIONS: tuple[Declaration, ...] = (
-    D("N", int, 6400, "population budget (sum of numerosities)", engine=False,
+    D("N", int, 6400, "population budget (sum of numerosities)", engine=False, flag="--N",
       checks=(whole_from(1, "the population budget must be a whole number >= 1"),)),
     D("e0", float, 0.01, "error threshold of accuracy", checks=(above(0.0, _POSITIVE),)),
     D("beta", float, 0.2, "learning rate of error, fitness and match-set size", checks=(between(0, 1, _RATE),)),
@@ -174,6 +174,21 @@ SEMANTICS = CHOICES["semantics"]
 BUDGETS = CHOICES["budget"]
 INPUT_TRANSFORMS = CHOICES["input_transform"]
 COMPACTIONS = CHOICES["compaction"]
+
+
+# Named settings, for a user's own data (docs/choosing.md says what each is measured to do).
+# A learner takes those of a preset's settings its declarations allow (XCSF has no refinement).
+PRESETS = {
+    "recommended": {"input_transform": "quantile", "refinement": True, "capacity": "search"},
+}
+
+
+def preset(name: str, learner: str) -> dict:
+    """The settings preset `name` gives `learner`."""
+    if name not in PRESETS:
+        raise UserError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    return {key: value for key, value in PRESETS[name].items()
+            if DECLARED[key].learners is None or learner in DECLARED[key].learners}
 
 
 def _followers(switch: str) -> tuple[str, ...]:

@@ -50,7 +50,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model, capacity
-from kacs_cli.engine.params import DECLARATIONS, coerce
+from kacs_cli.engine.params import DECLARATIONS, coerce, preset
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
@@ -91,6 +91,13 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     @classmethod
     def _init_defaults(cls) -> dict:
         return {**{d.name: d.default for d in DECLARATIONS}, **cls._ESTIMATOR_ARGUMENTS}
+
+    @classmethod
+    def from_preset(cls, name: str = "recommended", **overrides):
+        """An estimator with a named preset's settings (engine/params.py PRESETS; `recommended`:
+        quantile inputs, refinement where the learner has it, and the budget chosen by a capacity
+        search), under `overrides`."""
+        return cls(**{**preset(name, cls._method), **overrides})
 
     # ------------------------------------------------------------------ parameters
 

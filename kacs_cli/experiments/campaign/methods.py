@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import DECLARATIONS, DECLARED, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import DECLARATIONS, DECLARED, PRESETS, Hyperparameters, default_p_hash, preset
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.cells import BenchmarkEntry
 from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -76,6 +76,20 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
     return out
 
 
+def preset_methods() -> dict[str, tuple[str, str]]:
+    """The built-in methods a preset makes of a learner (engine/params.py PRESETS), such as
+    `kacs-recommended`: method name -> (learner, preset)."""
+    return {f"{learner}-{name}": (learner, name) for learner in registry.names() for name in PRESETS}
+
+
+def _preset_expanded(engine: str, overrides: Any, where: str) -> tuple[str, Any]:
+    """A preset method as its learner with the preset's settings under the given overrides."""
+    learner, name = preset_methods().get(engine, (None, None))
+    if learner is None:
+        return engine, overrides
+    return learner, {**preset(name, learner), **(overrides or {})}
+
+
 def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
     """label -> (engine, overrides); a plain method's label is its name.
 
@@ -84,7 +98,8 @@ def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
     by `baseline_specs` against the config's iterations.
     """
     learners = registry.names()
-    known = (*learners, *baselines.names())
+    presets = preset_methods()
+    known = (*learners, *baselines.names(), *presets)
     if value is None:
         return {m: (m, {}) for m in registry.DEFAULT_PAIR}
     if isinstance(value, str):
@@ -97,7 +112,7 @@ def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
             name = choice(m, f"methods[{i}]", known)
             if name in out:
                 fail(f"methods[{i}]", f"{name} is listed twice")
-            out[name] = (name, {})
+            out[name] = _preset_expanded(name, {}, f"methods[{i}]")
         return out
     if isinstance(value, dict):
         if not value:
@@ -127,6 +142,7 @@ def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
                 label = engine = key.strip().lower()
             if label in out:
                 fail(where, f"{label} is given twice")
+            engine, overrides = _preset_expanded(engine, overrides, where)
             if baselines.find(engine) is None:
                 overrides = hyperparameter_overrides(overrides, where, guideline_ok=True)
             out[label] = (engine, overrides)
