@@ -30,7 +30,8 @@ smoke:
 # The article's experiments, in the article's order; results/paper/<experiment> each.
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
-# Beyond the article: the adaptive population budget and the baselines (docs/experiments.md).
+# Beyond the article: the adaptive budget, the baselines, refinement, input transforms, the
+# iteration budget and compaction (docs/experiments.md).
 BEYOND := results/adaptive results/baselines results/regressors results/budget/100k results/budget/200k results/budget/400k results/robustness results/compaction results/compaction_sweep results/compaction_suprb
 
 # Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues

@@ -112,7 +112,7 @@ def test_usage_error_exits_2_without_traceback(path, args, named, capsys, tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
-# The reproductions of issue 15, through a real process as a user runs it.
+# Bad command lines, each through a real process as a user runs it.
 REPRODUCTIONS = [
     [], ["run"], ["nosuchcmd"], ["run", "configs/smoke.yaml", "--bogus-opt"],
     ["run", "configs/smoke.yaml", "--iterations", "abc"], ["run", "configs/smoke.yaml", "--runs", "1.5"],

@@ -40,7 +40,7 @@ def task(cell: str, method: str, run: int, cost: float) -> Task:
 
 
 def test_eta_comes_from_the_cost_model_not_the_first_runs_average():
-    # The situation of the issue: the longest runs go first; 2 of 52 runs done.
+    # The longest runs go first; 2 of 52 runs done.
     todo = [task("big", "kacs", r, 10.0) for r in range(2)] + [task("small", "kacs", r, 1.0) for r in range(50)]
     eta = Eta(todo, jobs=2)
     assert eta.left({}) is None  # nothing finished: nothing to calibrate with

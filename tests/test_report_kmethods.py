@@ -1,4 +1,4 @@
-"""The k-method section of `kacs report` (issue 13) against independent computations.
+"""The k-method section of `kacs report` against independent computations.
 
 The campaigns are written by the runner's own functions (resolve_config, expand_tasks,
 write_runs_csv, ExperimentConfig.to_yaml) with test errors drawn here, so every expected

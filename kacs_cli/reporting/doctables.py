@@ -831,12 +831,13 @@ def v_refine_cost(runs: Runs, folder: str) -> str:
     worst = per.idxmax()
     return (f"{100 * ratio.mean():.0f} % of the evolution's time on average ({100 * ratio.median():.0f} % median, "
             f"wall time of the same run); most on {_name(worst)} ({100 * per[worst]:.0f} % on average, "
-            f"{100 * ratio[r.benchmark == worst].max():.0f} % in its longest run), where 7,750 rows meet a "
+            f"{100 * ratio[r.benchmark == worst].max():.0f} % in its longest run), where 8,611 training rows meet a "
             f"cheap evolution at n = 4")
 
 
 def v_compaction_targets(runs: Runs, _=None) -> str:
-    """The piecewise compaction against the issue's targets over the main benchmarks."""
+    """The piecewise compaction over the main benchmarks against its targets: at most a tenth of
+    the rules, test MAE not significantly worse and at most 5 % higher in the mean."""
     r = runs("compaction")
     kept, level, within, changes = [], 0, 0, {}
     for bench in MAIN_BENCHMARKS:
