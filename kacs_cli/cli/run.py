@@ -64,6 +64,40 @@ def _campaign(config, *, out, jobs, data_dir, force, skip_missing, benchmarks, m
         raise
 
 
+def _scale(dim, samples, guideline, function, out, *, jobs, runs, iterations, methods, force, backend,
+           scheduler):
+    """`kacs scale`: the sweep's config, then its campaign."""
+    from kacs_cli.experiments.campaign.config import resolve_config
+    from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
+
+    _check_positive(jobs, "--jobs")
+    _check_positive(runs, "--runs")
+    _check_positive(iterations, "--iterations")
+    if (dim is None) == (samples is None):
+        raise UserError("choose one sweep: --dim 2..20 (input dimension) or --samples 125..8000 (sample size)")
+    function = function.strip().lower()
+    if function not in FUNCTIONS:
+        raise UserError(f"--function must be one of {', '.join(FUNCTIONS)}, got {function!r}")
+    dims = parse_int_list(dim, "--dim", default_step="+2") if dim is not None else None
+    sizes = parse_int_list(samples, "--samples", default_step="x2") if samples is not None else None
+    raw = scaling_raw_config(dims=dims, sample_sizes=sizes, function=function,
+                             guideline=guideline)
+    try:
+        cfg = resolve_config(raw, runs=runs, iterations=iterations)
+    except UserError as exc:
+        # Point at the option the user typed rather than the generated config's keys.
+        option = "--dim" if dims is not None else "--samples"
+        message = str(exc)
+        if message.startswith("benchmarks["):
+            message = f"{option}: {message.split(': ', 1)[1]}"
+        raise UserError(message) from None
+    if out is None:
+        out = _scale_out("dim" if dims is not None else "samples", dim if dims is not None else samples,
+                         function, guideline)
+    _campaign(cfg, out=out, jobs=jobs, data_dir=None, force=force, skip_missing=False,
+              benchmarks=None, methods=methods, backend=backend, scheduler=scheduler)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
@@ -123,32 +157,5 @@ def register(app: typer.Typer) -> None:
 
         Same results layout and resume behaviour as `kacs run`.
         """
-        from kacs_cli.experiments.campaign.config import resolve_config
-        from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
-
-        _check_positive(jobs, "--jobs")
-        _check_positive(runs, "--runs")
-        _check_positive(iterations, "--iterations")
-        if (dim is None) == (samples is None):
-            raise UserError("choose one sweep: --dim 2..20 (input dimension) or --samples 125..8000 (sample size)")
-        function = function.strip().lower()
-        if function not in FUNCTIONS:
-            raise UserError(f"--function must be one of {', '.join(FUNCTIONS)}, got {function!r}")
-        dims = parse_int_list(dim, "--dim", default_step="+2") if dim is not None else None
-        sizes = parse_int_list(samples, "--samples", default_step="x2") if samples is not None else None
-        raw = scaling_raw_config(dims=dims, sample_sizes=sizes, function=function,
-                                 guideline=guideline)
-        try:
-            cfg = resolve_config(raw, runs=runs, iterations=iterations)
-        except UserError as exc:
-            # Point at the option the user typed rather than the generated config's keys.
-            option = "--dim" if dims is not None else "--samples"
-            message = str(exc)
-            if message.startswith("benchmarks["):
-                message = f"{option}: {message.split(': ', 1)[1]}"
-            raise UserError(message) from None
-        if out is None:
-            out = _scale_out("dim" if dims is not None else "samples", dim if dims is not None else samples,
-                             function, guideline)
-        _campaign(cfg, out=out, jobs=jobs, data_dir=None, force=force, skip_missing=False,
-                  benchmarks=None, methods=methods, backend=backend, scheduler=scheduler)
+        _scale(dim, samples, guideline, function, out, jobs=jobs, runs=runs, iterations=iterations,
+               methods=methods, force=force, backend=backend, scheduler=scheduler)
