@@ -237,7 +237,7 @@ def register(app: typer.Typer) -> None:
             None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
         preset_name: Optional[str] = typer.Option(
             None, "--preset", help=f"Start from a named setting ({', '.join(PRESETS)}: quantile inputs, "
-                                   f"refinement and a capacity search; docs/choosing.md); the options "
+                                   f"refinement and a capacity search; docs/capacity.md); the options "
                                    f"below, where given, override it.", show_default=False),
         **declared,
     ) -> None:

@@ -176,7 +176,7 @@ INPUT_TRANSFORMS = CHOICES["input_transform"]
 COMPACTIONS = CHOICES["compaction"]
 
 
-# Named settings, for a user's own data (docs/choosing.md says what each is measured to do).
+# Named settings, for a user's own data (docs/capacity.md says what each is and what it was measured to do).
 # A learner takes those of a preset's settings its declarations allow (XCSF has no refinement).
 PRESETS = {
     "recommended": {"input_transform": "quantile", "refinement": True, "capacity": "search"},
