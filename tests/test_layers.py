@@ -1,8 +1,7 @@
 """The package's layers: each is a subpackage, imports between them point down only, the
 engine needs numpy and numba only, and no module of the package imports another in a cycle.
 Read from the source (every import statement, also those inside functions, where a cycle
-would hide). Within a layer, tests/test_experiments_layer.py and test_estimators_layer.py
-check the order of the modules."""
+would hide). Within a layer, tests/test_layer_order.py checks the order of the modules."""
 
 import sys
 from pathlib import Path
