@@ -55,10 +55,11 @@ paper-tables:
 	done
 
 # The results tables and numbers of README.md and docs/*.md, rendered from the committed runs
-# (between their <!-- table: ... --> and <!-- value: ... --> markers); tests/test_docs.py
-# fails when a committed document differs from what this writes.
+# (between their <!-- table: ... --> and <!-- value: ... --> markers) by the generator in
+# tools/doctables, which is not part of the package; tests/test_docs.py fails when a committed
+# document differs from what this writes.
 docs-tables:
-	$(BIN)/python -m kacs_cli.reporting.doctables .
+	$(BIN)/python -m tools.doctables .
 
 # Both: train what is missing, then render.
 paper: paper-runs paper-tables

@@ -1,7 +1,7 @@
 """The documents stand on their own and cannot drift from the committed results.
 
 - every results table and every marked number in README.md and docs/*.md is what
-  `make docs-tables` renders from the committed runs (kacs_cli/reporting/doctables.py);
+  `make docs-tables` renders from the committed runs (tools/doctables, outside the package);
 - every relative link points at a file of the repository, and every #anchor at a heading;
 - no document, docstring or comment cites a file outside the repository: the algorithm is
   docs/algorithm.md, and ../shared/datasets appears only as an optional data location.
@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from kacs_cli.reporting import doctables
+from tools import doctables
+
+from layer_support import imports
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = doctables.documents(ROOT)
@@ -64,6 +66,24 @@ def test_every_marker_is_closed_and_known() -> None:
         assert set(values) <= set(doctables.VALUES), path
 
 
+def test_a_stale_table_or_number_is_rendered_anew() -> None:
+    runs = doctables.Runs(ROOT)
+    rows = sum(1 for _ in (ROOT / "results" / "baselines" / "runs.csv").open(encoding="utf-8")) - 1
+    stale = "<!-- value: runs baselines -->1<!-- end --> runs\n<!-- table: suprb-literature -->\nold\n<!-- end table -->\n"
+    rendered = doctables.render_document(stale, runs)
+    assert rendered.startswith(f"<!-- value: runs baselines -->{rows:,}<!-- end --> runs\n")
+    table = rendered.split("<!-- table: suprb-literature -->\n")[1].split("<!-- end table -->")[0]
+    assert "old" not in table and table in (ROOT / "docs" / "algorithm.md").read_text(encoding="utf-8")
+
+
+def test_the_package_never_imports_the_generator() -> None:
+    package = ROOT / "kacs_cli"
+    found = [f"{path.relative_to(ROOT)}: {name}" for path in package.rglob("*.py")
+             for name, _ in imports(path) if name == "tools" or name.startswith("tools.")]
+    assert not found, found
+    assert not list(package.rglob("doctables*")), "the document generator lives in tools/doctables"
+
+
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_relative_links_resolve(path: Path) -> None:
     text = FENCE.sub("", path.read_text(encoding="utf-8"))
@@ -84,7 +104,7 @@ def test_relative_links_resolve(path: Path) -> None:
 
 def _sources() -> list[Path]:
     files = [*DOCS, ROOT / "datasets" / "README.md", ROOT / "Makefile"]
-    for folder in ("kacs_cli", "tests", "configs"):
+    for folder in ("kacs_cli", "tests", "configs", "tools"):
         files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md")]
     return [p for p in files if p.is_file() and p != Path(__file__)]
 

@@ -269,6 +269,30 @@ def test_row_index_follows_the_population_after_every_iteration():
     assert int(model.pop.scal[S_DELETIONS]) > 500
 
 
+def test_row_index_matches_a_row_on_either_bound():
+    """Rule bounds on values the columns hold, many rows tied on each: a row whose value equals
+    lo or hi is inside (lo <= x <= hi), also for a rule with lo = hi."""
+    n, P = 16, 48
+    rng = np.random.default_rng(8)
+    levels = np.array([0.0, 0.25, 0.5, 1.0])
+    X = levels[rng.integers(0, 4, size=(80, n))]
+    model = Model("xcsf", n, Hyperparameters(N=200))
+    model.learner.prepare(model, X)
+    assert model.row_index.state[0] == 1
+    lo, hi = model.pop.bounds.lo, model.pop.bounds.hi
+    lo[:, :P], hi[:, :P] = 0.0, 1.0
+    for d in range(3):  # three inputs bounded on levels, the rest open
+        a, b = levels[rng.integers(0, 4, size=P)], levels[rng.integers(0, 4, size=P)]
+        lo[d, :P], hi[d, :P] = np.minimum(a, b), np.maximum(a, b)
+    lo[:3, 0] = hi[:3, 0] = 0.25
+    model.pop.scal[S_P] = P
+    row_index.rx_build(model.pop, model.row_index)
+    check_row_index(model, X)
+    on_bound = (X[:, None, :3] == lo[None, :3, :P].transpose(0, 2, 1)) | (X[:, None, :3] == hi[None, :3, :P].transpose(0, 2, 1))
+    inside = np.all((lo[:, :P].T[None] <= X[:, None]) & (X[:, None] <= hi[:, :P].T[None]), axis=2)
+    assert (inside & on_bound.any(axis=2)).sum() > 100 and inside[:, 0].any() and not inside.all()
+
+
 def xcsf_train_step(model, x, y, row):
     from kacs_cli.engine import xcsf
     return xcsf.train_step(model.pop, model.members, model.match_flags, x, float(y), model.hp,

@@ -52,7 +52,7 @@ PACKAGES = {
     "kacs_cli.experiments.data": ["fetch", "datasets", "registry", "protocols", "benchmarks"],
     "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
                             "classes", "persistence"],
-    "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "doctables", "figures", "files", "include",
+    "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
                            "refinement", "scaling", "stats", "suprb", "tables"],
     "kacs_cli.cli": ["bench", "campaign", "data", "explain", "model", "report", "run", "timing"],

@@ -332,7 +332,6 @@ def test_workers_with_a_run_leave_the_stop_signals_to_the_campaign(tmp_path):
             ignored = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
             for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 assert ignored >> (signum - 1) & 1, f"worker {worker.pid} does not ignore {signum.name}"
-        assert not ignored >> (signal.SIGKILL - 1) & 1
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

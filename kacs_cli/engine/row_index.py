@@ -33,34 +33,6 @@ def new_row_index(D: int) -> RowIndex:
                     mask=np.zeros((0, 0), np.uint64))
 
 
-@njit(**HOT, inline="always")
-def _first_at_least(vals, value):
-    """Number of entries of the sorted row `vals` that are < value."""
-    lo = 0
-    hi = vals.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if vals[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(**HOT, inline="always")
-def _first_above(vals, value):
-    """Number of entries of the sorted row `vals` that are <= value."""
-    lo = 0
-    hi = vals.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if vals[mid] <= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @njit(**HOT)
 def rx_add(pop, rx, i):
     """Give new rule i its row set and enter it in the rows' rule sets (if the index is on)."""
@@ -75,8 +47,9 @@ def rx_add(pop, rx, i):
     for w in range(W):
         mask[w] = ~np.uint64(0)
     for d in range(vals.shape[0]):
-        start = _first_at_least(vals[d], lo[d, i])
-        end = _first_above(vals[d], hi[d, i])
+        # The run of sorted positions whose values lie in [lo, hi], ends included.
+        start = np.searchsorted(vals[d], lo[d, i], side="left")
+        end = np.searchsorted(vals[d], hi[d, i], side="right")
         inside = pre[d, end]
         below = pre[d, start]
         for w in range(W):

@@ -104,9 +104,8 @@ def one_blas_thread():
     """The context of the steps after training (refinement, compaction): one BLAS thread.
 
     They call BLAS (L-BFGS-B's updates, numpy's products) on a few thousand weights, where a
-    second thread gains nothing and, beside a busy core, spins: L-BFGS-B on 384 weights took
-    0.57 s for 38 iterations with two OpenBLAS threads and 0.006 s with one, both cores loaded
-    by a campaign. Campaign workers already run with one (joblib gives its loky workers
+    second thread gains nothing and, beside a busy core, spins (docs/compaction.md section 3
+    tells what it cost). Campaign workers already run with one (joblib gives its loky workers
     cores // jobs threads), so `--jobs 1`, the estimators and `kacs fit` give the numbers a
     campaign gives.
     """

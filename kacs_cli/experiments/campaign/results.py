@@ -240,9 +240,9 @@ def write_config(folder: Path, text: str) -> None:
 def read_runs_csv(path: Path) -> pd.DataFrame:
     """A runs.csv as a frame, every row checked first; a damaged row is a UserError naming its line.
 
-    pandas pads a short row with NaN, so a hand-truncated last line (`main,f`) became a run of
-    a phantom cell (benchmark "f", method "nan") in the report, and a crash in the runner.
-    Columns a runs.csv lacks are the reader's business (the report shows them as n/a).
+    pandas pads a short row with NaN, so unchecked, a truncated last line (`main,f`) would read
+    as a run of a phantom cell (benchmark "f", method "nan"). Columns a runs.csv lacks are the
+    reader's business (the report shows them as n/a).
     """
     try:
         with open(path, encoding="utf-8", newline="") as fh:

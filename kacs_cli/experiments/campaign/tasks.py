@@ -106,7 +106,7 @@ def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: in
 class Eta:
     """Time left from the runner's cost model (Task.cost, estimate_cost), not from the
     first runs' average: the longest runs start first, so an average over the first runs to
-    finish says little about the rest (2 of 52 runs done: "ETA 0:00:25" with 3 min 13 s left).
+    finish underestimates the rest.
 
     The model's costs are estimates; the finished runs calibrate them: seconds per unit of
     cost = their training seconds over their cost, taken from the finished runs of the same

@@ -241,11 +241,10 @@ def _forget_queued_work_ids(executor) -> None:
 
     A run submitted just before a stop may still have its id in that queue, not yet handed to
     a worker. Shutting down with kill_workers drops every pending work item but leaves the
-    ids (loky 3.6; CPython's own executor drains them), and the manager thread then takes
-    such an id, fails on a KeyError and dies without closing its queues: a traceback after
-    the one-line stop message (2 of 132 SIGHUP stops in a loop). It is the one failure found
-    while hunting a campaign that once did not exit after SIGHUP in CI (that hang itself did
-    not recur). Each id taken here is the manager's no more; the shutdown fails its run.
+    ids (loky 3.6; CPython's own executor drains them), and a manager thread that takes such
+    an id fails on a KeyError and dies without closing its queues, printing a traceback
+    after the one-line stop message. Each id taken here is the manager's no more; the
+    shutdown fails its run.
     """
     work_ids = getattr(executor, "_work_ids", None)
     if work_ids is None:

@@ -1,0 +1,1 @@
+"""The project's tools beside the library: nothing in kacs_cli imports them."""

@@ -1,0 +1,32 @@
+"""The settings tables of docs/configs.md, rendered from their declarations in the package
+(every hyperparameter: kacs_cli/engine/params.py DECLARATIONS), so that a new one appears there
+with its type, default, allowed values, learners and flag."""
+
+from __future__ import annotations
+
+from kacs_cli.engine.params import DECLARATIONS
+
+from tools.doctables.common import Runs, table
+
+
+def _allowed(declared) -> str:
+    if declared.choices:
+        return ", ".join(declared.choices)
+    if declared.kind is bool:
+        return "true, false"
+    return "; ".join(dict.fromkeys(check.rule for check in declared.checks)) or "any number"
+
+
+def hyperparameters(_: Runs) -> str:
+    rows = []
+    for d in DECLARATIONS:
+        rows.append([f"`{d.name}`", d.type_name, f"`{d.default!r}`".replace("'", ""), _allowed(d),
+                     "both" if d.learners is None else ", ".join(m.upper() for m in d.learners),
+                     "" if d.switch is None or d.switch == d.name else f"`{d.switch}`",
+                     f"`{d.flag}`" if d.flag else "", d.help])
+    return table(["name", "type", "default", "allowed", "learners", "acts with", "`kacs fit`", "what it is"],
+                 rows, ["l", "l", "l", "l", "l", "l", "l", "l"])
+
+
+TABLES = {"hyperparameters": hyperparameters}
+VALUES: dict = {}
