@@ -29,6 +29,10 @@ REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
 COMPACTIONS = ("none", "piecewise", "single-winner", "closest")
 COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
 # The hyperparameters that name one of a few settings, and those settings.
+# KACS's number of outer channels m (inner psi_{q,p} and outer Phi_q for q < m): 0 stands for
+# the article's 2n + 1, which depends on the data's n and so cannot be a fixed default; left
+# out of `as_dict()` at 0. Only a Kolmogorov-Arnold learner accepts another value.
+ARTICLE_CHANNELS = 0
 CHOICES = {"semantics": SEMANTICS, "budget": BUDGETS, "input_transform": INPUT_TRANSFORMS,
            "compaction": COMPACTIONS}
 
@@ -70,6 +74,7 @@ class Hyperparameters:
     compaction: str = "none"
     compact_rules: float = 0.1
     compact_tolerance: float = 0.0
+    channels: int = ARTICLE_CHANNELS
 
     def __post_init__(self):
         self.validate()
@@ -106,6 +111,8 @@ class Hyperparameters:
         if self.compaction == "none":
             for name in ("compaction", *COMPACT_FIELDS):
                 values.pop(name)
+        if self.channels == ARTICLE_CHANNELS:
+            values.pop("channels")
         return values
 
     def validate(self) -> None:
@@ -155,6 +162,9 @@ class Hyperparameters:
             bad("compact_rules", "the share of the rules a compaction keeps must lie in (0, 1]")
         if self.compact_tolerance < 0.0:
             bad("compact_tolerance", "must be >= 0 (0: find the tolerance that meets compact_rules)")
+        if int(self.channels) != self.channels or self.channels < 0:
+            bad("channels", "the number of outer channels must be a whole number >= 1 "
+                            "(0: the article's 2n + 1)")
         for name in ("N_max", "budget_window"):
             value = getattr(self, name)
             if int(value) != value or value < 1:
