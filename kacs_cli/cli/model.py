@@ -22,7 +22,7 @@ def _load_estimator(path: Path):
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform="minmax",
-         refine=None, passes=None):
+         refine=None, passes=None, channels=None):
     import numpy as np
 
     from kacs_cli.engine import default_p_hash, registry
@@ -37,6 +37,12 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
         raise UserError(f"--iterations must be a whole number >= 1, got {iterations}")
     if seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {seed}")
+    if channels is not None:
+        if channels < 1:
+            raise UserError(f"--channels must be a whole number >= 1 (leave it out for the "
+                            f"article's 2n + 1), got {channels}")
+        if not registry.get(method).channels:
+            raise UserError(f"--channels: {registry.channels_refusal(registry.label(method))}")
     out = atomic.output_file(out, example="model.kacs")
     X, y = datasets.load_dataset(data, data_dir)
     if p_hash is None:
@@ -46,6 +52,8 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     if refine is not None:
         options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
                        refine_validation=refine[2])
+    if channels is not None:
+        options["channels"] = channels
     est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
@@ -76,6 +84,8 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if options["input_transform"] == "minmax" else f", inputs {options['input_transform']}"
+    if channels is not None:
+        settings += f", {channels} outer channels"
     if refine is not None:
         r = est.refine_result_
         settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "
@@ -173,9 +183,9 @@ def _plot(model_path, out, points):
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UserError(f"--out {out}: use a .png, .pdf or .svg file name")
     plot_kacs_functions(obj, out, points=points)
-    n = model.n
+    n, n_q = model.n, model.n_channels
     typer.echo(
-        f"drew {n * (2 * n + 1)} inner and {2 * n + 1} outer functions of {model_path} "
+        f"drew {n * n_q} inner and {n_q} outer functions of {model_path} "
         f"({model.n_rules} rules) to {out}"
     )
 
@@ -213,10 +223,13 @@ def register(app: typer.Typer) -> None:
         refine_pull: float = typer.Option(1e-5, "--refine-pull", help="--refine: pull towards the evolved weights."),
         refine_validation: float = typer.Option(
             0.0, "--refine-validation", help="--refine: fraction of the rows held out for early stopping (0: none)."),
+        channels: Optional[int] = typer.Option(
+            None, "--channels", help="KACS: the number m of outer channels (default: the article's "
+                                     "2n + 1, n the number of inputs).", show_default=False),
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
-             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes)
+             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes, channels)
 
     @app.command("compact")
     def compact_command(

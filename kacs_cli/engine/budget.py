@@ -54,7 +54,8 @@ def after_iteration(scal, budget, hp, bs, n):
     """At the end of every window of W iterations: grow N while a cover-delete cycle persists.
 
     Monitored (docs/algorithm.md section 7 rates over the window): r_inner = C_in / (W n m) and
-    r_outer = C_out / (W m), m the outer channels. A window shows the cycle when the population had filled the
+    r_outer = C_out / (W m), m the outer channels (2n + 1 in the article). A window shows the
+    cycle when the population had filled the
     budget by the end of an earlier window (covering while it first fills is not a cycle),
     deletion ran in it (the budget binds: covered rules displace others) and
     max(r_inner, r_outer) > budget_cover_rate; in practice r_outer decides, since the outer

@@ -41,7 +41,6 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.kacs_predict import predict_components
-from kacs_cli.engine.kacs_submodels import channel_count
 from kacs_cli.engine.population import S_P, S_TOTAL
 from kacs_cli.engine.refine import refine_weights
 
@@ -326,7 +325,7 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
         raise ValueError("give either a tolerance or max_rules")
     start = time.perf_counter()
     pop, n = model.pop, model.n
-    n_q = channel_count(n, model.params.channels)
+    n_q = model.n_channels
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     functions = _Functions(pop, n, n_q, X)
@@ -361,7 +360,7 @@ def single_winner(model, X, y=None, *, seed: int = 0) -> CompactionResult:
     first in population order on a tie); drop the rest. Weights and fitness stay."""
     start = time.perf_counter()
     pop, n = model.pop, model.n
-    n_q = channel_count(n, model.params.channels)
+    n_q = model.n_channels
     s_in = n * n_q
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)

@@ -349,10 +349,6 @@ def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
                 model.scratch, model.budget_state, clock)
 
 
-def _channels(model):
-    return channel_count(model.n, model.params.channels)
-
-
 def _cover_slots(n, params):
     q = channel_count(n, params.channels)
     return (n + 1) * q, n * q, q
@@ -361,7 +357,7 @@ def _cover_slots(n, params):
 def _population_frame(model):
     P = int(model.pop.scal[S_P])
     pop, n = model.pop, model.n
-    s_in = n * _channels(model)
+    s_in = n * model.n_channels
     sub = pop.counts.sub[:P]
     inner = sub < s_in
     return {
@@ -379,7 +375,7 @@ def _population_frame(model):
 
 def _components(model, X):
     rows, n = X.shape[0], model.n
-    n_q = _channels(model)
+    n_q = model.n_channels
     psihat = np.empty((rows, n * n_q))
     zhat = np.empty((rows, n_q))
     phihat = np.empty((rows, n_q))
@@ -394,13 +390,13 @@ LEARNER = Learner(
     width=lambda n: 1, consequent=lambda n: 2,
     submodels=lambda n, params: n_submodels(n, channel_count(n, params.channels))[1],
     cover_slots=_cover_slots,
-    new_buffers=lambda model: {"work": new_work(model.capacity, model.n, _channels(model))},
+    new_buffers=lambda model: {"work": new_work(model.capacity, model.n, model.n_channels)},
     steps=_steps,
-    predict=lambda model, X: predict(model.pop, X, model.n, _channels(model)),
+    predict=lambda model, X: predict(model.pop, X, model.n, model.n_channels),
     population_frame=_population_frame,
     components=_components,
-    refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, _channels(model), X,
-                                                          y, **settings),
+    refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, model.n_channels,
+                                                          X, y, **settings),
     compact=compact_kacs, compactions=("piecewise", "single-winner"),
     adaptive_budget=True,
     channels=True,

@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from kacs_cli.engine import budget, registry
 from kacs_cli.engine.cycles import counter_now
+from kacs_cli.engine.kacs_submodels import channel_count
 from kacs_cli.engine.order import first_order, seed_rng
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import (
@@ -153,6 +154,12 @@ class Model:
     @property
     def iterations_done(self) -> int:
         return int(self.pop.scal[S_T])
+
+    @property
+    def n_channels(self) -> int:
+        """A Kolmogorov-Arnold learner's number of outer channels m: the hyperparameter
+        `channels`, whose 0 stands for the article's 2n + 1."""
+        return channel_count(self.n, self.params.channels)
 
     @property
     def n_rules(self) -> int:

@@ -114,6 +114,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         compaction="none",
         compact_rules=0.1,
         compact_tolerance=0.0,
+        channels=0,
         n_iter=100_000,
         n_passes=None,
         random_state=0,
@@ -155,6 +156,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self.compaction = compaction
         self.compact_rules = compact_rules
         self.compact_tolerance = compact_tolerance
+        self.channels = channels
         self.n_iter = n_iter
         self.n_passes = n_passes
         self.random_state = random_state
@@ -166,7 +168,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def hyperparameters(self) -> Hyperparameters:
         """The validated engine hyperparameters of the current constructor arguments."""
         values = {name: plain(getattr(self, name)) for name in _HP_NAMES}
-        for name in ("N", "N_max", "budget_window", "refine_max_iter"):
+        for name in ("N", "N_max", "budget_window", "refine_max_iter", "channels"):
             if isinstance(values[name], float) and values[name].is_integer():
                 values[name] = int(values[name])
         return Hyperparameters(**values)

@@ -54,6 +54,8 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
             continue
         if key in ("N", "N_max", "budget_window", "refine_max_iter"):
             v = whole(v, where, 1)
+        elif key == "channels":
+            v = whole(v, where, 0)
         elif key in CHOICES:
             v = choice(v, where, CHOICES[key])
         elif key in ("do_subsumption", "refinement"):
@@ -196,6 +198,8 @@ def cell_params(
         if (params[method].budget != "fixed" and method in runs_here
                 and not registry.get(engine).adaptive_budget):
             fail(f"{entry.where} ({method})", registry.adaptive_refusal(registry.label(engine)))
+        if params[method].channels and method in runs_here and not registry.get(engine).channels:
+            fail(f"methods.{method}.channels", registry.channels_refusal(registry.label(engine)))
         if params[method].refinement and method in runs_here and registry.get(engine).refine is None:
             with_refine = [registry.label(m) for m in registry.names()
                            if registry.get(m).refine is not None]
