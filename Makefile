@@ -31,7 +31,7 @@ smoke:
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
 # Beyond the article: the adaptive population budget and the baselines (docs/experiments.md).
-BEYOND := results/adaptive results/baselines results/regressors results/budget/100k results/budget/200k results/budget/400k results/robustness results/compaction results/compaction_sweep results/compaction_suprb
+BEYOND := results/adaptive results/baselines results/regressors results/budget/100k results/budget/200k results/budget/400k results/robustness results/compaction results/compaction_sweep results/compaction_suprb results/channels
 
 # Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues
 # where it stopped, and the rows of a committed runs.csv are finished runs, never redone.

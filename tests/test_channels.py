@@ -4,6 +4,7 @@ m != 2n + 1, the default unchanged bit for bit, and the one-line refusals."""
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -145,6 +146,19 @@ protocol: {name: main, runs: 1}
 iterations: 2000
 eval_every: 1000
 """
+
+
+def test_the_shipped_channels_config_runs_n_plus_1_2n_plus_1_and_4n_plus_1_channels():
+    from kacs_cli.experiments.config import load_config
+
+    config = load_config(Path(__file__).resolve().parent.parent / "configs" / "channels.yaml")
+    assert config.methods == ("kacs-m11", "kacs-m21", "kacs-m41")
+    assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4"]
+    for cell in config.cells:
+        assert cell.data.n == 10
+        assert [cell.params[m].channels for m in config.methods] == [11, 0, 41]
+        assert all(cell.params[m].refinement and cell.params[m].input_transform == "quantile"
+                   for m in config.methods)
 
 
 def test_a_config_runs_a_method_with_its_own_channels(capsys, tmp_path):
