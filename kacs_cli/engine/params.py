@@ -28,11 +28,11 @@ REFINE_FIELDS = ("refine_max_iter", "refine_pull", "refine_validation")
 # recorded beside the uncompacted model's; left out of `as_dict()` while it is `none`.
 COMPACTIONS = ("none", "piecewise", "single-winner", "closest")
 COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
-# The hyperparameters that name one of a few settings, and those settings.
 # KACS's number of outer channels m (inner psi_{q,p} and outer Phi_q for q < m): 0 stands for
 # the article's 2n + 1, which depends on the data's n and so cannot be a fixed default; left
 # out of `as_dict()` at 0. Only a Kolmogorov-Arnold learner accepts another value.
 ARTICLE_CHANNELS = 0
+# The hyperparameters that name one of a few settings, and those settings.
 CHOICES = {"semantics": SEMANTICS, "budget": BUDGETS, "input_transform": INPUT_TRANSFORMS,
            "compaction": COMPACTIONS}
 
