@@ -157,10 +157,10 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     assert set(cell["hyperparameters"]) == {"kacs"}
     # Under the default fixed budget the adaptive budget's keys are left out (they do nothing
     # there, and records written before they existed stay equal); so are the input transform
-    # at minmax and the refinement's keys while it is off.
+    # at minmax, the refinement's keys while it is off, and the outer channels at the article's.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation"}
+        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels"}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
                                     "target": "minmax", "metric": "mae"}
@@ -217,7 +217,7 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
-                      "compaction_suprb")
+                      "compaction_suprb", "channels", "capacity_n")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 

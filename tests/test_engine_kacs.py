@@ -30,8 +30,9 @@ def rule_arrays(pop):
 # 1. One training step on a hand-built population: gradients, Adam, bookkeeping.
 # --------------------------------------------------------------------------------------------
 
-def build_gradient_case(model, rng, x):
-    """n = 2: every inner and outer submodel has matching rules and one rule that misses.
+def build_gradient_case(model, rng, x, nq=5):
+    """n = 2 and nq outer channels: every inner and outer submodel has matching rules and one
+    rule that misses.
 
     Intervals keep a margin >= 0.04 around the point they match so that perturbing a weight
     by 1e-6 never changes a match set. Some stored pairs are reversed (reference semantics:
@@ -39,7 +40,6 @@ def build_gradient_case(model, rng, x):
     one is a fresh GA child (exp = 0 with inherited moments).
     """
     n = 2
-    nq = 2 * n + 1
     s_in = n * nq
     pop = model.pop
     i = 0
@@ -70,7 +70,7 @@ def build_gradient_case(model, rng, x):
     P_inner = i
     inner = snapshot(pop, i)
     _, z, _, _ = np_kacs_forward(inner["lo"][:, 0], inner["hi"][:, 0], inner["w"], inner["F"],
-                                 inner["sub"], x, n)
+                                 inner["sub"], x, n, nq)
     for q in range(nq):
         for k in range(3 if q != 2 else 1):
             add(z[q] - rng.uniform(0.05, 0.8), z[q] + rng.uniform(0.05, 0.8), s_in + q,
@@ -79,24 +79,29 @@ def build_gradient_case(model, rng, x):
     return i, P_inner
 
 
-@pytest.mark.parametrize("alpha,nu", [(1.0, 1.0), (0.3, 2.0)])
-def test_one_step_matches_finite_differences_and_adam(alpha, nu):
+# (alpha, nu, channels): the article's 2n + 1 = 5 channels (channels 0) and the relaxed
+# structure with one and with three outer channels.
+@pytest.mark.parametrize("alpha,nu,channels", [(1.0, 1.0, 0), (0.3, 2.0, 0), (1.0, 1.0, 1),
+                                               (0.3, 2.0, 3)])
+def test_one_step_matches_finite_differences_and_adam(alpha, nu, channels):
     n = 2
-    hp_params = Hyperparameters(N=10_000, theta_GA=1e9, alpha=alpha, nu=nu)
+    nq = channels or 2 * n + 1
+    hp_params = Hyperparameters(N=10_000, theta_GA=1e9, alpha=alpha, nu=nu, channels=channels)
     model = Model("kacs", n, hp_params)
     rng = np.random.default_rng(42)
     x = np.array([0.37, 0.62])
-    P, _ = build_gradient_case(model, rng, x)
+    P, _ = build_gradient_case(model, rng, x, nq)
     pop = model.pop
     finish(pop, P, t=7)
     before = snapshot(pop)
     lo, hi, w0, F, sub = rule_arrays(pop)
 
-    psi, z, phi, yhat = np_kacs_forward(lo, hi, w0, F, sub, x, n)
+    psi, z, phi, yhat = np_kacs_forward(lo, hi, w0, F, sub, x, n, nq)
+    assert z.shape == (nq,)
     y = yhat + 0.4  # a clear error so that every gradient is well away from zero
 
     def loss(w):
-        return 0.5 * (y - np_kacs_forward(lo, hi, w, F, sub, x, n)[3]) ** 2
+        return 0.5 * (y - np_kacs_forward(lo, hi, w, F, sub, x, n, nq)[3]) ** 2
 
     # Central differences: yhat is linear in any single weight (match sets fixed), so the
     # loss is quadratic in it and the central difference is exact up to rounding.
@@ -111,11 +116,12 @@ def test_one_step_matches_finite_differences_and_adam(alpha, nu):
             g_fd[k, j] = (loss(wp) - loss(wm)) / (2 * h)
 
     # Match sets as docs/algorithm.md section 4 defines them.
-    nq = 2 * n + 1
     s_in = n * nq
     zin = np.where(sub < s_in, x[sub % n], z[np.clip(sub - s_in, 0, nq - 1)])
     active = (lo <= zin) & (zin <= hi)
-    assert active.sum() > 30 and (~active).sum() >= 15
+    # Every submodel has a matching and a missing rule.
+    assert np.array_equal(np.unique(sub[active]), np.arange((n + 1) * nq))
+    assert np.array_equal(np.unique(sub[~active]), np.arange((n + 1) * nq))
     assert np.all(g_fd[~active] == 0.0)
 
     y_engine = kacs_step(model, x, y)

@@ -137,13 +137,13 @@ def np_accuracy(eps, e0=0.01, alpha=1.0, nu=1.0):
     return np.where(eps < e0, 1.0, alpha * (np.maximum(eps, 1e-300) / e0) ** (-nu))
 
 
-def np_kacs_forward(lo, hi, w, F, sub, x, n):
+def np_kacs_forward(lo, hi, w, F, sub, x, n, nq=None):
     """KACS two-stage prediction for one input; empty match sets contribute 0.
 
-    lo, hi: [P] interval bounds; w: [P, 2]; F: [P]; sub: [P]. Returns psihat [2n+1, n],
-    zhat [2n+1], phihat [2n+1], yhat.
+    lo, hi: [P] interval bounds; w: [P, 2]; F: [P]; sub: [P]; nq outer channels (None: the
+    article's 2n+1). Returns psihat [nq, n], zhat [nq], phihat [nq], yhat.
     """
-    nq = 2 * n + 1
+    nq = 2 * n + 1 if nq is None else nq
     s_in = n * nq
     psi = np.zeros((nq, n))
     for q in range(nq):

@@ -36,8 +36,8 @@ def _toy_steps(pop, X, y, order, start, stop, reshuffle, beta):
 
 
 TOY = Learner(
-    name="toy", label="Toy", width=lambda n: 1, consequent=lambda n: 1, submodels=lambda n: 1,
-    cover_slots=lambda n: (1, None, None), new_buffers=lambda model: {},
+    name="toy", label="Toy", width=lambda n: 1, consequent=lambda n: 1, submodels=lambda n, params: 1,
+    cover_slots=lambda n, params: (1, None, None), new_buffers=lambda model: {},
     steps=lambda m, X, y, order, start, stop, reshuffle: _toy_steps(
         m.pop, X, y, order, start, stop, reshuffle, TOY_BETA),
     predict=lambda m, X: np.full(X.shape[0], m.pop.weights.w[0, 0] if m.pop.scal[S_P] else 0.0),

@@ -102,7 +102,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
                     "n_micro"):
             assert new_meta[key] == old_meta[key], key
         # The estimator's constructor arguments added since (the input transform, the
-        # refinement, the compaction, the budget in passes) are saved at their defaults beside
+        # refinement, the compaction, the budget in passes, the outer channels, the capacity search) are saved at their defaults beside
         # the old ones.
         new_params = new_meta["estimator"].pop("params")
         old_params = old_meta["estimator"].pop("params")
@@ -111,7 +111,8 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
         assert {k: v for k, v in new_params.items() if k not in old_params} == {
             "input_transform": "minmax", "refinement": False, "refine_max_iter": 300,
             "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
-            "compact_tolerance": 0.0, "n_passes": None}
+            "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
+            "capacity_validation": 0.2, "n_passes": None}
         for entry in old.namelist():
             if entry != "metadata.json":
                 assert new.read(entry) == old.read(entry), entry

@@ -57,7 +57,7 @@ def test_the_objective_is_the_engine_prediction_and_its_gradient_matches_finite_
     w0 = model.pop.weights.w[:P].ravel().copy()
     pull = 0.01
     reference = w0 + 0.05  # the pull's centre, away from w0 so that its gradient is tested too
-    obj = Objective(model.pop, 2, design(model.pop, X, y, 2), pull, reference)
+    obj = Objective(model.pop, 2, 5, design(model.pop, X, y, 2, 5), pull, reference)
     # At the current weights the unpulled error is the engine's own prediction error.
     assert obj.mse(w0) == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
     loss, grad = obj(w0)

@@ -82,6 +82,8 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
+    if est.channels:
+        settings += f", {est.channels} outer channels"
     if est.capacity == "search":
         c = est.capacity_result_
         settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
@@ -183,9 +185,9 @@ def _plot(model_path, out, points):
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UserError(f"--out {out}: use a .png, .pdf or .svg file name")
     plot_kacs_functions(obj, out, points=points)
-    n = model.n
+    n, n_q = model.n, model.n_channels
     typer.echo(
-        f"drew {n * (2 * n + 1)} inner and {2 * n + 1} outer functions of {model_path} "
+        f"drew {n * n_q} inner and {n_q} outer functions of {model_path} "
         f"({model.n_rules} rules) to {out}"
     )
 

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.kacs_submodels import channel_count
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_T, S_TOTAL
 
@@ -52,8 +53,9 @@ def capacity_budget(params: Hyperparameters) -> int:
 def after_iteration(scal, budget, hp, bs, n):
     """At the end of every window of W iterations: grow N while a cover-delete cycle persists.
 
-    Monitored (docs/algorithm.md section 7 rates over the window): r_inner = C_in / (W n(2n+1)) and
-    r_outer = C_out / (W (2n+1)). A window shows the cycle when the population had filled the
+    Monitored (docs/algorithm.md section 7 rates over the window): r_inner = C_in / (W n m) and
+    r_outer = C_out / (W m), m the outer channels (2n + 1 in the article). A window shows the
+    cycle when the population had filled the
     budget by the end of an earlier window (covering while it first fills is not a cycle),
     deletion ran in it (the budget binds: covered rules displace others) and
     max(r_inner, r_outer) > budget_cover_rate; in practice r_outer decides, since the outer
@@ -61,7 +63,7 @@ def after_iteration(scal, budget, hp, bs, n):
 
     The cycle persists when it shows in this window and in the one before: a single covering
     burst (a late shift of an outer input, or one event in a short window at small n, where
-    one cover is already a rate of 1 / (W (2n+1))) does not grow the budget.
+    one cover is already a rate of 1 / (W m)) does not grow the budget.
     """
     t = scal[S_T]
     window = hp.budget_window
@@ -78,7 +80,7 @@ def after_iteration(scal, budget, hp, bs, n):
     was_filled = bs[BS_FILLED] != 0
     if scal[S_TOTAL] >= budget[0]:
         bs[BS_FILLED] = 1
-    n_q = 2 * n + 1
+    n_q = channel_count(n, hp.channels)
     r_in = c_in / (window * n * n_q)
     r_out = c_out / (window * n_q)
     cycle = was_filled and dels > 0 and max(r_in, r_out) > hp.budget_cover_rate

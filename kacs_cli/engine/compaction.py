@@ -169,14 +169,15 @@ def _pieces(grouping, v, tol, lo_end, hi_end):
 
 def _outer_slopes(pop, n, zhat):
     """Per row and channel, the outer function's slope at zhat_q: sum F w1 / sum F over the
-    matching outer rules (0 where none matches)."""
+    matching outer rules (0 where none matches); one column of zhat per channel."""
     P = int(pop.scal[S_P])
-    s_in = n * (2 * n + 1)
+    n_q = zhat.shape[1]
+    s_in = n * n_q
     sub = pop.counts.sub[:P]
     lo, hi = pop.bounds.lo[0, :P], pop.bounds.hi[0, :P]
     F, w1 = pop.reals.F[:P], pop.weights.w[:P, 1]
     slopes = np.zeros_like(zhat)
-    for q in range(2 * n + 1):
+    for q in range(n_q):
         rules = np.flatnonzero(sub == s_in + q)
         z = zhat[:, q:q + 1]
         match = (lo[rules] <= z) & (z <= hi[rules])
@@ -208,9 +209,8 @@ def _replace_rules(pop, sub, lo, hi, w0, w1, F):
     pop.fsum[0] = float(np.sum(F))
 
 
-def _components(pop, n, X):
+def _components(pop, n, n_q, X):
     rows = X.shape[0]
-    n_q = 2 * n + 1
     psihat = np.empty((rows, n * n_q))
     zhat = np.empty((rows, n_q))
     phihat = np.empty((rows, n_q))
@@ -222,23 +222,23 @@ class _Functions:
     """The learned functions of a population sampled on the training rows, and what each
     compaction tolerance makes of them (`rules`)."""
 
-    def __init__(self, pop, n, X):
+    def __init__(self, pop, n, n_q, X):
         self.n = n
+        self.n_q = n_q
         self.X = X
         P = int(pop.scal[S_P])
-        self.psihat, self.zhat, self.phihat = _components(pop, n, X)
+        self.psihat, self.zhat, self.phihat = _components(pop, n, n_q, X)
         self.influence = np.abs(_outer_slopes(pop, n, self.zhat)).mean(axis=0)
         self.sub = np.array(pop.counts.sub[:P])
         self.lo = np.array(pop.bounds.lo[0, :P])
         self.hi = np.array(pop.bounds.hi[0, :P])
         self.inputs = [_Grouping(X[:, p]) for p in range(n)]
-        self.channels = [_Grouping(self.zhat[:, q]) for q in range(2 * n + 1)]
+        self.channels = [_Grouping(self.zhat[:, q]) for q in range(n_q)]
 
     def rules(self, tolerance):
         """(sub, lo, hi, w0, w1) of the compacted rules, by submodel; and the counts of
         inner functions dropped and of channels merged into another."""
-        n, X = self.n, self.X
-        n_q = 2 * n + 1
+        n, n_q, X = self.n, self.n_q, self.X
         s_in = n * n_q
         outer, linear = {}, {}
         for q in range(n_q):
@@ -325,9 +325,10 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
         raise ValueError("give either a tolerance or max_rules")
     start = time.perf_counter()
     pop, n = model.pop, model.n
+    n_q = model.n_channels
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    functions = _Functions(pop, n, X)
+    functions = _Functions(pop, n, n_q, X)
     if tolerance is None:
         low, high = np.log(TOLERANCE_RANGE[0]), np.log(TOLERANCE_RANGE[1])
         best = functions.rules(float(np.exp(high)))
@@ -347,7 +348,7 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     _replace_rules(pop, sub, lo, hi, w0, w1, np.ones(len(sub)))
     iterations = 0
     if refit and len(sub):
-        iterations = refine_weights(pop, n, X, y, max_iter=model.params.refine_max_iter,
+        iterations = refine_weights(pop, n, n_q, X, y, max_iter=model.params.refine_max_iter,
                                     pull=model.params.refine_pull, validation=0.0,
                                     seed=seed).iterations
     return CompactionResult("piecewise", P, len(sub), inner_dropped, channels_merged,
@@ -359,14 +360,15 @@ def single_winner(model, X, y=None, *, seed: int = 0) -> CompactionResult:
     first in population order on a tie); drop the rest. Weights and fitness stay."""
     start = time.perf_counter()
     pop, n = model.pop, model.n
-    s_in = n * (2 * n + 1)
+    n_q = model.n_channels
+    s_in = n * n_q
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    _, zhat, _ = _components(pop, n, X)
+    _, zhat, _ = _components(pop, n, n_q, X)
     sub = pop.counts.sub[:P]
     lo, hi, F = pop.bounds.lo[0, :P], pop.bounds.hi[0, :P], pop.reals.F[:P]
     keep = np.zeros(P, bool)
-    for s in range(s_in + 2 * n + 1):
+    for s in range(s_in + n_q):
         members = np.flatnonzero(sub == s)
         if not members.size:
             continue

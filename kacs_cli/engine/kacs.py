@@ -16,8 +16,8 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_submodels import (
-    bucket, collect_inner_matches, collect_outer_matches, drop_deleted, n_submodels, new_work,
-    set_range, sort_by_submodel,
+    bucket, channel_count, collect_inner_matches, collect_outer_matches, drop_deleted,
+    n_submodels, new_work, set_range, sort_by_submodel,
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.order import next_row
@@ -167,7 +167,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
 
     `clock`: None, or an int64 array that gathers each phase's cycles (PHASES; cycles.py);
     each is a specialization of its own, and None's has no counter code."""
-    n_q = 2 * n + 1
+    n_q = channel_count(n, hp.channels)
     s_in = n * n_q
     s_all = s_in + n_q
     # The arrays, fetched from their tuples once for the whole iteration.
@@ -349,15 +349,15 @@ def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
                 model.scratch, model.budget_state, clock)
 
 
-def _cover_slots(n):
-    q = 2 * n + 1
+def _cover_slots(n, params):
+    q = channel_count(n, params.channels)
     return (n + 1) * q, n * q, q
 
 
 def _population_frame(model):
     P = int(model.pop.scal[S_P])
     pop, n = model.pop, model.n
-    s_in = n * (2 * n + 1)
+    s_in = n * model.n_channels
     sub = pop.counts.sub[:P]
     inner = sub < s_in
     return {
@@ -375,7 +375,7 @@ def _population_frame(model):
 
 def _components(model, X):
     rows, n = X.shape[0], model.n
-    n_q = 2 * n + 1
+    n_q = model.n_channels
     psihat = np.empty((rows, n * n_q))
     zhat = np.empty((rows, n_q))
     phihat = np.empty((rows, n_q))
@@ -388,17 +388,19 @@ LEARNER = Learner(
     # Every rule is one interval on one input (inner psi_{q,p}) or on one channel sum z_q
     # (outer Phi_q), with a linear prediction w0 + w1 (x - centre).
     width=lambda n: 1, consequent=lambda n: 2,
-    submodels=lambda n: n_submodels(n)[1],
+    submodels=lambda n, params: n_submodels(n, channel_count(n, params.channels))[1],
     cover_slots=_cover_slots,
-    new_buffers=lambda model: {"work": new_work(model.capacity, model.n)},
+    new_buffers=lambda model: {"work": new_work(model.capacity, model.n, model.n_channels)},
     steps=_steps,
-    predict=lambda model, X: predict(model.pop, X, model.n),
+    predict=lambda model, X: predict(model.pop, X, model.n, model.n_channels),
     population_frame=_population_frame,
     components=_components,
-    refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, X, y, **settings),
+    refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, model.n_channels,
+                                                          X, y, **settings),
     compact=compact_kacs, compactions=("piecewise", "single-winner"),
     adaptive_budget=True,
+    channels=True,
     phases=PHASES,
-    # Every iteration works on each of the (n+1)(2n+1) submodels.
+    # Every iteration works on each of the (n+1)(2n+1) submodels (at the article's channels).
     cost=lambda n, N: (n + 1) * (2 * n + 1) * 1.3e-6,
 )

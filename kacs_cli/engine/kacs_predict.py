@@ -22,9 +22,10 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     """Prediction without learning: empty match sets contribute 0. Fills the components.
 
     Rule by rule over a chunk of rows, so that the inner loop runs over contiguous rows and
-    vectorizes; each (submodel, row) sum still adds its rules in population order.
+    vectorizes; each (submodel, row) sum still adds its rules in population order. The
+    number of outer channels is zhat's column count.
     """
-    n_q = 2 * n + 1
+    n_q = zhat.shape[1]
     s_in = n * n_q
     s_all = s_in + n_q
     P = pop.scal[S_P]
@@ -33,7 +34,7 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     w = pop.weights.w
     F = pop.reals.F
     sub = pop.counts.sub
-    sub_input = submodel_input_table(n)
+    sub_input = submodel_input_table(n, n_q)
     rows = X.shape[0]
     y_hat = np.zeros(rows)
     chunk = max(1, min(rows, PREDICT_CHUNK))
@@ -90,8 +91,7 @@ def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
 
 
 @njit(cache=True)
-def predict(pop, X, n):
-    n_q = 2 * n + 1
+def predict(pop, X, n, n_q):
     rows = X.shape[0]
     return predict_components(
         pop, X, n, np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))

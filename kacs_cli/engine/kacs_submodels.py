@@ -1,7 +1,8 @@
 """KACS's submodels (docs/algorithm.md section 2): their ids and inputs, and the rules grouped by submodel,
 into match sets per iteration (a counting sort) and in the population between iterations.
 
-Submodel ids: inner (q, p) is q * n + p (0-based, q < 2n+1, p < n), outer q is n(2n+1) + q.
+Submodel ids: with m outer channels (`channel_count`; the article's m = 2n + 1), inner (q, p) is
+q * n + p (0-based, q < m, p < n) and outer q is n m + q.
 One pass over the population per stage finds every submodel's match set at once; the match
 sets are then processed in the order of docs/algorithm.md section 4, (q, p) ascending for the inner stage and q ascending
 for the outer stage, so covering and its deletions happen exactly in that order.
@@ -25,28 +26,34 @@ Work = namedtuple(
 )
 
 
-def n_submodels(n: int) -> tuple[int, int]:
-    """(number of inner submodels, total): n(2n+1) inner and 2n+1 outer."""
-    q = 2 * n + 1
-    return n * q, (n + 1) * q
+@njit(cache=True)
+def channel_count(n, channels):
+    """The number m of outer channels at n inputs: the hyperparameter `channels`, whose 0
+    (its default) stands for the article's 2n + 1."""
+    return channels if channels > 0 else 2 * n + 1
 
 
-def new_work(capacity: int, n: int) -> Work:
-    s_in, s_all = n_submodels(n)
+def n_submodels(n: int, n_q: int) -> tuple[int, int]:
+    """(number of inner submodels, total) with n_q outer channels: n n_q inner and n_q outer."""
+    return n * n_q, (n + 1) * n_q
+
+
+def new_work(capacity: int, n: int, n_q: int) -> Work:
+    s_in, s_all = n_submodels(n, n_q)
     return Work(
         match=np.zeros(capacity, np.int64),
         members=np.zeros(capacity + s_all, np.int64),
         start=np.zeros(s_all + 1, np.int64),
         count=np.zeros(s_all, np.int64),
         psihat=np.zeros(s_in),
-        zhat=np.zeros(2 * n + 1),
-        phihat=np.zeros(2 * n + 1),
-        slope=np.zeros(2 * n + 1),
+        zhat=np.zeros(n_q),
+        phihat=np.zeros(n_q),
+        slope=np.zeros(n_q),
         sum_f=np.zeros(s_all),
         set_num=np.zeros(s_all, np.int64),
         set_ts=np.zeros(s_all, np.int64),
         outer_rules=np.zeros(capacity, np.int64),
-        sub_input=submodel_input_table(n),
+        sub_input=submodel_input_table(n, n_q),
         order=np.zeros(capacity, np.int64),
         sort_start=np.zeros(s_all, np.int64),
         sort_f=np.zeros(capacity),
@@ -131,9 +138,8 @@ def drop_deleted(num, members, start, count, s):
 
 
 @njit(cache=True)
-def submodel_input_table(n):
+def submodel_input_table(n, n_q):
     """The input of every submodel: p for inner (q, p) (x_p), q for outer q (zhat_q)."""
-    n_q = 2 * n + 1
     s_in = n * n_q
     table = np.empty(s_in + n_q, np.int64)
     for s in range(s_in):

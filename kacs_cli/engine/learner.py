@@ -22,10 +22,12 @@ class Learner:
     label: str                                   # tables and messages ("KACS")
     width: Callable[[int], int]                  # D: condition dimensions of a rule, given n
     consequent: Callable[[int], int]             # K: weights of a rule (its parameter count)
-    submodels: Callable[[int], int]              # rule sets (submodel ids 0..S-1)
-    # Per iteration, the match sets covering can fire in: (overall, inner, outer); None where
-    # the learner has no such rate (the curve then holds NaN). docs/algorithm.md section 7's cover rates.
-    cover_slots: Callable[[int], tuple]
+    # rule sets (submodel ids 0..S-1), given n and the Hyperparameters (KACS's `channels`)
+    submodels: Callable[[int, Any], int]
+    # Per iteration, the match sets covering can fire in: (overall, inner, outer), given n and
+    # the Hyperparameters; None where the learner has no such rate (the curve then holds
+    # NaN). docs/algorithm.md section 7's cover rates.
+    cover_slots: Callable[[int, Any], tuple]
     new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
     # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one
     # training call, in a compiled loop (no Python per sample); the row of iteration `it` is
@@ -48,6 +50,7 @@ class Learner:
     compact: Optional[Callable[..., Any]] = None
     compactions: tuple = ()
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
+    channels: bool = False                       # accepts `channels` (outer channel count m)
     # (key, label) of the phases of an iteration that steps(clock=) counts cycles in; empty:
     # the learner has no phase profile (`kacs bench --profile`).
     phases: tuple = ()

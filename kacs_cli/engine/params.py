@@ -23,6 +23,7 @@ class Check:
     holds: Callable[[Any], bool]
     why: str
     rule: str
+    least: int | None = None  # a whole number's smallest value, for the config schema's own check
 
 
 def between(low, high, why, *, low_open=False, high_open=False) -> Check:
@@ -40,7 +41,7 @@ def above(low, why) -> Check:
 
 
 def whole_from(low, why) -> Check:
-    return Check(lambda v: int(v) == v and v >= low, why, f"whole, >= {low}")
+    return Check(lambda v: int(v) == v and v >= low, why, f"whole, >= {low}", least=low)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,11 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("compact_tolerance", float, 0.0, "piecewise compaction: absolute tolerance instead of a rule budget "
       "(0: use compact_rules)", engine=False, switch="compaction",
       checks=(at_least(0.0, "must be >= 0 (0: find the tolerance that meets compact_rules)"),)),
+    # KACS's number of outer channels m (inner psi_{q,p} and outer Phi_q for q < m): 0 stands
+    # for the article's 2n + 1, which depends on the data's n and so cannot be a fixed default.
+    D("channels", int, 0, "the number m of outer channels (0: the article's 2n + 1)", learners=_KACS,
+      switch="channels", flag="--channels",
+      checks=(whole_from(0, "the number of outer channels must be a whole number >= 1 (0: the article's 2n + 1)"),)),
     # Capacity chosen on the user's data (engine/capacity.py): the population budget N picked
     # by validation on a held-out part of the train rows, then refitted on all of them.
     D("capacity", ("fixed", "search"), "fixed",

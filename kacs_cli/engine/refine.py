@@ -53,11 +53,10 @@ Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share
 
 
 @njit(cache=True)
-def _inner_design(sub, lo, hi, F, P, X, n):
-    """The cells of every inner submodel over the rows of X (see `Design`)."""
-    n_q = 2 * n + 1
+def _inner_design(sub, lo, hi, F, P, X, n, n_q):
+    """The cells of every inner submodel over the rows of X (see `Design`); n_q channels."""
     s_in = n * n_q
-    sub_input = submodel_input_table(n)
+    sub_input = submodel_input_table(n, n_q)
     rows = X.shape[0]
     # The rules of each inner submodel, in population order.
     first = np.zeros(s_in + 1, np.int64)
@@ -127,9 +126,9 @@ def _inner_design(sub, lo, hi, F, P, X, n):
 
 
 @njit(cache=True)
-def _outer_groups(sub, P, n):
-    """The outer rules of each channel q, in population order: start (2n+2), rules."""
-    n_q = 2 * n + 1
+def _outer_groups(sub, P, n, n_q):
+    """The outer rules of each of the n_q channels, in population order: start (n_q + 1),
+    rules."""
     s_in = n * n_q
     start = np.zeros(n_q + 1, np.int64)
     for i in range(P):
@@ -157,9 +156,10 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start
     The outer rules of channel q are out_rule[out_start[q]:out_start[q + 1]], sorted by
     lower bound, with their bounds and fitness copied alongside: a row scans only the rules
     whose lower bound is <= its zhat_q (a binary search), contiguously and branch-free (a
-    rule whose upper bound lies below zhat_q adds zero).
+    rule whose upper bound lies below zhat_q adds zero). The channel count is out_start's
+    length minus one.
     """
-    n_q = 2 * n + 1
+    n_q = out_start.shape[0] - 1
     rows = y.shape[0]
     n_cells = cell_start.shape[0] - 1
     n_out = out_rule.shape[0]
@@ -248,25 +248,26 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start
     return sse
 
 
-def design(pop, X: np.ndarray, y: np.ndarray, n: int) -> Design:
+def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int) -> Design:
     """The inner stage of the rows (X, y) under the population's current structure."""
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    cells = _inner_design(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, X, n)
+    cells = _inner_design(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, X, n,
+                          n_q)
     return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64))
 
 
 class Objective:
     """L(w) and its gradient on one design, for a flat weight vector (P * 2)."""
 
-    def __init__(self, pop, n: int, rows: Design, pull: float, w_ref: np.ndarray):
+    def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray):
         self.P = int(pop.scal[S_P])
         self.n = n
         self.rows = rows
         self.pull = float(pull)
         self.w_ref = w_ref
         lo, hi, F = pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F
-        self.out_start, out_rule = _outer_groups(pop.counts.sub, self.P, n)
+        self.out_start, out_rule = _outer_groups(pop.counts.sub, self.P, n, n_q)
         # Within each channel, by lower bound (stable: ties keep population order).
         channel = np.repeat(np.arange(self.out_start.shape[0] - 1), np.diff(self.out_start))
         self.out_rule = out_rule[np.lexsort((lo[out_rule], channel))]
@@ -322,10 +323,11 @@ def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray,
     return np.sort(perm[n_valid:]), np.sort(perm[:n_valid])
 
 
-def refine_weights(pop, n: int, X: np.ndarray, y: np.ndarray, *, max_iter: int, pull: float,
-                   validation: float, seed: int) -> RefineResult:
-    """Refit every consequent weight of the KACS population `pop` (in place) on the scaled
-    training rows (X in [0, 1]^n, y on the target scale); see the module docstring."""
+def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
+                   pull: float, validation: float, seed: int) -> RefineResult:
+    """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
+    channels; in place) on the scaled training rows (X in [0, 1]^n, y on the target scale);
+    see the module docstring."""
     start = time.perf_counter()
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -333,8 +335,8 @@ def refine_weights(pop, n: int, X: np.ndarray, y: np.ndarray, *, max_iter: int, 
     fit_rows, valid_rows = validation_split(X.shape[0], validation, seed)
     w = pop.weights.w
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
-    fit = Objective(pop, n, design(pop, X[fit_rows], y[fit_rows], n), pull, w0)
-    valid = design(pop, X[valid_rows], y[valid_rows], n) if valid_rows.size else None
+    fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q), pull, w0)
+    valid = design(pop, X[valid_rows], y[valid_rows], n, n_q) if valid_rows.size else None
     fit_before = fit.mse(w0)
     valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
     best = {"w": w0.copy(), "mse": valid_before, "iteration": 0, "done": 0}

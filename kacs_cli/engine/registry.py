@@ -64,6 +64,13 @@ def label(name: str) -> str:
     return learner.label if learner is not None else name
 
 
+def channels_refusal(label: str) -> str:
+    """Why `channels` is refused for the learner labelled `label`."""
+    able = [learner.label for learner in _LEARNERS.values() if learner.channels]
+    return (f"channels (the number of outer channels) is defined for {', '.join(able)} only; "
+            f"drop it from {label}")
+
+
 def adaptive_refusal(label: str) -> str:
     """Why `budget: adaptive` is refused for the learner labelled `label`."""
     able = [learner.label for learner in _LEARNERS.values() if learner.adaptive_budget]

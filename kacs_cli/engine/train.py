@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from kacs_cli.engine import budget, registry
 from kacs_cli.engine.cycles import counter_now
+from kacs_cli.engine.kacs_submodels import channel_count
 from kacs_cli.engine.order import first_order, seed_rng
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import (
@@ -124,7 +125,9 @@ class Model:
         self.n = int(n)
         self.params = params if params is not None else Hyperparameters()
         self.hp = self.params.for_engine()
-        self.n_submodels = learner.submodels(self.n)
+        if self.params.channels and not learner.channels:
+            raise UserError(registry.channels_refusal(learner.label))
+        self.n_submodels = learner.submodels(self.n, self.params)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
         # largest budget the run can reach, N_max under budget: adaptive.
@@ -150,6 +153,12 @@ class Model:
     @property
     def iterations_done(self) -> int:
         return int(self.pop.scal[S_T])
+
+    @property
+    def n_channels(self) -> int:
+        """A Kolmogorov-Arnold learner's number of outer channels m: the hyperparameter
+        `channels`, whose 0 stands for the article's 2n + 1."""
+        return channel_count(self.n, self.params.channels)
 
     @property
     def n_rules(self) -> int:
@@ -299,8 +308,8 @@ class Model:
                                        validation=float(checked.refine_validation), seed=int(seed))
 
     def predict_components(self, X):
-        """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, 2n+1, n], zhat[rows, 2n+1],
-        phihat[rows, 2n+1], y_hat)."""
+        """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, m, n], zhat[rows, m],
+        phihat[rows, m], y_hat), m the outer channels."""
         if self.learner.components is None:
             with_components = [registry.label(m) for m in registry.names()
                                if registry.get(m).components is not None]
@@ -324,7 +333,7 @@ class Model:
         df["params"] = df["rules"] * self.pop.weights.w.shape[1]
         df["aic"] = aic(n_train, df["train_mse"].to_numpy(), df["params"].to_numpy())
         steps = np.diff(np.concatenate([[0], df["iteration"].to_numpy()]))
-        for column, slots in zip(_COVER_RATES, self.learner.cover_slots(self.n)):
+        for column, slots in zip(_COVER_RATES, self.learner.cover_slots(self.n, self.params)):
             covers = column.replace("cover_rate", "covers")
             df[column] = np.nan if slots is None else df[covers] / (steps * slots)
         return df[list(CURVE_COLUMNS)]
@@ -442,7 +451,7 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
         _compact_final(model, final, X_train, y_train, X_test, y_test, seed)
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
-    for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n)):
+    for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n, model.params)):
         covers = column.replace("cover_rate", "covers")
         final[column] = math.nan if slots is None else curve[covers].sum() / (total * slots)
     run_profile = (Profile(phases, tuple(int(c) for c in clock), int(cycles)) if profile

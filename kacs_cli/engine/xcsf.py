@@ -284,8 +284,8 @@ LEARNER = Learner(
     name="xcsf", label="XCSF",
     # Every rule is a hyperrectangle over the n inputs with a linear prediction in them.
     width=lambda n: n, consequent=lambda n: n + 1,
-    submodels=lambda n: 1,
-    cover_slots=lambda n: (1, None, None),
+    submodels=lambda n, params: 1,
+    cover_slots=lambda n, params: (1, None, None),
     new_buffers=_new_buffers,
     prepare=_prepare,
     steps=_steps,

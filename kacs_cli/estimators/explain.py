@@ -13,7 +13,7 @@ target scale):
   `covariance_share` = Cov(Phi_q, yhat) / Var(yhat), which sums to 1 exactly over q
   (yhat = sum_q Phi_q) and is negative for a channel that cancels others.
 - input p: its effect e_p = yhat - yhat^(p), where yhat^(p) is the prediction with every
-  inner value psi_{q,p}(x_p) of that input replaced by its mean over the rows (in all 2n+1
+  inner value psi_{q,p}(x_p) of that input replaced by its mean over the rows (in all m
   channels at once; the other inputs keep their row values). `share` = Var(e_p) /
   sum_p' Var(e_p'); `covariance_share` = Cov(e_p, yhat) / Var(yhat), which sums to 1 when
   the model is additive on the rows (every outer function linear where the rows reach
@@ -49,7 +49,7 @@ RULE_COLUMNS = {
     "rule": "the rule's row in the model's rules_ (population order, 0-based)",
     "type": "inner (a rule of psi_{q,p}, reading the input x_p) or outer (a rule of Phi_q, "
             "reading the channel sum zhat_q)",
-    "q": "channel, 1..2n+1",
+    "q": "channel, 1..m",
     "p": "input, 1..n (0 for outer rules)",
     "lower": "interval lower bound on the scale the rule reads: the scaled input in [0, 1] "
              "(inner) or zhat_q (outer)",
@@ -69,7 +69,7 @@ RULE_COLUMNS = {
 }
 SHARE_COLUMNS = {
     "kind": "input or channel",
-    "index": "p (input, 1..n) or q (channel, 1..2n+1)",
+    "index": "p (input, 1..n) or q (channel, 1..m)",
     "label": "the input's feature name (x1, x2, ... without names) or q1, q2, ...",
     "variance": "variance over the rows of the effect (input: e_p = yhat - yhat with that input's "
                 "inner values held at their mean; channel: Phi_q(zhat_q)), on the [-1, 1] "
@@ -138,16 +138,19 @@ class Explanation:
 
     rules: one row per rule (RULE_COLUMNS), sorted by submodel (inner (q, p), then outer q)
     and lower bound. input_shares, channel_shares: one row per input / channel
-    (SHARE_COLUMNS). pathways: (2n+1, n) variances Var(e_{q,p}) of input p's effect through
+    (SHARE_COLUMNS). n_channels: the model's number m of outer channels (the article's
+    2n + 1 unless it was trained with another `channels`). pathways: (m, n) variances
+    Var(e_{q,p}) of input p's effect through
     channel q alone (the input ablation restricted to one channel), which decide the
     highlighted channels of each input's panel. functions: every submodel's function as an
     exact evaluator, keyed ("inner", q, p) and ("outer", q, 0): f(z, empty=0.0) is the
-    model's value at z, `empty` where no rule matches. zhat_rows, zhat_train: (2n+1, 2)
+    model's value at z, `empty` where no rule matches. zhat_rows, zhat_train: (m, 2)
     ranges of zhat_q over the rows measured and over the training inputs (None when the
     model did not record them).
     """
 
     n: int
+    n_channels: int
     n_rules: int
     n_micro: int
     input_transform: str
@@ -190,7 +193,7 @@ class Explanation:
             "format": "kacs-rules",
             "version": 1,
             "n": self.n,
-            "channels": 2 * self.n + 1,
+            "channels": self.n_channels,
             "n_rules": self.n_rules,
             "n_micro": self.n_micro,
             "input_transform": self.input_transform,
@@ -232,7 +235,7 @@ class Explanation:
 
     def summary(self, top: int = 5) -> str:
         """A few plain lines: rule counts, and the inputs and channels with the largest shares."""
-        n_q = 2 * self.n + 1
+        n_q = self.n_channels
         kinds = self.rules["type"].to_numpy()
         inner = int((kinds == "inner").sum())
         subs = self.rules.groupby(["type", "q", "p"]).size()
@@ -273,10 +276,10 @@ class Explanation:
         return t, t, f"{self.labels[p]} ({note}, [0, 1])"
 
     def figure_inputs(self):
-        """One panel per input p with its 2n+1 inner functions psi_{q,p} (thin grey), the
+        """One panel per input p with its m inner functions psi_{q,p} (thin grey), the
         HIGHLIGHT channels that carry most of that input's effect in colour."""
         plt = _pyplot()
-        n, n_q = self.n, 2 * self.n + 1
+        n, n_q = self.n, self.n_channels
         caption = (
             f"Inner functions $\\psi_{{q,p}}$ of each input p: all {n_q} channels in grey, in colour "
             f"the {HIGHLIGHT} channels\ncarrying most of the input's effect (legend: their part "
@@ -317,7 +320,7 @@ class Explanation:
         """One panel per channel q with its outer function Phi_q over the zhat_q the rows reach
         (and the training range, shaded, when recorded)."""
         plt = _pyplot()
-        n_q = 2 * self.n + 1
+        n_q = self.n_channels
         caption = (
             f"Outer functions $\\Phi_q$ over $\\hat z_q$ (shaded: the range seen in training), "
             f"target scale [-1, 1].\nTitle: the channel's share of the prediction's variance "
@@ -352,7 +355,7 @@ class Explanation:
     def figure_shares(self):
         """Two bar charts: the inputs' and the channels' shares, largest first."""
         plt = _pyplot()
-        n_q = 2 * self.n + 1
+        n_q = self.n_channels
         height = 1.2 + 0.2 * n_q
         fig, axes = plt.subplots(1, 2, figsize=(10.0, height), squeeze=True)
         for ax, frame, color, title in (
@@ -424,7 +427,7 @@ def _limits(values):
 
 def _rule_table(est, frame: pd.DataFrame) -> pd.DataFrame:
     n = est.model_.n
-    s_in = n * (2 * n + 1)
+    s_in = n * est.model_.n_channels
     inner = (frame["type"] == "inner").to_numpy()
     q0 = frame["q"].to_numpy(np.int64) - 1
     p0 = np.maximum(frame["p"].to_numpy(np.int64) - 1, 0)
@@ -495,7 +498,7 @@ def explain_model(estimator, X=None) -> Explanation:
     if model.learner.components is None:
         raise UserError(f"explain draws KACS models only; this is an {model.learner.label} model "
                         f"(its rules are n-dimensional boxes: inspect them with rules_)")
-    n, n_q = model.n, 2 * model.n + 1
+    n, n_q = model.n, model.n_channels
     if X is None:
         basis = "uniform"
         Xs = np.random.default_rng(0).uniform(0.0, 1.0, (UNIFORM_ROWS, n))
@@ -536,7 +539,7 @@ def explain_model(estimator, X=None) -> Explanation:
     labels = [str(v) for v in names] if names is not None else [f"x{p}" for p in range(1, n + 1)]
     zr = getattr(estimator, "zhat_range_", None)
     return Explanation(
-        n=n, n_rules=model.n_rules, n_micro=model.n_micro,
+        n=n, n_channels=n_q, n_rules=model.n_rules, n_micro=model.n_micro,
         input_transform=estimator.input_transform_.name, labels=labels, basis=basis,
         rows=int(Xs.shape[0]), prediction_variance=float(_variance(y_hat)),
         rules=_rule_table(estimator, frame),

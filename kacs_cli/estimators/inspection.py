@@ -22,7 +22,7 @@ def submodel_table(model: Model) -> pd.DataFrame:
     if model.learner.components is None:
         raise UserError(f"submodels exist only in KACS models; this is an {model.learner.label} model")
     n = model.n
-    n_q = 2 * n + 1
+    n_q = model.n_channels
     s_in = n * n_q
     s_all = s_in + n_q
     ids = np.arange(s_all)
@@ -85,18 +85,18 @@ def kacs_functions(model_or_estimator, points: int = 200) -> list[dict]:
     if model.learner.components is None:
         raise UserError("only KACS models consist of one-dimensional functions; this is an "
                         f"{model.learner.label} model")
-    n = model.n
+    n, n_q = model.n, model.n_channels
     frame = model.population_frame()
     groups = {key: g for key, g in frame.groupby(["type", "q", "p"], sort=False)}
     empty = frame.iloc[:0]
     out = []
     grid01 = np.linspace(0.0, 1.0, points)
-    for q in range(1, 2 * n + 2):
+    for q in range(1, n_q + 1):
         for p in range(1, n + 1):
             rules = groups.get(("inner", q, p), empty)
             out.append(dict(type="inner", q=q, p=p, z=grid01,
                             value=_submodel_curve(rules, grid01), rules=len(rules)))
-    for q in range(1, 2 * n + 2):
+    for q in range(1, n_q + 1):
         rules = groups.get(("outer", q, 0), empty)
         if zhat_range is not None:
             lo, hi = float(zhat_range[q - 1, 0]), float(zhat_range[q - 1, 1])

@@ -36,7 +36,8 @@ the suggested suffix is ``.kacs``) holding:
     1 for KACS), ``w, m, v`` (rules x K weights and Adam moments; K = n + 1 for XCSF, 2 for
     KACS), ``F, eps, kappa, ms, b1t, b2t`` (float64, rules; b1t/b2t are the running powers
     beta1^t_k, beta2^t_k of Adam's bias correction), ``exp, num, ts, sub`` (int64, rules;
-    ``sub`` is the KACS submodel id: inner (q, p) -> q n + p, outer q -> n (2n+1) + q,
+    ``sub`` is the KACS submodel id: inner (q, p) -> q n + p, outer q -> n m + q (m outer
+    channels: the hyperparameter ``channels``, 2n + 1 when it is absent or 0),
     0-based; 0 for XCSF), and the engine state ``scal`` (int64[8]: |P|, sum(num), t,
     covering/deletion counters, pending deaths) and ``fsum`` (float64[1], running sum of F).
     Any further rule field the engine declares (engine/population.py) is stored the same way

@@ -16,7 +16,8 @@ __all__ = ["plot_kacs_functions"]
 def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 100):
     """Draw every psi_{q,p} and Phi_q of a KACS model as a grid of small plots into `path`.
 
-    Rows are the channels q = 1..2n+1; columns p = 1..n hold the inner functions psi_{q,p}
+    Rows are the channels q = 1..m (the article's m = 2n + 1); columns p = 1..n hold the inner
+    functions psi_{q,p}
     on the scaled input [0, 1], the last column the outer function Phi_q over its observed
     zhat_q range (grey band) with a small margin. Gaps are input values no rule matches (the
     submodel contributes 0 there). Returns the path written.
@@ -30,7 +31,7 @@ def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 
     curves = kacs_functions(model_or_estimator, points)
     model = model_or_estimator if isinstance(model_or_estimator, Model) else model_or_estimator.model_
     n = model.n
-    n_q = 2 * n + 1
+    n_q = model.n_channels
     inner = [c for c in curves if c["type"] == "inner"]
     outer = [c for c in curves if c["type"] == "outer"]
 

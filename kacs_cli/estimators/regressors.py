@@ -24,9 +24,9 @@ __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
 Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
 
-psihat[r, q, p]: the inner function psi_{q+1,p+1} at the scaled input x_p (rows, 2n+1, n);
-zhat[r, q] = sum_p psihat[r, q, p] (rows, 2n+1); phihat[r, q]: the outer function Phi_{q+1}
-at zhat_q (rows, 2n+1); y_hat[r] = sum_q phihat[r, q], the prediction on the [-1, 1] target
+psihat[r, q, p]: the inner function psi_{q+1,p+1} at the scaled input x_p (rows, m, n);
+zhat[r, q] = sum_p psihat[r, q, p] (rows, m); phihat[r, q]: the outer function Phi_{q+1}
+at zhat_q (rows, m); y_hat[r] = sum_q phihat[r, q], the prediction on the [-1, 1] target
 scale (`predict` maps it back to the original units). Empty match sets contribute 0.
 """
 
@@ -34,9 +34,10 @@ scale (`predict` maps it back to the original units). Empty match sets contribut
 class KACSRegressor(LearnerRegressor):
     """Kolmogorov-Arnold Classifier System as a scikit-learn regressor.
 
-    The model is y ~ sum_q Phi_q(sum_p psi_{q,p}(x_p)), q = 1..2n+1, every one-dimensional
+    The model is y ~ sum_q Phi_q(sum_p psi_{q,p}(x_p)), q = 1..m, every one-dimensional
     function a submodel of interval rules with linear consequents, all in one population of
-    budget N (docs/algorithm.md sections 2-4).
+    budget N (docs/algorithm.md sections 2-4). The number of outer channels m is `channels`;
+    its default 0 is the article's m = 2n + 1.
 
     Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
     semantics; docs/algorithm.md section 6 defaults; budget="adaptive" with N_max, budget_window,

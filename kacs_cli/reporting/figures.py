@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic
-from kacs_cli.engine import registry
+from kacs_cli.engine import Hyperparameters, registry
 from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.experiments.campaign import curvestore, results
 from kacs_cli.experiments.campaign.methods import guideline_budget
@@ -229,8 +229,8 @@ def covering_figure(
     series = []
     for method in DEFAULT_PAIR:
         # Which rates the learner has (engine/registry.py, Learner.cover_slots): the same at
-        # every n, so n = 1 asks.
-        _, inner, outer = registry.get(method).cover_slots(1)
+        # every n and setting, so n = 1 at the defaults asks.
+        _, inner, outer = registry.get(method).cover_slots(1, Hyperparameters())
         parts = [c for c, slots in (("cover_rate_inner", inner), ("cover_rate_outer", outer))
                  if slots is not None]
         overall = f"{LABELS[method]} overall" if parts else LABELS[method]

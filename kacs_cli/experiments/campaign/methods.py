@@ -58,7 +58,7 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if declared.choices:
             v = choice(v, where, declared.choices)
         elif declared.kind is int:
-            v = whole(v, where, 1)
+            v = whole(v, where, next((c.least for c in declared.checks if c.least is not None), 1))
         elif declared.kind is bool:
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
@@ -220,6 +220,8 @@ def cell_params(
                            if registry.get(m).refine is not None]
             fail(f"methods.{method}.refinement", f"refinement exists only for {', '.join(with_refine)}; "
                                                  f"drop refinement from this method")
+        if params[method].channels and method in runs_here and not registry.get(engine).channels:
+            fail(f"methods.{method}.channels", registry.channels_refusal(registry.label(engine)))
         compaction = params[method].compaction
         if (compaction != "none" and method in runs_here
                 and compaction not in registry.get(engine).compactions):
