@@ -10,6 +10,29 @@ from typing import NamedTuple
 from kacs_cli.errors import UserError
 
 SEMANTICS = ("reference", "article")
+# One switch per place where the article's prose and the authors' code disagree
+# (docs/algorithm.md, "Two semantics"): false follows the code, true the prose. `semantics:
+# article` turns every one of them on; under `reference` each can be turned on alone. They
+# are left out of `as_dict()` while false, so resolved configs and model files of runs
+# without them read as before.
+ARTICLE_SWITCHES = (
+    "article_intervals",        # intervals stored as ordered (lower, upper) bounds
+    "article_reshuffle",        # a fresh random order of the training rows in every epoch
+    "article_cover_weights",    # every weight of a covered rule drawn independently
+    "article_cover_deletion",   # covering does not trigger deletion (only the GA does)
+    "article_offspring",        # children always get the parents' mean eps and 0.1 x mean F
+    "article_mutation",         # mutation with probability mu per bound, not per dimension
+    "article_subsumption",      # a parent subsumes a child whose intervals are a subset of its own
+    "article_fresh_moments",    # children start with zero Adam moments
+    "article_deletion_vote",    # the vote tests F < delta Fbar and scales by Fbar / F, Fbar = sum F / N
+    "article_deletion_timing",  # deletion after both children are inserted, not after each
+    "article_xcsf_inputs",      # XCSF predicts with w . (1, x), not w . (1, x - l)
+    "article_xcsf_error",       # XCSF's error update uses the prediction before the weight update
+)
+# The one detail where the default follows the prose and not the authors' code: KACS's
+# inner gradients use the outer slope s_q at prediction time; true: after the outer rules'
+# update, as the code computes it. Left out of `as_dict()` while false.
+CODE_SWITCHES = ("slope_after_outer_update",)
 # Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
 # article, docs/algorithm.md section 6); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
 BUDGETS = ("fixed", "adaptive")
@@ -31,6 +54,8 @@ COMPACT_FIELDS = ("compact_rules", "compact_tolerance")
 # The hyperparameters that name one of a few settings, and those settings.
 CHOICES = {"semantics": SEMANTICS, "budget": BUDGETS, "input_transform": INPUT_TRANSFORMS,
            "compaction": COMPACTIONS}
+# The hyperparameters that are true or false.
+BOOLEANS = ("do_subsumption", "refinement", *ARTICLE_SWITCHES, *CODE_SWITCHES)
 
 
 @dataclass(frozen=True)
@@ -70,6 +95,19 @@ class Hyperparameters:
     compaction: str = "none"
     compact_rules: float = 0.1
     compact_tolerance: float = 0.0
+    article_intervals: bool = False
+    article_reshuffle: bool = False
+    article_cover_weights: bool = False
+    article_cover_deletion: bool = False
+    article_offspring: bool = False
+    article_mutation: bool = False
+    article_subsumption: bool = False
+    article_fresh_moments: bool = False
+    article_deletion_vote: bool = False
+    article_deletion_timing: bool = False
+    article_xcsf_inputs: bool = False
+    article_xcsf_error: bool = False
+    slope_after_outer_update: bool = False
 
     def __post_init__(self):
         self.validate()
@@ -86,10 +124,18 @@ class Hyperparameters:
             )
         return replace(self, **overrides)
 
+    def follows_article(self, switch: str) -> bool:
+        """Whether the detail `switch` (ARTICLE_SWITCHES) follows the prose: set alone, or
+        through `semantics: article`."""
+        return self.semantics == "article" or getattr(self, switch)
+
     def for_engine(self) -> "EngineHyperparameters":
         """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
         values = {name: _ENGINE_TYPES[name](getattr(self, name)) for name in _ENGINE_TYPES}
-        return EngineHyperparameters(**values, article=self.semantics == "article")
+        for name in ARTICLE_SWITCHES:
+            if name in values:
+                values[name] = self.follows_article(name)
+        return EngineHyperparameters(**values)
 
     def as_dict(self) -> dict:
         """Every hyperparameter by name; under `budget: fixed` without the adaptive budget's
@@ -106,6 +152,9 @@ class Hyperparameters:
         if self.compaction == "none":
             for name in ("compaction", *COMPACT_FIELDS):
                 values.pop(name)
+        for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
+            if not values[name]:
+                values.pop(name)
         return values
 
     def validate(self) -> None:
@@ -118,7 +167,7 @@ class Hyperparameters:
                 if value not in CHOICES[f.name]:
                     bad(f.name, f"must be one of {', '.join(CHOICES[f.name])}")
                 continue
-            if f.name in ("do_subsumption", "refinement"):
+            if f.name in BOOLEANS:
                 if not isinstance(value, bool):
                     bad(f.name, "must be true or false")
                 continue
@@ -126,6 +175,9 @@ class Hyperparameters:
                 bad(f.name, "must be a number")
             if not math.isfinite(value):
                 bad(f.name, "must be finite")
+        if self.semantics == "article" and self.slope_after_outer_update:
+            bad("slope_after_outer_update", "the authors' code's outer slope is not the article's; "
+                                            "use it under semantics: reference")
         if int(self.N) != self.N or self.N < 1:
             bad("N", "the population budget must be a whole number >= 1")
         for name in ("chi", "mu", "tau", "P_hash", "delta", "beta", "beta1", "beta2"):
@@ -169,21 +221,22 @@ class Hyperparameters:
 
 
 # Hyperparameters the engine does not read from its tuple: the budget N is population state
-# (it grows under budget: adaptive; population.py), the two switches become a flag
-# (`article`) or budget state (budget.py), and the input transform and the refinement act
-# before and after the compiled training loop.
+# (it grows under budget: adaptive; population.py), `semantics` reaches it through the
+# article switches and `budget` as budget state (budget.py), and the input transform, the
+# order of the training rows and the refinement act before, around and after the compiled
+# training loop.
 _NOT_IN_ENGINE = ("N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
-                  "compaction", *COMPACT_FIELDS)
+                  "compaction", *COMPACT_FIELDS, "article_reshuffle")
 _ENGINE_TYPES = {f.name: {"float": float, "int": int, "bool": bool}[f.type]
                  for f in fields(Hyperparameters) if f.name not in _NOT_IN_ENGINE}
 
 # The hyperparameters as the compiled engine reads them, `hp.beta` rather than an index into
 # a float vector: one field per dataclass field above (same name, same Python type, so that
-# the numba signature, and with it the cached machine code, is the same for every config),
-# plus `article` for `semantics: article`. numba types it as a heterogeneous tuple: a field
-# read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
-EngineHyperparameters = NamedTuple(
-    "EngineHyperparameters", [*_ENGINE_TYPES.items(), ("article", bool)])
+# the numba signature, and with it the cached machine code, is the same for every config;
+# an article switch holds its value under the semantics, `follows_article`). numba types it
+# as a heterogeneous tuple: a field read is a register, and the engine's compiled code stays
+# cacheable (unlike a jitclass).
+EngineHyperparameters = NamedTuple("EngineHyperparameters", list(_ENGINE_TYPES.items()))
 
 
 def default_p_hash(real_world: bool) -> float:

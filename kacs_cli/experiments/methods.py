@@ -16,7 +16,7 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import CHOICES, Hyperparameters, default_p_hash
+from kacs_cli.engine.params import BOOLEANS, CHOICES, Hyperparameters, default_p_hash
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.cells import BenchmarkEntry
 from kacs_cli.experiments.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -56,7 +56,7 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
             v = whole(v, where, 1)
         elif key in CHOICES:
             v = choice(v, where, CHOICES[key])
-        elif key in ("do_subsumption", "refinement"):
+        elif key in BOOLEANS:
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
         elif isinstance(v, bool) or not isinstance(v, (int, float)):
