@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kacs_cli.engine.params import BUDGET_FIELDS, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters
+from kacs_cli.engine.params import (
+    ARTICLE_SWITCHES, BUDGET_FIELDS, CODE_SWITCHES, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters,
+)
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.config import load_config, resolve_config
 from kacs_cli.experiments.methods import guideline_budget
@@ -49,6 +51,8 @@ def _error(raw: dict) -> str:
         (_base(benchmarks=[{"name": "f3", "n": "ten"}]), "benchmarks[0].n:", "whole number"),
         (_base(hyperparameters={"beta": "fast"}), "hyperparameters.beta:", "number"),
         (_base(hyperparameters={"do_subsumption": 1}), "hyperparameters.do_subsumption:", "true or false"),
+        (_base(methods={"xcsf": {"article_mutation": "yes"}}), "methods.xcsf.article_mutation:",
+         "true or false"),
         (_base(benchmarks="f3", protocol=["main"]), "protocol:", "mapping"),
         (_base(benchmarks=[42]), "benchmarks[0]:", "benchmark name"),
         # impossible values
@@ -160,10 +164,30 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # at minmax and the refinement's keys while it is off.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS}
+        *COMPACT_FIELDS, *ARTICLE_SWITCHES, *CODE_SWITCHES}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
                                     "target": "minmax", "metric": "mae"}
+
+
+def test_one_difference_between_prose_and_code_per_method():
+    """docs/algorithm.md, "Two semantics": a switch in a method's overrides reaches that
+    method only, is named in its resolved hyperparameters and left out of the others'."""
+    config = resolve_config(_base(methods={
+        "xcsf": None, "xcsf-vote": {"method": "xcsf", "article_deletion_vote": True},
+        "kacs": {"slope_after_outer_update": True}}))
+    cell = config.cells[0]
+    assert cell.params["xcsf-vote"].article_deletion_vote is True
+    assert cell.params["xcsf"] == Hyperparameters()
+    assert cell.params["kacs"].slope_after_outer_update is True
+    resolved = yaml.safe_load(config.to_yaml())["cells"][0]["hyperparameters"]
+    assert resolved["xcsf-vote"]["article_deletion_vote"] is True
+    assert not set(resolved["xcsf"]) & {*ARTICLE_SWITCHES, *CODE_SWITCHES}
+    article = resolve_config(_base(semantics="article"))
+    assert all(article.cells[0].params["kacs"].follows_article(s) for s in ARTICLE_SWITCHES)
+    with pytest.raises(UserError, match="slope_after_outer_update"):
+        resolve_config(_base(semantics="article",
+                             hyperparameters={"slope_after_outer_update": True}))
 
 
 def test_overrides_of_runs_and_iterations():

@@ -22,10 +22,11 @@ def _load_estimator(path: Path):
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform="minmax",
-         refine=None, passes=None):
+         refine=None, passes=None, semantics="reference", switches=()):
     import numpy as np
 
     from kacs_cli.engine import default_p_hash, registry
+    from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES
     from kacs_cli.estimators import estimator_class
     from kacs_cli.estimators.validation import fit_iterations
     from kacs_cli.experiments import datasets
@@ -42,7 +43,14 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform=
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
-    options = {"input_transform": input_transform.strip().lower()}
+    options = {"input_transform": input_transform.strip().lower(),
+               "semantics": semantics.strip().lower()}
+    for switch in switches:
+        name = switch.strip().lower()
+        if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
+            raise UserError(f"--switch must be one of {', '.join((*ARTICLE_SWITCHES, *CODE_SWITCHES))}, "
+                            f"got {switch!r}")
+        options[name] = True
     if refine is not None:
         options.update(refinement=True, refine_max_iter=refine[0], refine_pull=refine[1],
                        refine_validation=refine[2])
@@ -213,10 +221,17 @@ def register(app: typer.Typer) -> None:
         refine_pull: float = typer.Option(1e-5, "--refine-pull", help="--refine: pull towards the evolved weights."),
         refine_validation: float = typer.Option(
             0.0, "--refine-validation", help="--refine: fraction of the rows held out for early stopping (0: none)."),
+        semantics: str = typer.Option(
+            "reference", "--semantics",
+            help="reference (the authors' code) or article (the article's prose: every article_* switch)."),
+        switch: list[str] = typer.Option(
+            [], "--switch", help="Turn one difference between prose and code on, e.g. article_mutation "
+                                 "(repeatable; docs/algorithm.md, \"Two semantics\").", show_default=False),
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         _fit(data, method, out, iterations, seed, p_hash, data_dir, input_transform,
-             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes)
+             (refine_max_iter, refine_pull, refine_validation) if refine else None, passes,
+             semantics, switch)
 
     @app.command("compact")
     def compact_command(
