@@ -241,7 +241,7 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
-                      "compaction_suprb")
+                      "compaction_suprb", "ablation_semantics")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
@@ -285,6 +285,38 @@ def test_the_adaptive_budget_config():
     assert [c.label for c in rest][:8] == ["f1", "f2", "f3-published", "f4", "asn", "ccpp", "cs", "eec"]
     assert all(c.methods == ("kacs", "kacs-adaptive") for c in rest)
     assert [c.params["kacs-adaptive"].P_hash for c in rest[:8]] == [0.0] * 4 + [0.8] * 4
+
+
+def test_the_semantics_ablation_config():
+    """One method per difference between prose and code, each with exactly one switch on, for
+    the learner the difference concerns (docs/algorithm.md, "Two semantics")."""
+    config = load_config(CONFIG_DIR / "ablation_semantics.yaml")
+    assert config.semantics == "reference"
+    assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 10, 100_000)
+    assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
+    switches = (*ARTICLE_SWITCHES, *CODE_SWITCHES)
+    cell = config.cells[0]
+    on = {m: [s for s in switches if getattr(cell.params[m], s)] for m in config.methods}
+    assert on["xcsf"] == on["kacs"] == []
+    variants = {m: s for m, s in on.items() if s}
+    assert all(len(s) == 1 for s in variants.values())
+    by_learner = {learner: sorted(s[0] for m, s in variants.items() if cell.engine(m) == learner)
+                  for learner in ("xcsf", "kacs")}
+    xcsf_only = {"article_xcsf_inputs", "article_xcsf_error"}
+    assert by_learner["xcsf"] == sorted(set(ARTICLE_SWITCHES))
+    assert by_learner["kacs"] == sorted(set(ARTICLE_SWITCHES) - xcsf_only | set(CODE_SWITCHES))
+    variant = {k: v for k, v in cell.params["kacs-mutation"].as_dict().items()}
+    assert variant.pop("article_mutation") is True and variant == cell.params["kacs"].as_dict()
+
+
+def test_the_main_experiment_under_the_article_semantics():
+    article = load_config(CONFIG_DIR / "main_article.yaml")
+    main = load_config(CONFIG_DIR / "main.yaml")
+    assert article.semantics == "article"
+    assert [c.label for c in article.cells] == [c.label for c in main.cells]
+    assert article.plan() == main.plan() and article.iterations == main.iterations
+    for a, m in zip(article.cells, main.cells):
+        assert a.params["kacs"] == m.params["kacs"].with_overrides(semantics="article")
 
 
 def test_method_variants_and_cell_method_lists():
