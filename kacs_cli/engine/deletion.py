@@ -108,9 +108,13 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     ms = pop.reals.ms
     exp = pop.counts.exp
     P = pop.scal[S_P]
-    per_macro = hp.article_deletion_vote
-    for i in range(P):
-        votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
+    # One loop per vote, each with its rule fixed: the default's loop stays as it was.
+    if hp.article_deletion_vote:
+        for i in range(P):
+            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, True)
+    else:
+        for i in range(P):
+            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, False)
     n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
     for i in range(P, n_blocks * VOTE_BLOCK):
         votes[i] = 0.0
@@ -205,8 +209,12 @@ def deletion_ga(pop, hp, sc):
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
             n_near = 0
-            for i in range(P):
-                n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, per_macro)
+            if per_macro:
+                for i in range(P):
+                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, True)
+            else:
+                for i in range(P):
+                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, False)
             n_cand = 0
             if n_near > 0:
                 for i in range(P):
