@@ -400,7 +400,7 @@ def _components(model, X):
 LEARNER = Learner(
     name="kacs", label="KACS",
     # Every rule is one interval on one input (inner psi_{q,p}) or on one channel sum z_q
-    # (outer Phi_q), with a linear prediction w0 + w1 (x - centre).
+    # (outer Phi_q), with a linear prediction w0 + w1 z in that input z itself.
     width=lambda n: 1, consequent=lambda n: 2,
     submodels=lambda n: n_submodels(n)[1],
     cover_slots=_cover_slots,
