@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kacs_cli.engine.params import BUDGET_FIELDS, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters
+from kacs_cli.engine.params import (
+    ARTICLE_SWITCHES, BUDGET_FIELDS, CODE_SWITCHES, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters,
+)
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.config import load_config, resolve_config
 from kacs_cli.experiments.campaign.methods import guideline_budget
@@ -49,6 +51,8 @@ def _error(raw: dict) -> str:
         (_base(benchmarks=[{"name": "f3", "n": "ten"}]), "benchmarks[0].n:", "whole number"),
         (_base(hyperparameters={"beta": "fast"}), "hyperparameters.beta:", "number"),
         (_base(hyperparameters={"do_subsumption": 1}), "hyperparameters.do_subsumption:", "true or false"),
+        (_base(methods={"xcsf": {"article_mutation": "yes"}}), "methods.xcsf.article_mutation:",
+         "true or false"),
         (_base(benchmarks="f3", protocol=["main"]), "protocol:", "mapping"),
         (_base(benchmarks=[42]), "benchmarks[0]:", "benchmark name"),
         # impossible values
@@ -160,10 +164,31 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # at minmax, the refinement's keys while it is off, and the outer channels at the article's.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels"}
+        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels", *ARTICLE_SWITCHES,
+        *CODE_SWITCHES}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
                                     "target": "minmax", "metric": "mae"}
+
+
+def test_one_difference_between_prose_and_code_per_method():
+    """docs/algorithm.md, "Two semantics": a switch in a method's overrides reaches that
+    method only, is named in its resolved hyperparameters and left out of the others'."""
+    config = resolve_config(_base(methods={
+        "xcsf": None, "xcsf-vote": {"method": "xcsf", "article_deletion_vote": True},
+        "kacs": {"slope_after_outer_update": True}}))
+    cell = config.cells[0]
+    assert cell.params["xcsf-vote"].article_deletion_vote is True
+    assert cell.params["xcsf"] == Hyperparameters()
+    assert cell.params["kacs"].slope_after_outer_update is True
+    resolved = yaml.safe_load(config.to_yaml())["cells"][0]["hyperparameters"]
+    assert resolved["xcsf-vote"]["article_deletion_vote"] is True
+    assert not set(resolved["xcsf"]) & {*ARTICLE_SWITCHES, *CODE_SWITCHES}
+    article = resolve_config(_base(semantics="article"))
+    assert all(article.cells[0].params["kacs"].follows_article(s) for s in ARTICLE_SWITCHES)
+    with pytest.raises(UserError, match="slope_after_outer_update"):
+        resolve_config(_base(semantics="article",
+                             hyperparameters={"slope_after_outer_update": True}))
 
 
 def test_overrides_of_runs_and_iterations():
@@ -217,7 +242,7 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
-                      "compaction_suprb", "channels", "capacity_n")
+                      "compaction_suprb", "channels", "capacity_n", "ablation_semantics")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
@@ -261,6 +286,38 @@ def test_the_adaptive_budget_config():
     assert [c.label for c in rest][:8] == ["f1", "f2", "f3-published", "f4", "asn", "ccpp", "cs", "eec"]
     assert all(c.methods == ("kacs", "kacs-adaptive") for c in rest)
     assert [c.params["kacs-adaptive"].P_hash for c in rest[:8]] == [0.0] * 4 + [0.8] * 4
+
+
+def test_the_semantics_ablation_config():
+    """One method per difference between prose and code, each with exactly one switch on, for
+    the learner the difference concerns (docs/algorithm.md, "Two semantics")."""
+    config = load_config(CONFIG_DIR / "ablation_semantics.yaml")
+    assert config.semantics == "reference"
+    assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 10, 100_000)
+    assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
+    switches = (*ARTICLE_SWITCHES, *CODE_SWITCHES)
+    cell = config.cells[0]
+    on = {m: [s for s in switches if getattr(cell.params[m], s)] for m in config.methods}
+    assert on["xcsf"] == on["kacs"] == []
+    variants = {m: s for m, s in on.items() if s}
+    assert all(len(s) == 1 for s in variants.values())
+    by_learner = {learner: sorted(s[0] for m, s in variants.items() if cell.engine(m) == learner)
+                  for learner in ("xcsf", "kacs")}
+    xcsf_only = {"article_xcsf_inputs", "article_xcsf_error"}
+    assert by_learner["xcsf"] == sorted(set(ARTICLE_SWITCHES))
+    assert by_learner["kacs"] == sorted(set(ARTICLE_SWITCHES) - xcsf_only | set(CODE_SWITCHES))
+    variant = {k: v for k, v in cell.params["kacs-mutation"].as_dict().items()}
+    assert variant.pop("article_mutation") is True and variant == cell.params["kacs"].as_dict()
+
+
+def test_the_main_experiment_under_the_article_semantics():
+    article = load_config(CONFIG_DIR / "main_article.yaml")
+    main = load_config(CONFIG_DIR / "main.yaml")
+    assert article.semantics == "article"
+    assert [c.label for c in article.cells] == [c.label for c in main.cells]
+    assert article.plan() == main.plan() and article.iterations == main.iterations
+    for a, m in zip(article.cells, main.cells):
+        assert a.params["kacs"] == m.params["kacs"].with_overrides(semantics="article")
 
 
 def test_method_variants_and_cell_method_lists():

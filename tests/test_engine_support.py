@@ -61,7 +61,8 @@ def xcsf_step(model, x, y):
 def insert_child(pop, sc, c, parents=(0, 0)):
     """ga.insert_child; `parents` is passed where the engine takes the GA parents as a hint
     of where an identical rule may sit (the result must not depend on it)."""
-    values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1]}
+    values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1],
+              "fresh_moments": False}
     return _call(ga.insert_child, values)
 
 
@@ -167,10 +168,13 @@ def np_xcsf_rule_predictions(lo, hi, w, x):
     return match, pred
 
 
-def np_xcsf_predict(lo, hi, w, F, X):
+def np_xcsf_predict(lo, hi, w, F, X, raw=False):
+    """raw: the article's eq. 1, P(x) = w . (1, x) (article_xcsf_inputs)."""
     out = np.zeros(X.shape[0])
     for r, x in enumerate(X):
         match, pred = np_xcsf_rule_predictions(lo, hi, w, x)
+        if raw:
+            pred = w[:, 0] + np.sum(w[:, 1:] * x, axis=1)
         if match.any():
             out[r] = np.sum(F[match] * pred[match]) / np.sum(F[match])
     return out

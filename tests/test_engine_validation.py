@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model, train_run
-from kacs_cli.engine.params import COMPACT_FIELDS, REFINE_FIELDS
+from kacs_cli.engine.params import ARTICLE_SWITCHES, COMPACT_FIELDS, REFINE_FIELDS
 
 
 @pytest.mark.parametrize("name,value", [
@@ -16,7 +16,8 @@ from kacs_cli.engine.params import COMPACT_FIELDS, REFINE_FIELDS
     ("P_hash", 1.01), ("P_hash", -0.2), ("delta", -0.1),
     ("beta1", 1.0), ("beta2", 1.0), ("beta1", -0.1),
     ("N", float("nan")), ("beta", float("inf")), ("eta", "fast"),
-    ("semantics", "prose"), ("do_subsumption", "yes"),
+    ("semantics", "prose"), ("do_subsumption", "yes"), ("article_deletion_vote", 1),
+    ("article_mutation", "true"), ("slope_after_outer_update", "no"),
 ])
 def test_bad_hyperparameter(name, value):
     with pytest.raises(ValueError, match=rf"\b{name}\b") as info:
@@ -33,18 +34,27 @@ def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
     import numba
 
     base = Hyperparameters().for_engine()
-    # N is population state (it can grow), semantics becomes `article`, budget budget state;
-    # the input transform and the refinement act outside the compiled loop.
+    # N is population state (it can grow), semantics reaches the engine through the article
+    # switches, budget as budget state; the input transform, the order of the rows and the
+    # refinement act outside the compiled loop.
     outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
-               "compaction", *COMPACT_FIELDS}
-    assert set(base._fields) == set(Hyperparameters.names()) - outside | {"article"}
-    assert base.beta == 0.2 and base.do_subsumption is True and base.article is False
+               "compaction", *COMPACT_FIELDS, "article_reshuffle", "capacity", "capacity_max",
+               "capacity_validation"}
+    assert set(base._fields) == set(Hyperparameters.names()) - outside
+    assert base.beta == 0.2 and base.do_subsumption is True
+    engine_switches = [s for s in ARTICLE_SWITCHES if s != "article_reshuffle"]
+    assert not any(getattr(base, s) for s in engine_switches)
     # Integral values given as floats (and the reverse) do not change the compiled signature:
     # one cached machine code for every config.
     other = Hyperparameters(N=100.0, theta_GA=7, N_max=300.0, budget_window=10.0, e0=1,
                             semantics="article").for_engine()
     assert numba.typeof(other) == numba.typeof(base)
-    assert other.article is True and other.N_max == 300 and other.theta_GA == 7.0
+    assert other.N_max == 300 and other.theta_GA == 7.0
+    # `semantics: article` turns every switch on; under reference one switch turns on alone.
+    assert all(getattr(other, s) is True for s in engine_switches)
+    one = Hyperparameters(article_mutation=True).for_engine()
+    assert [s for s in engine_switches if getattr(one, s)] == ["article_mutation"]
+    assert numba.typeof(one) == numba.typeof(base)
 
 
 def test_unknown_override_is_named():

@@ -52,7 +52,8 @@ def test_prediction_of_trained_population_matches_numpy(semantics):
     # Points exactly on rule corners (matching is inclusive).
     corners = np.vstack([lo[:30], hi[:30]])
     X_all = np.vstack([X_new, corners, X[:20]])
-    np.testing.assert_allclose(model.predict(X_all), np_xcsf_predict(lo, hi, w, F, X_all),
+    raw = semantics == "article"
+    np.testing.assert_allclose(model.predict(X_all), np_xcsf_predict(lo, hi, w, F, X_all, raw),
                                rtol=1e-12, atol=1e-12)
 
 

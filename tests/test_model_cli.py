@@ -86,6 +86,21 @@ def test_fit_xcsf_and_default_p_hash(csv_data, tmp_path, capsys):
     assert err.startswith("error:") and "XCSF" in err and len(err.strip().splitlines()) == 1
 
 
+def test_fit_under_the_article_semantics_or_one_switch(csv_data, tmp_path, capsys):
+    X, y, data, _ = csv_data
+    model = tmp_path / "s.kacs"
+    run_ok(["fit", data, "-m", "xcsf", "-o", model, "-n", 300, "--switch", "article_xcsf_inputs",
+            "--switch", "article_mutation"], capsys)
+    est = load(model)
+    assert est.semantics == "reference" and est.article_xcsf_inputs and est.article_mutation
+    assert not est.article_offspring and est.model_.hp.article_xcsf_inputs
+    run_ok(["fit", data, "-o", model, "-n", 300, "--semantics", "article"], capsys)
+    est = load(model)
+    assert est.semantics == "article" and est.model_.hp.article_deletion_timing
+    err = run_error(["fit", data, "-o", model, "-n", 10, "--switch", "article_everything"], capsys)
+    assert "--switch" in err and "article_mutation" in err and len(err.strip().splitlines()) == 1
+
+
 def test_bad_input_is_one_line_and_exit_2(csv_data, tmp_path, capsys):
     X, y, data, inputs = csv_data
     missing = tmp_path / "missing.csv"

@@ -10,6 +10,7 @@ import pytest
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
+from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES
 from kacs_cli.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -102,8 +103,9 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
                     "n_micro"):
             assert new_meta[key] == old_meta[key], key
         # The estimator's constructor arguments added since (the input transform, the
-        # refinement, the compaction, the budget in passes, the outer channels, the capacity search) are saved at their defaults beside
-        # the old ones.
+        # refinement, the compaction, the budget in passes, the outer channels, the capacity search,
+        # the switches between the article's prose and the authors' code) are saved at their
+        # defaults beside the old ones.
         new_params = new_meta["estimator"].pop("params")
         old_params = old_meta["estimator"].pop("params")
         assert new_meta["estimator"] == old_meta["estimator"]
@@ -112,7 +114,8 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
             "input_transform": "minmax", "refinement": False, "refine_max_iter": 300,
             "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
             "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
-            "capacity_validation": 0.2, "n_passes": None}
+            "capacity_validation": 0.2, "n_passes": None,
+            **{name: False for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES)}}
         for entry in old.namelist():
             if entry != "metadata.json":
                 assert new.read(entry) == old.read(entry), entry

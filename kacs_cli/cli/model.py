@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from kacs_cli import atomic
-from kacs_cli.engine.params import DECLARATIONS, DECLARED, PRESETS, preset
+from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES, DECLARATIONS, DECLARED, PRESETS, preset
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import ScaleWarning
 
@@ -23,7 +23,8 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
-def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None):
+def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
+         switches=()):
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
     import numpy as np
 
@@ -46,6 +47,12 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     cls = estimator_class(method)
     options = {name: value.strip().lower() if isinstance(value, str) else value
                for name, value in (options or {}).items()}
+    for switch in switches:
+        name = switch.strip().lower()
+        if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
+            raise UserError(f"--switch must be one of {', '.join((*ARTICLE_SWITCHES, *CODE_SWITCHES))}, "
+                            f"got {switch!r}")
+        options[name] = True
     if preset_name is not None:  # a flag given away from its default overrides the preset
         given = {name: value for name, value in options.items() if value != DECLARED[name].default}
         options = {**options, **preset(preset_name.strip().lower(), method), **given}
@@ -241,11 +248,14 @@ def register(app: typer.Typer) -> None:
             None, "--preset", help=f"Start from a named setting ({', '.join(PRESETS)}: quantile inputs, "
                                    f"refinement and a capacity search; docs/capacity.md); the options "
                                    f"below, where given, override it.", show_default=False),
+        switch: list[str] = typer.Option(
+            [], "--switch", help="Turn one difference between prose and code on, e.g. article_mutation "
+                                 "(repeatable; docs/algorithm.md, \"Two semantics\").", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.

@@ -10,28 +10,45 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kacs_cli.engine.deletion import deletion, deletion_above
 from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.population import S_P, S_TOTAL
 
+# Under `article_cover_deletion` the population may exceed its budget N between GA events;
+# covering deletes only beyond this multiple of N.
+COVER_SLACK = 2
+
 
 @njit(**HOT, inline="always")
-def draw_interval(z, r0, clip, article):
-    """Covering bounds z - U(0, r0] and z + U(0, r0], in random stored order (reference)."""
+def draw_interval(z, r0, clip, ordered):
+    """Covering bounds z - U(0, r0] and z + U(0, r0], in random stored order (or, `ordered`,
+    as (lower, upper))."""
     lower = z - (1.0 - np.random.random()) * r0
     upper = z + (1.0 - np.random.random()) * r0
     if clip:
         lower = min(max(lower, 0.0), 1.0)
         upper = min(max(upper, 0.0), 1.0)
-    if article or np.random.random() < 0.5:
+    if ordered or np.random.random() < 0.5:
         return lower, upper
     return upper, lower
 
 
 @njit(**HOT, inline="always")
-def full_interval(article):
-    if article or np.random.random() < 0.5:
+def full_interval(ordered):
+    if ordered or np.random.random() < 0.5:
         return 0.0, 1.0
     return 1.0, 0.0
+
+
+@njit(**HOT, inline="always")
+def delete_after_cover(pop, hp, sc):
+    """Deletion after a rule was covered: as always in the authors' code; under the article's
+    Algorithm 1 (covering without deletion, the GA deletes) only where the population has
+    grown to twice its budget, so that it stays within its slots (train.Model.capacity)."""
+    if not hp.article_cover_deletion:
+        deletion(pop, hp, sc)
+    else:
+        deletion_above(pop, hp, sc, COVER_SLACK * pop.budget[0])
 
 
 @njit(**HOT, inline="always")
@@ -63,9 +80,10 @@ def append_rule(pop, sub, t, hp):
 
 @njit(**HOT, inline="always")
 def covering_weights(pop, i, hp):
-    """One U[-1, 1] value for every weight (reference), or each weight i.i.d. (article)."""
+    """One U[-1, 1] value for every weight (the authors' code), or each weight i.i.d. (the
+    article)."""
     w = pop.weights.w
-    if hp.article:
+    if hp.article_cover_weights:
         for j in range(w.shape[1]):
             w[i, j] = 2.0 * np.random.random() - 1.0
     else:

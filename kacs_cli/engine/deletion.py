@@ -23,13 +23,26 @@ D_VALID, D_N_CAND, D_N_TOUCHED, D_ZEROED = 0, 1, 2, 3
 
 
 @njit(**HOT, inline="always")
-def rule_vote(n_i, ms_i, exp_i, f_i, f_bar, f_low, theta_del):
-    """vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar."""
+def rule_vote(n_i, ms_i, exp_i, f_i, f_bar, f_low, theta_del, per_macro):
+    """vote = ms * num, times Fbar / (F/num) when exp > theta_del and F/num < delta * Fbar;
+    `per_macro` (the article's vote): times Fbar / F when F < delta * Fbar."""
     vote = ms_i * n_i
+    if per_macro:
+        if exp_i > theta_del and f_i < f_low:
+            vote *= f_bar / f_i
+        return vote
     # F/num < delta Fbar tested as F < delta Fbar num: no division for most rules.
     if exp_i > theta_del and f_i < f_low * n_i:
         vote *= f_bar * n_i / f_i
     return vote
+
+
+@njit(**HOT, inline="always")
+def mean_fitness(fsum, total, N, hp):
+    """Fbar of the deletion vote: sum(F) / sum(num), or sum(F) / N under the article's vote."""
+    if hp.article_deletion_vote:
+        return fsum / N
+    return fsum / total
 
 
 @njit(**HOT, inline="always")
@@ -95,8 +108,13 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     ms = pop.reals.ms
     exp = pop.counts.exp
     P = pop.scal[S_P]
-    for i in range(P):
-        votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+    # One loop per vote, each with its rule fixed: the default's loop stays as it was.
+    if hp.article_deletion_vote:
+        for i in range(P):
+            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, True)
+    else:
+        for i in range(P):
+            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, False)
     n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
     for i in range(P, n_blocks * VOTE_BLOCK):
         votes[i] = 0.0
@@ -110,6 +128,12 @@ def all_votes(pop, hp, votes, blocks, f_bar):
 @njit(**HOT)
 def deletion(pop, hp, sc):
     """While sum(num) > N: roulette on the deletion vote over the whole population."""
+    deletion_above(pop, hp, sc, pop.budget[0])
+
+
+@njit(**HOT)
+def deletion_above(pop, hp, sc, limit):
+    """`deletion` while sum(num) > limit (Fbar still relative to the budget N)."""
     votes = sc.votes
     blocks = sc.blocks
     N = pop.budget[0]
@@ -117,8 +141,8 @@ def deletion(pop, hp, sc):
     fsum = pop.fsum
     num = pop.counts.num
     F = pop.reals.F
-    while scal[S_TOTAL] > N:
-        f_bar = fsum[0] / scal[S_TOTAL]
+    while scal[S_TOTAL] > limit:
+        f_bar = mean_fitness(fsum[0], scal[S_TOTAL], N, hp)
         n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
         picked = roulette_pick(votes, blocks, n_blocks, scal[S_P], vote_sum)
         if picked < 0:
@@ -138,9 +162,11 @@ def touch(del_state, touched, i):
 
 
 @njit(**HOT, inline="always")
-def near_low_fitness(exp_i, f_i, n_i, theta_del, watch):
+def near_low_fitness(exp_i, f_i, n_i, theta_del, watch, per_macro):
     """A deletion candidate of `deletion_ga`: experienced, F/num below `watch` (tested as
-    F < watch * num, without a division)."""
+    F < watch * num, without a division); F below `watch` under the article's vote."""
+    if per_macro:
+        return (exp_i > theta_del) & (f_i < watch)
     return (exp_i > theta_del) & (f_i < watch * n_i)
 
 
@@ -171,9 +197,10 @@ def deletion_ga(pop, hp, sc):
     dirty = sc.dirty
     del_ref = sc.del_ref
     touched = sc.touched
+    per_macro = hp.article_deletion_vote
     while scal[S_TOTAL] > N:
         P = scal[S_P]
-        f_bar = fsum[0] / scal[S_TOTAL]
+        f_bar = mean_fitness(fsum[0], scal[S_TOTAL], N, hp)
         f_low = delta * f_bar
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
         if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
@@ -182,12 +209,16 @@ def deletion_ga(pop, hp, sc):
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
             n_near = 0
-            for i in range(P):
-                n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch)
+            if per_macro:
+                for i in range(P):
+                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, True)
+            else:
+                for i in range(P):
+                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, False)
             n_cand = 0
             if n_near > 0:
                 for i in range(P):
-                    if near_low_fitness(exp[i], F[i], num[i], theta_del, watch):
+                    if near_low_fitness(exp[i], F[i], num[i], theta_del, watch, per_macro):
                         cand[n_cand] = i
                         n_cand += 1
             state[D_N_CAND] = n_cand
@@ -205,15 +236,16 @@ def deletion_ga(pop, hp, sc):
             n_cand = state[D_N_CAND]
             for k in range(state[D_N_TOUCHED]):
                 i = touched[k]
-                votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+                votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del,
+                                     per_macro)
                 dirty[i // VOTE_BLOCK] = 1
-                if near_low_fitness(exp[i], F[i], num[i], theta_del, watch):
+                if near_low_fitness(exp[i], F[i], num[i], theta_del, watch, per_macro):
                     cand[n_cand] = i
                     n_cand += 1
             state[D_N_CAND] = n_cand
             for k in range(n_cand):
                 i = cand[k]
-                vote = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del)
+                vote = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
                 if vote != votes[i]:
                     votes[i] = vote
                     dirty[i // VOTE_BLOCK] = 1

@@ -80,9 +80,10 @@ def order_pair(a, b, c, d):
 
 
 @njit(**HOT, inline="always")
-def crossover(pairs, article):
+def crossover(pairs, ordered):
     """Per dimension, swap the two children's first stored bounds w.p. 0.5 and, independently,
-    their second ones; `pairs` are the children's. Returns whether anything changed."""
+    their second ones; `pairs` are the children's (`ordered`: put back in order). Returns
+    whether anything changed."""
     a = pairs.a
     b = pairs.b
     changed = False
@@ -97,15 +98,16 @@ def crossover(pairs, article):
             b[0, d] = b[1, d]
             b[1, d] = tmp
             changed = True
-        if article:
+        if ordered:
             order_pair(a, b, 0, d)
             order_pair(a, b, 1, d)
     return changed
 
 
 @njit(**HOT, inline="always")
-def mutate(pairs, c, mu, m0, clip, article):
-    """Per dimension with probability mu, move both stored bounds of child c by U[-m0, m0]."""
+def mutate(pairs, c, mu, m0, clip, ordered):
+    """Per dimension with probability mu, move both stored bounds of child c by U[-m0, m0]
+    (`ordered`: put back in order)."""
     a = pairs.a
     b = pairs.b
     for d in range(a.shape[1]):
@@ -117,13 +119,35 @@ def mutate(pairs, c, mu, m0, clip, article):
                 new_b = min(max(new_b, 0.0), 1.0)
             a[c, d] = new_a
             b[c, d] = new_b
-            if article:
+            if ordered:
                 order_pair(a, b, c, d)
 
 
 @njit(**HOT, inline="always")
+def mutate_per_bound(pairs, c, mu, m0, clip, ordered):
+    """The article's mutation: each stored bound of child c, independently with probability
+    mu, moves by U[-m0, m0] (`ordered`: put back in order)."""
+    a = pairs.a
+    b = pairs.b
+    for d in range(a.shape[1]):
+        if np.random.random() < mu:
+            new_a = a[c, d] + 2.0 * m0 * np.random.random() - m0
+            if clip:
+                new_a = min(max(new_a, 0.0), 1.0)
+            a[c, d] = new_a
+        if np.random.random() < mu:
+            new_b = b[c, d] + 2.0 * m0 * np.random.random() - m0
+            if clip:
+                new_b = min(max(new_b, 0.0), 1.0)
+            b[c, d] = new_b
+        if ordered:
+            order_pair(a, b, c, d)
+
+
+@njit(**HOT, inline="always")
 def subsumes(pop, parent, kids, c, hp):
-    """Parent is experienced, accurate, and its intervals strictly contain child c's."""
+    """Parent is experienced, accurate, and its intervals strictly contain child c's (contain,
+    equal ones included, under `article_subsumption`)."""
     if pop.counts.num[parent] <= 0:
         return False
     if not (pop.counts.exp[parent] > hp.theta_sub and pop.reals.eps[parent] < hp.e0):
@@ -142,12 +166,13 @@ def subsumes(pop, parent, kids, c, hp):
             return False
         if p_lo != c_lo or p_hi != c_hi:
             identical = False
-    return not identical
+    return hp.article_subsumption or not identical
 
 
 @njit(**HOT, inline="always")
-def insert_child(pop, sc, c, p1, p2):
-    """Merge child c into its identical rule (num += 1) or add it as a new macro-rule."""
+def insert_child(pop, sc, c, p1, p2, fresh_moments=False):
+    """Merge child c into its identical rule (num += 1) or add it as a new macro-rule
+    (`fresh_moments`: with zero Adam moments instead of its parent's)."""
     kids = sc.children
     # Most children are unchanged copies of a parent, so the parents are looked at first.
     # Live rules with one antecedent are unique (merging keeps them so), which makes the
@@ -170,12 +195,31 @@ def insert_child(pop, sc, c, p1, p2):
     pop.counts.exp[i] = 0
     pop.counts.num[i] = 1
     # The child's Adam moments are inherited, but its bias correction restarts with exp = 0.
+    if fresh_moments:
+        m = pop.weights.m
+        v = pop.weights.v
+        for j in range(m.shape[1]):
+            m[i, j] = 0.0
+            v[i, j] = 0.0
     pop.reals.b1t[i] = 1.0
     pop.reals.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.reals.F[i]
     sc.key[i] = child_key
     return i
+
+
+@njit(**HOT, inline="always")
+def parents_means(pop, p1, p2, kids):
+    """Both children get the parents' mean eps and mean F."""
+    eps = pop.reals.eps
+    F = pop.reals.F
+    mean_eps = (eps[p1] + eps[p2]) / 2.0
+    mean_f = (F[p1] + F[p2]) / 2.0
+    kids.reals.eps[0] = mean_eps
+    kids.reals.eps[1] = mean_eps
+    kids.reals.F[0] = mean_f
+    kids.reals.F[1] = mean_f
 
 
 @njit(**HOT, inline="always")
@@ -203,21 +247,22 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
     kids = sc.children
     make_child(pop, p1, kids, 0)
     make_child(pop, p2, kids, 1)
+    ordered = hp.article_intervals
     if np.random.random() < hp.chi:
-        if crossover(kids.pairs, hp.article):
-            eps = pop.reals.eps
-            F = pop.reals.F
-            mean_eps = (eps[p1] + eps[p2]) / 2.0
-            mean_f = (F[p1] + F[p2]) / 2.0
-            kids.reals.eps[0] = mean_eps
-            kids.reals.eps[1] = mean_eps
-            kids.reals.F[0] = mean_f
-            kids.reals.F[1] = mean_f
+        # The authors' code: the parents' means only if crossover changed anything; the
+        # article's: always (below).
+        if crossover(kids.pairs, ordered) and not hp.article_offspring:
+            parents_means(pop, p1, p2, kids)
+    if hp.article_offspring:
+        parents_means(pop, p1, p2, kids)
     kids.reals.F[0] *= 0.1
     kids.reals.F[1] *= 0.1
     num = pop.counts.num
     for c in range(2):
-        mutate(kids.pairs, c, hp.mu, hp.m0, clip, hp.article)
+        if hp.article_mutation:
+            mutate_per_bound(kids.pairs, c, hp.mu, hp.m0, clip, ordered)
+        else:
+            mutate(kids.pairs, c, hp.mu, hp.m0, clip, ordered)
         if hp.do_subsumption and subsumes(pop, p1, kids, c, hp):
             num[p1] += 1
             pop.scal[S_TOTAL] += 1
@@ -227,6 +272,11 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
             pop.scal[S_TOTAL] += 1
             touch(sc.del_state, sc.touched, p2)
         else:
-            touch(sc.del_state, sc.touched, insert_child(pop, sc, c, p1, p2))
-        # The second child is still in scratch here, so deletion cannot pick it.
+            touch(sc.del_state, sc.touched,
+                  insert_child(pop, sc, c, p1, p2, hp.article_fresh_moments))
+        # The second child is still in scratch here, so deletion cannot pick it; the
+        # article deletes once both children are in.
+        if not hp.article_deletion_timing:
+            deletion_ga(pop, hp, sc)
+    if hp.article_deletion_timing:
         deletion_ga(pop, hp, sc)

@@ -8,9 +8,10 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.budget import BS_ON, after_iteration
-from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
+from kacs_cli.engine.covering import (
+    append_rule, covering_weights, delete_after_cover, draw_interval, full_interval,
+)
 from kacs_cli.engine.cycles import lap, now
-from kacs_cli.engine.deletion import deletion
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
@@ -37,9 +38,9 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     i = append_rule(pop, s, t, hp)
     covering_weights(pop, i, hp)
     if inner and np.random.random() < hp.P_hash:
-        a, b = full_interval(hp.article)
+        a, b = full_interval(hp.article_intervals)
     else:
-        a, b = draw_interval(z, hp.r0, inner, hp.article)
+        a, b = draw_interval(z, hp.r0, inner, hp.article_intervals)
     set_bounds(pop, i, 0, a, b)
     set_key(pop, sc, i)
     pop.scal[S_COVERS] += 1
@@ -47,7 +48,7 @@ def _cover(pop, wk, s, z, inner, hp, sc):
         pop.scal[S_COVERS_IN] += 1
     else:
         pop.scal[S_COVERS_OUT] += 1
-    deletion(pop, hp, sc)
+    delete_after_cover(pop, hp, sc)
     wk.members[wk.start[s]] = i
     wk.count[s] = 1
 
@@ -271,7 +272,20 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
     nu_one = hp.nu == 1.0
     # The re-sort's float buffer is free during an iteration.
     weighted = wk.sort_f
-    for s in range(s_all):
+    # The authors' code updates the outer sets first and reads each outer slope s_q after
+    # that update (slope_after_outer_update); by default the inner sets come first and use
+    # s_q as predicted. The sets are disjoint: only s_q depends on the order.
+    outer_first = hp.slope_after_outer_update
+    for k in range(s_all):
+        s = k
+        if outer_first:
+            s = s_in + k if k < n_q else k - n_q
+            if k == n_q:
+                for q in range(n_q):
+                    st, stop = set_range(start, count, s_in + q)
+                    _, _, after, _, _ = _weighted_mean(F, w, num, ts, members, st, stop,
+                                                       zhat[q])
+                    slope[q] = after
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
             continue
@@ -386,7 +400,7 @@ def _components(model, X):
 LEARNER = Learner(
     name="kacs", label="KACS",
     # Every rule is one interval on one input (inner psi_{q,p}) or on one channel sum z_q
-    # (outer Phi_q), with a linear prediction w0 + w1 (x - centre).
+    # (outer Phi_q), with a linear prediction w0 + w1 z in that input z itself.
     width=lambda n: 1, consequent=lambda n: 2,
     submodels=lambda n, params: n_submodels(n, channel_count(n, params.channels))[1],
     cover_slots=_cover_slots,

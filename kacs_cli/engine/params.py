@@ -113,7 +113,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("eps_adam", float, 1e-8, "Adam's epsilon", checks=(above(0.0, _POSITIVE),)),
     D("semantics", ("reference", "article"), "reference",
       "reference: the authors' code; article: the article's text (docs/algorithm.md, Two semantics)",
-      engine=False, config="top"),
+      engine=False, config="top", flag="--semantics"),
     # Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
     # article); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
     D("budget", ("fixed", "adaptive"), "fixed", "population budget: fixed N, or adaptive up to N_max",
@@ -159,6 +159,37 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("channels", int, 0, "the number m of outer channels (0: the article's 2n + 1)", learners=_KACS,
       switch="channels", flag="--channels",
       checks=(whole_from(0, "the number of outer channels must be a whole number >= 1 (0: the article's 2n + 1)"),)),
+    # One switch per place where the article's prose and the authors' code disagree
+    # (docs/algorithm.md, "Two semantics"): false follows the code, true the prose;
+    # `semantics: article` turns every article_* switch on, and under `reference` each can be
+    # turned on alone. Left out of a resolved config and a model file while false.
+    D("article_intervals", bool, False, "intervals stored as ordered (lower, upper) bounds", switch="article_intervals"),
+    D("article_reshuffle", bool, False, "a fresh random order of the training rows in every epoch",
+      engine=False, switch="article_reshuffle"),
+    D("article_cover_weights", bool, False, "every weight of a covered rule drawn independently",
+      switch="article_cover_weights"),
+    D("article_cover_deletion", bool, False, "covering does not trigger deletion (only the GA does)",
+      switch="article_cover_deletion"),
+    D("article_offspring", bool, False, "children always get the parents' mean error and 0.1 x their mean fitness",
+      switch="article_offspring"),
+    D("article_mutation", bool, False, "mutation with probability mu per bound, not per dimension",
+      switch="article_mutation"),
+    D("article_subsumption", bool, False, "a parent subsumes a child whose intervals are a subset of its own",
+      switch="article_subsumption"),
+    D("article_fresh_moments", bool, False, "children start with zero Adam moments", switch="article_fresh_moments"),
+    D("article_deletion_vote", bool, False, "the deletion vote tests F < delta Fbar and scales by Fbar / F, "
+      "Fbar = sum F / N", switch="article_deletion_vote"),
+    D("article_deletion_timing", bool, False, "deletion after both children are inserted, not after each",
+      switch="article_deletion_timing"),
+    D("article_xcsf_inputs", bool, False, "XCSF predicts with w . (1, x), not w . (1, x - l)", learners=("xcsf",),
+      switch="article_xcsf_inputs"),
+    D("article_xcsf_error", bool, False, "XCSF's error update uses the prediction before the weight update",
+      learners=("xcsf",), switch="article_xcsf_error"),
+    # The one detail where the default follows the prose and not the authors' code: KACS's
+    # inner gradients use the outer slope s_q at prediction time; true: after the outer rules'
+    # update, as the code computes it.
+    D("slope_after_outer_update", bool, False, "the inner gradients use the outer slope after the outer "
+      "rules' update (the authors' code)", learners=_KACS, switch="slope_after_outer_update"),
     # Capacity chosen on the user's data (engine/capacity.py): the population budget N picked
     # by validation on a held-out part of the train rows, then refitted on all of them.
     D("capacity", ("fixed", "search"), "fixed",
@@ -201,6 +232,11 @@ def _followers(switch: str) -> tuple[str, ...]:
     return tuple(d.name for d in DECLARATIONS if d.switch == switch and d.name != switch)
 
 
+ARTICLE_SWITCHES = tuple(d.name for d in DECLARATIONS if d.name.startswith("article_"))
+CODE_SWITCHES = ("slope_after_outer_update",)
+# The hyperparameters that are true or false.
+BOOLEANS = tuple(d.name for d in DECLARATIONS if d.kind is bool)
+
 # The settings that act only while their switch is on (left out of a resolved config otherwise).
 BUDGET_FIELDS = _followers("budget")
 REFINE_FIELDS = _followers("refinement")
@@ -229,6 +265,9 @@ def _validate(hp) -> None:
         for check in d.checks:
             if not check.holds(value):
                 raise _bad(d.name, value, check.why)
+    if hp.semantics == "article" and hp.slope_after_outer_update:
+        raise _bad("slope_after_outer_update", True, "the authors' code's outer slope is not the article's; "
+                                                     "use it under semantics: reference")
     if hp.budget == "adaptive" and hp.capacity != "fixed":
         raise _bad("capacity", hp.capacity, "the capacity search chooses a fixed budget N; it cannot be "
                                             "combined with budget: adaptive")
@@ -247,10 +286,20 @@ def _with_overrides(self, **overrides):
     return replace(self, **overrides)
 
 
+def _follows_article(self, switch: str) -> bool:
+    """Whether the detail `switch` (ARTICLE_SWITCHES) follows the prose: set alone, or through
+    `semantics: article`."""
+    return self.semantics == "article" or getattr(self, switch)
+
+
 def _for_engine(self) -> "EngineHyperparameters":
-    """The typed tuple the compiled engine reads (see `EngineHyperparameters`)."""
+    """The typed tuple the compiled engine reads (see `EngineHyperparameters`); an article
+    switch holds its value under the semantics (`follows_article`)."""
     values = {name: kind(getattr(self, name)) for name, kind in _ENGINE_TYPES.items()}
-    return EngineHyperparameters(**values, article=self.semantics == "article")
+    for name in ARTICLE_SWITCHES:
+        if name in values:
+            values[name] = _follows_article(self, name)
+    return EngineHyperparameters(**values)
 
 
 def _as_dict(self) -> dict:
@@ -274,6 +323,7 @@ Hyperparameters = make_dataclass(
         "names": classmethod(_names),
         "with_overrides": _with_overrides,
         "for_engine": _for_engine,
+        "follows_article": _follows_article,
         "as_dict": _as_dict,
     },
 )
@@ -282,11 +332,10 @@ Hyperparameters.__module__ = __name__  # make_dataclass's `module=` argument is 
 # The hyperparameters as the compiled engine reads them, `hp.beta` rather than an index into
 # a float vector: one field per declaration the engine reads (same name, same Python type, so
 # that the numba signature, and with it the cached machine code, is the same for every
-# config), plus `article` for `semantics: article`. numba types it as a heterogeneous tuple:
+# config; `semantics` reaches it through the article switches). numba types it as a heterogeneous tuple:
 # a field read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
 _ENGINE_TYPES = {d.name: d.kind for d in DECLARATIONS if d.engine}
-EngineHyperparameters = NamedTuple(
-    "EngineHyperparameters", [*_ENGINE_TYPES.items(), ("article", bool)])
+EngineHyperparameters = NamedTuple("EngineHyperparameters", list(_ENGINE_TYPES.items()))
 
 
 def coerce(name: str, value: Any) -> Any:

@@ -13,6 +13,7 @@ from numba import njit
 from threadpoolctl import threadpool_limits
 
 from kacs_cli.engine import budget, registry
+from kacs_cli.engine.covering import COVER_SLACK
 from kacs_cli.engine.cycles import counter_now
 from kacs_cli.engine.kacs_submodels import channel_count
 from kacs_cli.engine.order import first_order, seed_rng
@@ -136,7 +137,10 @@ class Model:
         self.budget_state = budget.new_budget(self.params)
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
-        self.capacity = budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
+        # Without covering's deletion the population may grow to COVER_SLACK times its
+        # budget between GA events (covering.delete_after_cover).
+        slack = COVER_SLACK if self.params.follows_article("article_cover_deletion") else 1
+        self.capacity = slack * budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
         self.pop = new_population(self.capacity, D, K, int(self.params.N))
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         # The learner's own work buffers (KACS: `work`; XCSF: `members`, `match_flags`,
@@ -219,7 +223,7 @@ class Model:
         if learner.prepare is not None:
             learner.prepare(self, X_eval)
         evaluate = learner.evaluate or learner.predict
-        reshuffle = self.params.semantics == "article"
+        reshuffle = self.params.follows_article("article_reshuffle")
         seed_rng(int(seed) % (2**32))
         order = first_order(X.shape[0])
         scal = self.pop.scal

@@ -6,8 +6,9 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.compaction import compact_xcsf
-from kacs_cli.engine.covering import append_rule, covering_weights, draw_interval, full_interval
-from kacs_cli.engine.deletion import deletion
+from kacs_cli.engine.covering import (
+    append_rule, covering_weights, delete_after_cover, draw_interval, full_interval,
+)
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
@@ -70,12 +71,17 @@ def _match_set(lo, hi, P, x, flags, members):
 
 
 @njit(**HOT, inline="always")
-def _offsets(a, b, i, x, dx):
-    """dx[d] = x_d - l_d for rule i, with l_d = min(a, b) read from the rule's own row.
+def _offsets(a, b, i, x, dx, raw):
+    """dx[d] = x_d - l_d for rule i, with l_d = min(a, b) read from the rule's own row; or,
+    `raw` (the article's eq. 1), dx = x.
 
     The same value as x_d - lo[d, i] (lo is stored as min(a, b)), but from two contiguous
     rows instead of n cache lines of the dimension-major bounds; computed once per rule for
     the prediction, the gradient and the error."""
+    if raw:
+        for d in range(x.shape[0]):
+            dx[d] = x[d]
+        return
     for d in range(x.shape[0]):
         dx[d] = x[d] - min(a[i, d], b[i, d])
 
@@ -121,13 +127,13 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         covering_weights(pop, i, hp)
         for d in range(n):
             if np.random.random() < hp.P_hash:
-                a, b = full_interval(hp.article)
+                a, b = full_interval(hp.article_intervals)
             else:
-                a, b = draw_interval(x[d], hp.r0, True, hp.article)
+                a, b = draw_interval(x[d], hp.r0, True, hp.article_intervals)
             set_bounds(pop, i, d, a, b)
         set_key(pop, sc, i)
         pop.scal[S_COVERS] += 1
-        deletion(pop, hp, sc)
+        delete_after_cover(pop, hp, sc)
         members[0] = i
         count = 1
 
@@ -137,17 +143,22 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     a = pop.pairs.a
     b = pop.pairs.b
     set_num = set_numerosity(num, members, 0, count)
+    raw = hp.article_xcsf_inputs
     for k in range(count):
         i = index_at(members, k)
         exp[i] += 1
-        _offsets(a, b, i, x, dx)
+        _offsets(a, b, i, x, dx, raw)
         err = y - _prediction_at(w, i, dx)
         grad[0] = -err
         for d in range(n):
             grad[d + 1] = -err * dx[d]
         adam_step(w, pop.weights.m, pop.weights.v, pop.reals.b1t, pop.reals.b2t, i, grad, hp)
-        # The error estimate uses the prediction of the freshly updated weights (docs/algorithm.md section 5).
-        eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
+        # The error estimate uses the prediction of the freshly updated weights
+        # (docs/algorithm.md section 5), or the article's one prediction for both.
+        if hp.article_xcsf_error:
+            eps[i] += beta * (abs(err) - eps[i])
+        else:
+            eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     update_fitness(eps, kappa, F, num, members, 0, count, hp)
     refresh_fitness_sum(pop)
@@ -164,20 +175,21 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
 
 
 @njit(cache=True)
-def predict(pop, X):
-    """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches."""
-    return _predict(pop, X, None)
+def predict(pop, X, raw=False):
+    """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches. `raw`: the
+    rules predict with w . (1, x) (`article_xcsf_inputs`)."""
+    return _predict(pop, X, None, raw)
 
 
 @njit(cache=True)
-def predict_rows(pop, X, rx):
+def predict_rows(pop, X, rx, raw):
     """`predict` on the rows of the row index (X is the matrix it was built from), with the
     match sets looked up."""
-    return _predict(pop, X, rx)
+    return _predict(pop, X, rx, raw)
 
 
 @njit(cache=True)
-def _predict(pop, X, rx):
+def _predict(pop, X, rx, raw):
     P = pop.scal[S_P]
     lo = pop.bounds.lo
     hi = pop.bounds.hi
@@ -202,7 +214,7 @@ def _predict(pop, X, rx):
             i = index_at(members, k)
             f = F[i]
             sum_f += f
-            _offsets(a, b, i, x, dx)
+            _offsets(a, b, i, x, dx, raw)
             sum_fp += f * _prediction_at(w, i, dx)
         if sum_f > 0.0:
             y_hat[r] = sum_fp / sum_f
@@ -260,9 +272,10 @@ def _steps(model, X, y, order, start, stop, reshuffle):
 
 
 def _evaluate(model, X_eval):
+    raw = model.hp.article_xcsf_inputs
     if model.row_index.state[0] != 0:
-        return predict_rows(model.pop, X_eval, model.row_index)
-    return predict(model.pop, X_eval)
+        return predict_rows(model.pop, X_eval, model.row_index, raw)
+    return predict(model.pop, X_eval, raw)
 
 
 def _population_frame(model):
@@ -289,7 +302,7 @@ LEARNER = Learner(
     new_buffers=_new_buffers,
     prepare=_prepare,
     steps=_steps,
-    predict=lambda model, X: predict(model.pop, X),
+    predict=lambda model, X: predict(model.pop, X, model.hp.article_xcsf_inputs),
     evaluate=_evaluate,
     population_frame=_population_frame,
     compact=compact_xcsf, compactions=("closest",),

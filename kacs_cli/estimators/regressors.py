@@ -40,7 +40,8 @@ class KACSRegressor(LearnerRegressor):
     its default 0 is the article's m = 2n + 1.
 
     Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
-    semantics; docs/algorithm.md section 6 defaults; budget="adaptive" with N_max, budget_window,
+    semantics and the article_* switches (docs/algorithm.md, "Two semantics"); docs/algorithm.md
+    section 6 defaults; budget="adaptive" with N_max, budget_window,
     budget_cover_rate, budget_growth: docs/adaptive_budget.md). P_hash is 0.0 by default, the
     value for the generated f1-f4; pass P_hash=0.8 on real-world or your own data, as
     `kacs fit` and `kacs run` do (kacs_cli.estimators.base). And

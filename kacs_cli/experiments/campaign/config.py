@@ -9,6 +9,7 @@ A config file describes one experiment (docs/algorithm.md section 10). Example::
     #   methods: {kacs: null, kacs-adaptive: {method: kacs, budget: adaptive},
     #             kacs-guideline: {method: kacs, N: guideline}, xcsf: null}
     hyperparameters: {beta: 0.2}  # shared overrides of the docs/algorithm.md section 6 defaults
+    # one difference between prose and code: {article_mutation: true}, also per method
     benchmarks:
       - {name: f1, source: published}   # the authors' 1000-point sample at n = 10
       - {name: f3, n: 12, samples: 1000, dataset_seed: 0, variant: rotated, N: 7200}
