@@ -76,8 +76,7 @@ def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd
 # not listed here (and columns a runs.csv lacks) are not checked. The metrics' ranges are
 # their declarations' (kacs_cli/experiments/campaign/metrics.py).
 _CELL_RULES: dict[str, tuple[bool, float, float]] = {
-    **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
-    **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},
+    **{c: (True, least, math.inf) for c, least in results.COUNT_COLUMNS.items()},
     # Counts, but a table assembled from published means may hold their fractional means.
     **{m.name: (m.integer and m.name not in ("rules", "micro", "params"), m.low, m.high) for m in metrics.ALL},
 }

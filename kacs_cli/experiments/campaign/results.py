@@ -49,9 +49,9 @@ RUN_DIRS = (RECORD_DIR, CURVE_DIR, POPULATION_DIR)
 OWNED = (CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
 
 
-def _count_column():
-    """A RunRecord field written as a whole number (an empty field where a run has none)."""
-    return field(metadata={"integer": True})
+def _count_column(least: int):
+    """A RunRecord field written as a whole number >= least (an empty field where a run has none)."""
+    return field(metadata={"least": least})
 
 
 @dataclass
@@ -64,16 +64,16 @@ class RunRecord:
     benchmark: str                    # the cell label
     variant: str                      # "" for the plain function
     method: str
-    run: int = _count_column()
-    split_seed: int = _count_column()
-    seed: int = _count_column()
-    n: int = _count_column()
-    samples: int = _count_column()
-    N: int | None = _count_column()             # the budget; None for a baseline
-    iterations: int | None = _count_column()
+    run: int = _count_column(0)
+    split_seed: int = _count_column(0)
+    seed: int = _count_column(0)
+    n: int = _count_column(1)
+    samples: int = _count_column(1)
+    N: int | None = _count_column(1)             # the budget; None for a baseline
+    iterations: int | None = _count_column(1)
     # metrics.FINAL and SECONDS always, metrics.OPTIONAL where the run measured them.
     measured: dict
-    final_N: int | None = _count_column()       # the budget at the end (N unless adaptive)
+    final_N: int | None = _count_column(1)       # the budget at the end (N unless adaptive)
 
     def as_dict(self) -> dict:
         """The record file's content: RUN_COLUMNS, then the OPTIONAL_COLUMNS the run has."""
@@ -91,10 +91,16 @@ RUN_COLUMNS = tuple(c for f in _RECORD_FIELDS for c in (
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
 # without such runs is what it always was; the other rows leave it empty.
 OPTIONAL_COLUMNS = tuple(m.name for m in metrics.OPTIONAL)
-INT_COLUMNS = (*(f.name for f in _RECORD_FIELDS if f.metadata.get("integer")),
-               *(m.name for m in metrics.ALL if m.integer))
+# The counts among the record's fields, each with the least value it may take.
+COUNT_COLUMNS = {f.name: f.metadata["least"] for f in _RECORD_FIELDS if "least" in f.metadata}
+INT_COLUMNS = (*COUNT_COLUMNS, *(m.name for m in metrics.ALL if m.integer))
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
+
+
+def row_identity(row: dict) -> tuple:
+    """The IDENTITY_COLUMNS values of a record or runs.csv row, typed as a RunRef's identity."""
+    return tuple(int(row[c]) if c in COUNT_COLUMNS else str(row[c]) for c in IDENTITY_COLUMNS)
 
 
 class RunRef(Protocol):
@@ -448,7 +454,7 @@ def _runs_csv_records(out: Path, runs: Iterable[RunRef], found: dict[str, dict])
     frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
     columns = [*RUN_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in frame.columns)]
     rows = {
-        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): run_row(r)
+        row_identity(r): run_row(r)
         for r in frame[columns].to_dict("records")
     }
     extra: dict[str, dict] = {}

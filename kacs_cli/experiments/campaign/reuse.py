@@ -90,7 +90,7 @@ def find(resolved: results.ResolvedConfig, tasks: Iterable, sources: Iterable[So
         if not mapping or src_runs.empty:
             continue
         rows = {
-            (r["benchmark"], str(r["method"]), int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
+            results.row_identity(r): r
             for r in src_runs.to_dict("records")
         }
         curves = None
