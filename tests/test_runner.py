@@ -150,7 +150,7 @@ def test_the_resolved_config_reads_back_what_kacs_run_writes_and_hand_written_fo
     config = tiny_config()
     resolved = ResolvedConfig.parse(config.to_yaml())
     assert (resolved.experiment, resolved.protocol, resolved.runs, resolved.iterations) == ("tiny", "main", 3, 1000)
-    assert [c["label"] for c in resolved.cells] == [c.label for c in config.cells]
+    assert [c.label for c in resolved.cells] == [c.label for c in config.cells]
     assert resolved.methods == tuple(config.methods) and resolved.without_runs()["protocol"].get("runs") is None
     hand = ResolvedConfig.parse("experiment: e\nprotocol: Alternative\nmethods: XCSF, kacs\nbenchmarks: [f1]\n")
     assert (hand.protocol, hand.runs, hand.methods, hand.cells, hand.benchmarks) == (

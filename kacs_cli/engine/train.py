@@ -36,6 +36,10 @@ CURVE_COLUMNS = (
 _COVER_RATES = ("cover_rate", "cover_rate_inner", "cover_rate_outer")
 _RAW = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
         "covers", "covers_inner", "covers_outer", "deletions", "budget")
+# A model's errors (train_run's `final` and the curve name them alike; later layers take
+# these names for their columns).
+ERROR_KEYS = ("train_mae", "test_mae", "train_mse", "test_mse")
+_COUNT_KEYS = ("rules", "micro", "params")
 
 
 @dataclass(frozen=True)
@@ -354,14 +358,13 @@ def _final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_te
 
 # Extra metrics of a run with `refinement` (its other metrics are the refined model's): the
 # evolved model's errors, and what the refinement did.
-REFINE_KEYS = ("evolved_train_mae", "evolved_test_mae", "evolved_train_mse", "evolved_test_mse",
-               "evolved_aic", "refine_iterations", "refine_seconds")
+REFINE_KEYS = (*(f"evolved_{k}" for k in (*ERROR_KEYS, "aic")), "refine_iterations", "refine_seconds")
 
 
 def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
     """Refine the trained model on the train rows; `final` takes the refined errors and AIC,
     and keeps the evolved ones under REFINE_KEYS. Rules and parameters do not change."""
-    for key in ("train_mae", "test_mae", "train_mse", "test_mse", "aic"):
+    for key in (*ERROR_KEYS, "aic"):
         final[f"evolved_{key}"] = final[key]
     result = model.refine(X_train, y_train, seed=seed)
     _final_errors(model, final, "", X_train, y_train, X_test, y_test)
@@ -372,8 +375,8 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
 
 # Extra metrics of a run with a compaction: the compacted copy of the final model (the run's
 # own metrics stay the uncompacted model's).
-COMPACT_KEYS = ("compacted_rules", "compacted_params", "compacted_train_mae", "compacted_test_mae",
-                "compacted_train_mse", "compacted_test_mse", "compacted_seconds")
+COMPACT_KEYS = ("compacted_rules", "compacted_params", *(f"compacted_{k}" for k in ERROR_KEYS),
+                "compacted_seconds")
 
 
 def _compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
@@ -443,9 +446,8 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     cycles = counter_now() - cycles if profile else 0
     seconds = time.perf_counter() - start
     curve = model.curve_frame(raw, X_train.shape[0])
-    final = {k: curve.iloc[-1][k] for k in ("train_mae", "test_mae", "train_mse", "test_mse",
-                                            "rules", "micro", "params", "aic")}
-    for k in ("rules", "micro", "params"):
+    final = {k: curve.iloc[-1][k] for k in (*ERROR_KEYS, *_COUNT_KEYS, "aic")}
+    for k in _COUNT_KEYS:
         final[k] = int(final[k])
     final["final_N"] = model.budget_N
     final["aic"] = float(final["aic"])

@@ -49,7 +49,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     raw = load_runs(exp_dir, config)
     finished = frozenset(zip(raw["cell_id"], raw["method"], raw["run"].astype(int)))
     entries = config_benchmarks(config)
-    included = load_included(exp_dir, config, {str(e.get("label") or e["name"]) for e in entries})
+    included = load_included(exp_dir, config, {e.shown for e in entries})
     if included.runs is not None and len(included.runs):
         raw = pd.concat([included.runs, raw], ignore_index=True)
     entries = included.entries + entries  # included cells first (the SupRB table's order)

@@ -339,7 +339,7 @@ def compaction_figure(exp: ExperimentReport, path: Path) -> Path | None:
     frame = exp.compaction
     if frame is None or frame.empty:
         return None
-    error = "mse" if exp.protocol == "alternative" else "mae"
+    error = exp.error
     cells = list(dict.fromkeys(frame["cell"]))
     fig, axes = _grid(len(cells))
     for ax, cell in zip(axes, cells):
@@ -375,7 +375,7 @@ def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path]
     curves = curvestore.group(every, exp.finished)
     stray = len(every) - sum(len(r) for m in curves.values() for r in m.values())
     panels = curve_panels(exp, curves)
-    error = "mse" if exp.protocol == "alternative" else "mae"
+    error = exp.error
     word = error.upper()
     written: list[Path] = []
     notes: list[str] = []

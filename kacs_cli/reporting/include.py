@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from kacs_cli.experiments.campaign import results
-from kacs_cli.reporting.loading import config_benchmarks, load_config, load_runs
+from kacs_cli.reporting.loading import PlannedCell, config_benchmarks, load_config, load_runs
 
 # What must agree between an experiment and one it includes cells from.
 SHARED_SETTINGS = ("semantics", "methods", "protocol", "iterations", "eval_every")
@@ -70,10 +70,10 @@ def _differences(ours: results.ResolvedConfig, theirs: results.ResolvedConfig) -
     return out
 
 
-def _cell_matches(cell: dict, wanted: list[str] | None) -> bool:
+def _cell_matches(cell: PlannedCell, wanted: tuple[str, ...] | None) -> bool:
     if wanted is None:
         return True
-    names = {str(cell.get("label", "")).lower(), str(cell.get("name", "")).lower()}
+    names = {(cell.label or "").lower(), cell.name.lower()}
     return bool(names & {w.lower() for w in wanted})
 
 
@@ -82,8 +82,7 @@ def load_included(exp_dir: Path, config: results.ResolvedConfig, own_labels: set
     result = Included()
     frames = []
     for spec in config.includes:
-        name = str(spec["experiment"])
-        wanted = spec.get("benchmarks")
+        name, wanted = spec.experiment, spec.benchmarks
         what = ", ".join(wanted) if wanted else "every cell"
         folder = find_sibling(exp_dir, name)
         if folder is None:
@@ -94,11 +93,11 @@ def load_included(exp_dir: Path, config: results.ResolvedConfig, own_labels: set
             continue
         other = load_config(folder)
         entries = [e for e in config_benchmarks(other) if _cell_matches(e, wanted)]
-        labels = {str(e.get("label") or e["name"]) for e in entries}
+        labels = {e.shown for e in entries}
         clash = sorted(labels & own_labels)
         if clash:
             result.notes.append(f"{', '.join(clash)} from {name} left out: this experiment has cells of that name")
-            entries = [e for e in entries if str(e.get("label") or e["name"]) not in clash]
+            entries = [e for e in entries if e.shown not in clash]
             labels -= set(clash)
         if wanted:
             absent = [w for w in wanted if not any(_cell_matches(e, [w]) for e in entries) and w not in clash]
@@ -108,7 +107,7 @@ def load_included(exp_dir: Path, config: results.ResolvedConfig, own_labels: set
         runs = runs[runs["cell_id"].isin(labels)]
         frames.append(runs)
         result.entries += entries
-        shown = ", ".join(str(e.get("label") or e["name"]) for e in entries) or "no cells"
+        shown = ", ".join(e.shown for e in entries) or "no cells"
         result.sources.append(f"{shown} from `{_display(folder, exp_dir)}`")
         diffs = _differences(config, other)
         if diffs:

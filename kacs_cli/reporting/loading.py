@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -21,8 +22,8 @@ from kacs_cli.engine import registry
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import metrics, results
-from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
-from kacs_cli.experiments.data.protocols import PROTOCOLS
+from kacs_cli.experiments.campaign.resolved import int_or_none
+from kacs_cli.experiments.data.protocols import DEFAULT_PROTOCOL, METRICS, PROTOCOLS
 from kacs_cli.reporting.model import (BENCHMARK_ORDER, CELL_KEY, METHODS, PLAIN_VARIANTS,
                                       Cell, ExperimentReport)
 
@@ -54,7 +55,7 @@ def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd
     runs["benchmark"] = runs["benchmark"].astype(str).str.strip()
     runs["cell_id"] = runs["benchmark"]
     # The runner writes its cell label (f3-n12) there; the config's cells name the benchmark.
-    names = {e["label"]: str(e["name"]) for e in config_benchmarks(config) if e.get("label")} if config else {}
+    names = {e.label: e.name for e in config_benchmarks(config) if e.label} if config else {}
     if names:
         runs["benchmark"] = runs["cell_id"].map(lambda c: names.get(c, c))
     runs["method"] = runs["method"].astype(str).str.strip().str.lower()
@@ -75,8 +76,7 @@ def load_runs(exp_dir: Path, config: results.ResolvedConfig | None = None) -> pd
 # not listed here (and columns a runs.csv lacks) are not checked. The metrics' ranges are
 # their declarations' (kacs_cli/experiments/campaign/metrics.py).
 _CELL_RULES: dict[str, tuple[bool, float, float]] = {
-    **{c: (True, 0, math.inf) for c in ("run", "split_seed", "seed")},
-    **{c: (True, 1, math.inf) for c in ("n", "samples", "N", "iterations", "final_N")},
+    **{c: (True, least, math.inf) for c, least in results.COUNT_COLUMNS.items()},
     # Counts, but a table assembled from published means may hold their fractional means.
     **{m.name: (m.integer and m.name not in ("rules", "micro", "params"), m.low, m.high) for m in metrics.ALL},
 }
@@ -157,21 +157,15 @@ def variant_text(value: Any) -> str:
     return str(value).strip()
 
 
-def int_or_none(value: Any) -> int | None:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return int(round(f)) if math.isfinite(f) else None
-
-
 def protocol_of(config: results.ResolvedConfig, runs: pd.DataFrame) -> tuple[str, int | None]:
     name, expected = config.protocol, config.runs
-    if name not in PROTOCOL_METRICS:
-        # No (known) protocol recorded: the error columns the runner filled tell.
-        has_mae = "test_mae" in runs.columns and runs["test_mae"].notna().any()
-        has_mse = "test_mse" in runs.columns and runs["test_mse"].notna().any()
-        name = "alternative" if (has_mse and not has_mae) else "main"
+    if name not in PROTOCOLS:
+        # No (known) protocol recorded: the error columns the runner filled tell, when only
+        # one protocol's error is filled.
+        filled = {error for error in METRICS
+                  if f"test_{error}" in runs.columns and runs[f"test_{error}"].notna().any()}
+        named = [p for p, protocol in PROTOCOLS.items() if {protocol.metric} == filled]
+        name = named[0] if named else DEFAULT_PROTOCOL
     if expected is None:
         expected = PROTOCOLS[name].runs if name in PROTOCOLS else None
     return name, expected
@@ -181,65 +175,68 @@ def config_methods(config: results.ResolvedConfig) -> list[str]:
     return list(config.methods) or list(METHODS)
 
 
-def config_benchmarks(config: results.ResolvedConfig) -> list[dict]:
-    """Planned cells as entries {name, variant, n, samples, N[, label]}.
+@dataclass(frozen=True)
+class PlannedCell:
+    """A cell the config plans, as the report matches it to runs: one of a resolved config's
+    cells, or an entry of a hand-written config's `benchmarks`, whose values are as written
+    (a key it leaves out, None, matches anything)."""
 
-    The runner's resolved config lists `cells` (label, benchmark, n, samples, variant and
-    per-method hyperparameters holding N); a hand-written one lists `benchmarks`.
-    """
+    name: str
+    label: str | None = None
+    variant: Any = None
+    n: Any = None
+    samples: Any = None
+    N: Any = None
+
+    @property
+    def shown(self) -> str:
+        """Its cell label, else its benchmark."""
+        return self.label or self.name
+
+
+def config_benchmarks(config: results.ResolvedConfig) -> list[PlannedCell]:
+    """The planned cells: the runner's resolved `cells` (N where every method shares one), or
+    a hand-written config's `benchmarks` (names, or mappings with a name)."""
     if config.cells:
-        out = []
-        for c in config.cells:
-            hyper = c.get("hyperparameters") if isinstance(c.get("hyperparameters"), dict) else {}
-            budgets = {int_or_none(h.get("N")) for h in hyper.values() if isinstance(h, dict)}
-            out.append(
-                {
-                    "label": str(c["label"]),
-                    "name": str(c.get("benchmark") or c["label"]),
-                    "variant": c.get("variant"),
-                    "n": c.get("n"),
-                    "samples": c.get("samples"),
-                    "N": budgets.pop() if len(budgets) == 1 else None,
-                }
-            )
-        return out
+        return [PlannedCell(c.benchmark, c.label, c.variant, c.n, c.samples, c.N) for c in config.cells]
     out = []
     for b in config.benchmarks:
         if isinstance(b, str):
-            out.append({"name": b})
+            out.append(PlannedCell(b))
         elif isinstance(b, dict) and b.get("name"):
-            out.append(b)
+            out.append(PlannedCell(str(b["name"]), str(b["label"]) if b.get("label") else None,
+                                   *(b.get(k) for k in ("variant", "n", "samples", "N"))))
     return out
 
 
-def entry_matches(entry: dict, cell: Cell) -> bool:
-    """Does a config benchmark entry describe this cell? Keys the entry leaves out match anything,
-    except the variant: an entry without one means the plain function."""
-    if entry.get("label"):
-        return str(entry["label"]) == cell.cell_id
-    if str(entry["name"]).strip().lower() != cell.benchmark.lower():
+def entry_matches(entry: PlannedCell, cell: Cell) -> bool:
+    """Does a planned cell describe this cell? Values it leaves out match anything, except the
+    variant: an entry without one means the plain function."""
+    if entry.label:
+        return entry.label == cell.cell_id
+    if entry.name.strip().lower() != cell.benchmark.lower():
         return False
-    want = variant_text(entry.get("variant"))
+    want = variant_text(entry.variant)
     if want.lower() in PLAIN_VARIANTS:
         if not cell.plain_variant:
             return False
     elif want.lower() != cell.variant.lower():
         return False
     for key in ("n", "samples", "N"):
-        want_value = int_or_none(entry.get(key))
+        want_value = int_or_none(getattr(entry, key))
         if want_value is not None and getattr(cell, key) is not None and want_value != getattr(cell, key):
             return False
     return True
 
 
-def describe_entry(entry: dict) -> str:
-    parts = [str(entry["name"])]
-    variant = variant_text(entry.get("variant"))
+def describe_entry(entry: PlannedCell) -> str:
+    parts = [entry.name]
+    variant = variant_text(entry.variant)
     if variant.lower() not in PLAIN_VARIANTS:
         parts.append(variant)
-    extras = [f"{k}={entry[k]}" for k in ("n", "samples", "N") if entry.get(k) is not None]
+    extras = [f"{k}={getattr(entry, k)}" for k in ("n", "samples", "N") if getattr(entry, k) is not None]
     text = " ".join(parts) + (f" ({', '.join(extras)})" if extras else "")
-    return text + (f" [{entry['label']}]" if entry.get("label") and entry["label"] != entry["name"] else "")
+    return text + (f" [{entry.label}]" if entry.label and entry.label != entry.name else "")
 
 
 def modal(values: Iterable[int | None]) -> int | None:
@@ -293,7 +290,7 @@ def label_cells(cells: list[Cell]) -> list[Cell]:
     return [Cell(c.cell_id, c.benchmark, c.variant, c.n, c.samples, c.N, label=labels[c.key]) for c in cells]
 
 
-def _order_cells(cells: list[Cell], entries: list[dict]) -> list[Cell]:
+def _order_cells(cells: list[Cell], entries: list[PlannedCell]) -> list[Cell]:
     def config_index(c: Cell) -> int:
         for i, e in enumerate(entries):
             if entry_matches(e, c):
@@ -321,7 +318,7 @@ def _order_cells(cells: list[Cell], entries: list[dict]) -> list[Cell]:
     )
 
 
-def cells_of(runs: pd.DataFrame, entries: list[dict]) -> list[Cell]:
+def cells_of(runs: pd.DataFrame, entries: list[PlannedCell]) -> list[Cell]:
     seen: dict[tuple, Cell] = {}
     for row in runs[["cell_id", *CELL_KEY]].drop_duplicates().itertuples(index=False):
         cell = Cell(
@@ -417,8 +414,4 @@ def cell_values(runs: pd.DataFrame, cell: Cell, method: str, metric: str) -> np.
 def planned_methods(config: results.ResolvedConfig) -> dict[str, list[str]]:
     """Methods of each cell of a resolved config (by label): its own `methods`, else the
     methods it has hyperparameters for."""
-    out = {}
-    for c in config.cells or ():
-        names = c.get("methods") or list((c.get("hyperparameters") or {}).keys())
-        out[str(c["label"])] = [str(m).strip().lower() for m in names]
-    return out
+    return {c.label: [m.strip().lower() for m in c.methods or c.settings] for c in config.cells or ()}

@@ -13,6 +13,7 @@ import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
 from kacs_cli.experiments.data import benchmarks
+from kacs_cli.experiments.data.protocols import protocol_or_default
 
 # The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
 # proposal (engine/registry.py holds the pair).
@@ -89,13 +90,18 @@ class ExperimentReport:
     finished: frozenset | None = None
 
     @property
+    def error(self) -> str:
+        """The error its tables compare the methods by: its protocol's ("mae" or "mse")."""
+        return protocol_or_default(self.protocol).metric
+
+    @property
     def error_word(self) -> str:
-        return "MSE" if self.protocol == "alternative" else "MAE"
+        return self.error.upper()
 
     @property
     def target_word(self) -> str:
         # docs/algorithm.md section 1: min-max to [-1, 1] (main) or standardized with the train split (alternative)
-        return "standardized" if self.protocol == "alternative" else "normalized"
+        return "standardized" if protocol_or_default(self.protocol).target == "standard" else "normalized"
 
 
 @dataclass

@@ -25,7 +25,7 @@ EVOLVED = "evolved_"
 
 
 def error_metric(exp: ExperimentReport) -> str:
-    return "test_mse" if exp.protocol == "alternative" else "test_mae"
+    return f"test_{exp.error}"
 
 
 def groups(exp: ExperimentReport, runs: pd.DataFrame, column: str) -> list[tuple]:

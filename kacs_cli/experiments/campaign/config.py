@@ -63,7 +63,7 @@ from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.cells import Cell, assign_labels, benchmark_entry
 from kacs_cli.experiments.campaign.methods import (baseline_specs, cell_methods, cell_params, hyperparameter_overrides,
                                           parse_methods)
-from kacs_cli.experiments.data.protocols import PROTOCOLS, Protocol, run_plan
+from kacs_cli.experiments.data.protocols import DEFAULT_PROTOCOL, PROTOCOLS, Protocol, run_plan
 from kacs_cli.experiments.campaign.schema import (SAFE_LABEL, choice, fail, load_yaml, mapping, nonempty_text, number,
                                          safe_name, type_name, whole)
 
@@ -170,11 +170,11 @@ def load_config(
 
 def _protocol(value: Any, runs_override: int | None) -> Protocol:
     if value is None:
-        value = {"name": "main"}
+        value = {"name": DEFAULT_PROTOCOL}
     if isinstance(value, str):
         value = {"name": value}
     spec = mapping(value, "protocol", PROTOCOL_KEYS, "protocol options (name, runs, train_fraction)")
-    name = choice(spec.get("name", "main"), "protocol.name", PROTOCOLS)
+    name = choice(spec.get("name", DEFAULT_PROTOCOL), "protocol.name", PROTOCOLS)
     base = PROTOCOLS[name]
     runs = whole(spec["runs"], "protocol.runs", 1) if "runs" in spec else base.runs
     where = "protocol.runs"

@@ -108,19 +108,14 @@ def _plain(value):
     return value
 
 
-def _record_head(task: Task, settings: RunSettings, X: np.ndarray) -> dict:
-    """The columns that say which run a record is, shared by learners and baselines."""
-    return {
-        "experiment": settings.experiment,
-        "benchmark": task.cell.label,
-        "variant": task.cell.data.variant or "",
-        "method": task.method,
-        "run": task.run,
-        "split_seed": task.split_seed,
-        "seed": task.seed,
-        "n": int(X.shape[1]),
-        "samples": int(X.shape[0]),
-    }
+def _record(task: Task, settings: RunSettings, X: np.ndarray, *, N: int | None, iterations: int | None,
+            measured: dict, final_N: int | None) -> results.RunRecord:
+    """A run's record: which run it is (shared by learners and baselines) and what it measured."""
+    return results.RunRecord(
+        experiment=settings.experiment, benchmark=task.cell.label, variant=task.cell.data.variant or "",
+        method=task.method, run=task.run, split_seed=task.split_seed, seed=task.seed,
+        n=int(X.shape[1]), samples=int(X.shape[0]), N=N, iterations=iterations, measured=measured,
+        final_N=final_N)
 
 
 def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
@@ -144,21 +139,17 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
         params=params if chosen is None else params.with_overrides(N=chosen.chosen_N),
         iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
     )
-    record = _record_head(task, settings, X)
-    record["N"] = int(params.N)
-    record["iterations"] = settings.iterations
-    for metric in metrics.FINAL:
-        value = _plain(result.final[metric.name])
-        record[metric.name] = int(value) if metric.integer else value
-    record["seconds"] = float(result.seconds)
-    # The budget at the end of the run: N itself unless budget: adaptive grew it.
-    record["final_N"] = int(result.final["final_N"])
-    for key in results.OPTIONAL_COLUMNS:
-        if key in result.final:
-            record[key] = _plain(result.final[key])
+    # The engine's result names each final metric as its runs.csv column (metrics.py).
+    measured = {m.name: _plain(result.final[m.name]) for m in metrics.FINAL}
+    measured.update((m.name, int(measured[m.name])) for m in metrics.FINAL if m.integer)
+    measured[metrics.SECONDS.name] = float(result.seconds)
+    measured.update((m.name, _plain(result.final[m.name])) for m in metrics.OPTIONAL if m.name in result.final)
     if chosen is not None:
-        record["capacity_N"], record["capacity_seconds"] = int(chosen.chosen_N), float(chosen.seconds)
-    return results.RunOutput(task.key, record, result.curve, result.population)
+        measured["capacity_N"], measured["capacity_seconds"] = int(chosen.chosen_N), float(chosen.seconds)
+    # The budget at the end of the run: N itself unless budget: adaptive grew it.
+    record = _record(task, settings, X, N=int(params.N), iterations=settings.iterations, measured=measured,
+                     final_N=int(result.final["final_N"]))
+    return results.RunOutput(task.key, record.as_dict(), result.curve, result.population)
 
 
 def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> results.RunOutput:
@@ -166,15 +157,12 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -
     run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
     spec = task.cell.params[task.method]
     fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
-    record = _record_head(task, settings, X)
-    record.update(N=None, iterations=spec.iterations)
-    record["train_mae"], record["train_mse"] = batch_errors(fitted.y_train, split.y_train)
-    record["test_mae"], record["test_mse"] = batch_errors(fitted.y_test, split.y_test)
-    record.update(rules=None, micro=None, params=fitted.params)
-    record["aic"] = (math.nan if fitted.params is None
-                     else float(aic(split.X_train.shape[0], record["train_mse"], fitted.params)))
-    for key in ("cover_rate", "cover_rate_inner", "cover_rate_outer"):
-        record[key] = math.nan
-    record["seconds"] = float(fitted.seconds)
-    record["final_N"] = None
-    return results.RunOutput(task.key, record, pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())
+    measured = dict.fromkeys((m.name for m in metrics.FINAL), math.nan)
+    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train)
+    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test)
+    measured.update(rules=None, micro=None, params=fitted.params)
+    if fitted.params is not None:
+        measured["aic"] = float(aic(split.X_train.shape[0], measured["train_mse"], fitted.params))
+    measured[metrics.SECONDS.name] = float(fitted.seconds)
+    record = _record(task, settings, X, N=None, iterations=spec.iterations, measured=measured, final_N=None)
+    return results.RunOutput(task.key, record.as_dict(), pd.DataFrame(columns=list(CURVE_COLUMNS)), pd.DataFrame())

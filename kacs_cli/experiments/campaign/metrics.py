@@ -11,8 +11,7 @@ import math
 from dataclasses import dataclass
 
 from kacs_cli.engine.train import COMPACT_KEYS, REFINE_KEYS
-
-MAIN, ALTERNATIVE = "main", "alternative"
+from kacs_cli.experiments.data.protocols import PROTOCOLS, protocol_or_default
 
 
 @dataclass(frozen=True)
@@ -23,23 +22,25 @@ class Metric:
     whole: bool = False     # printed without decimals: counts, and AIC, whose decimals say nothing
     low: float = 0.0        # the range a value of the column may take
     high: float = math.inf
-    protocols: tuple[str, ...] = ()  # the protocols whose report tables compare the methods by it
+    # The report's tables of every protocol compare the methods by it (each protocol's train
+    # and test error besides: `protocol_metrics`).
+    compared: bool = False
     # Every metric compared so far is: the ranks, the +/-/~ symbols and the bold best mean
     # of the report assume it (kacs_cli/reporting/stats.py, kstats.py).
     lower_is_better: bool = True
 
 
-# A trained model's final evaluation (the engine's TrainResult.final), in runs.csv's order;
-# the report's tables of a protocol list its metrics in this order too.
+# A trained model's final evaluation (the engine's TrainResult.final, whose keys are these
+# names), in runs.csv's order; the report's tables of a protocol list its metrics in this order too.
 FINAL = (
-    Metric("train_mae", "train MAE", protocols=(MAIN,)),
-    Metric("test_mae", "test MAE", protocols=(MAIN,)),
-    Metric("train_mse", "train MSE", protocols=(ALTERNATIVE,)),
-    Metric("test_mse", "test MSE", protocols=(ALTERNATIVE,)),
-    Metric("rules", "rules", integer=True, whole=True, protocols=(MAIN, ALTERNATIVE)),
+    Metric("train_mae", "train MAE"),
+    Metric("test_mae", "test MAE"),
+    Metric("train_mse", "train MSE"),
+    Metric("test_mse", "test MSE"),
+    Metric("rules", "rules", integer=True, whole=True, compared=True),
     Metric("micro", "micro", integer=True, whole=True),
-    Metric("params", "params", integer=True, whole=True, protocols=(MAIN, ALTERNATIVE)),
-    Metric("aic", "AIC", whole=True, low=-math.inf, protocols=(MAIN, ALTERNATIVE)),
+    Metric("params", "params", integer=True, whole=True, compared=True),
+    Metric("aic", "AIC", whole=True, low=-math.inf, compared=True),
     Metric("cover_rate", "cover rate", high=1.0),
     Metric("cover_rate_inner", "inner cover rate", high=1.0),
     Metric("cover_rate_outer", "outer cover rate", high=1.0),
@@ -54,7 +55,7 @@ def _later(key: str) -> Metric:
     prefix, base = key.split("_", 1)
     if base == "iterations":
         return Metric(key, "refinement iterations", integer=True, whole=True)
-    return dataclasses.replace(_BY_BASE[base], name=key, label=f"{prefix} {_BY_BASE[base].label}", protocols=())
+    return dataclasses.replace(_BY_BASE[base], name=key, label=f"{prefix} {_BY_BASE[base].label}", compared=False)
 
 
 # A run with `capacity: search`: the budget it chose and the search's training time.
@@ -67,8 +68,16 @@ BY_NAME = {m.name: m for m in ALL}
 # The column measuring each final metric on the compacted model (COMPACT_KEYS): a compacted
 # run's final model is that one, and a final metric missing here was not measured on it.
 COMPACTED_OF = {m.name: f"compacted_{m.name}" for m in FINAL if f"compacted_{m.name}" in BY_NAME}
-# The report's columns of each protocol: its train and test error first.
-PROTOCOL_METRICS = {p: tuple(m.name for m in FINAL if p in m.protocols) for p in (MAIN, ALTERNATIVE)}
+
+
+def protocol_metrics(protocol: str) -> tuple[str, ...]:
+    """The report's columns of a protocol: its train and test error (the protocol's `metric`),
+    then the metrics every protocol compares by."""
+    error = protocol_or_default(protocol).metric
+    return (f"train_{error}", f"test_{error}", *(m.name for m in FINAL if m.compared))
+
+
+PROTOCOL_METRICS = {p: protocol_metrics(p) for p in PROTOCOLS}
 
 
 def metric_label(name: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -30,6 +30,7 @@ import yaml
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import metrics
+from kacs_cli.experiments.campaign.resolved import Include, ResolvedCell
 
 try:
     import fcntl
@@ -47,22 +48,59 @@ RUN_DIRS = (RECORD_DIR, CURVE_DIR, POPULATION_DIR)
 # What --force deletes: the runner's own files, nothing else a user keeps in the folder.
 OWNED = (CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
 
-# What a run measured (metrics.py declares each) after what says which run it is and how it ran.
-RUN_COLUMNS = (
-    "experiment", "benchmark", "variant", "method", "run", "split_seed", "seed", "n", "samples",
-    "N", "iterations", *(m.name for m in metrics.FINAL), metrics.SECONDS.name, "final_N",
-)
-# final_N came after results were committed: a record or runs.csv without it still counts as
-# a finished run, with final_N = N (a fixed budget; see `fill_later_columns`).
-FINAL_KEYS = tuple(m.name for m in metrics.FINAL)
+
+def _count_column(least: int):
+    """A RunRecord field written as a whole number >= least (an empty field where a run has none)."""
+    return field(metadata={"least": least})
+
+
+@dataclass
+class RunRecord:
+    """One finished run as its record file and its runs.csv row hold it, for a learner and a
+    baseline alike: what says which run it is and how it ran (these fields, in runs.csv's
+    order), then what it measured (metrics.py declares each column)."""
+
+    experiment: str
+    benchmark: str                    # the cell label
+    variant: str                      # "" for the plain function
+    method: str
+    run: int = _count_column(0)
+    split_seed: int = _count_column(0)
+    seed: int = _count_column(0)
+    n: int = _count_column(1)
+    samples: int = _count_column(1)
+    N: int | None = _count_column(1)             # the budget; None for a baseline
+    iterations: int | None = _count_column(1)
+    # metrics.FINAL and SECONDS always, metrics.OPTIONAL where the run measured them.
+    measured: dict
+    final_N: int | None = _count_column(1)       # the budget at the end (N unless adaptive)
+
+    def as_dict(self) -> dict:
+        """The record file's content: RUN_COLUMNS, then the OPTIONAL_COLUMNS the run has."""
+        head = {f.name: getattr(self, f.name) for f in _RECORD_FIELDS if f.name != "measured"}
+        out = {c: head[c] if c in head else self.measured[c] for c in RUN_COLUMNS}
+        out.update((c, self.measured[c]) for c in OPTIONAL_COLUMNS if c in self.measured)
+        return out
+
+
+_RECORD_FIELDS = fields(RunRecord)
+# runs.csv's columns: the record's fields with the metrics every run has in place of `measured`.
+RUN_COLUMNS = tuple(c for f in _RECORD_FIELDS for c in (
+    (*(m.name for m in metrics.FINAL), metrics.SECONDS.name) if f.name == "measured" else (f.name,)))
 # Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
 # without such runs is what it always was; the other rows leave it empty.
 OPTIONAL_COLUMNS = tuple(m.name for m in metrics.OPTIONAL)
-INT_COLUMNS = ("run", "split_seed", "seed", "n", "samples", "N", "iterations", "final_N",
-               *(m.name for m in metrics.ALL if m.integer))
+# The counts among the record's fields, each with the least value it may take.
+COUNT_COLUMNS = {f.name: f.metadata["least"] for f in _RECORD_FIELDS if "least" in f.metadata}
+INT_COLUMNS = (*COUNT_COLUMNS, *(m.name for m in metrics.ALL if m.integer))
 # The columns that say which run a row is (the rest are what it measured).
 IDENTITY_COLUMNS = ("benchmark", "method", "run", "split_seed", "seed")
+
+
+def row_identity(row: dict) -> tuple:
+    """The IDENTITY_COLUMNS values of a record or runs.csv row, typed as a RunRef's identity."""
+    return tuple(int(row[c]) if c in COUNT_COLUMNS else str(row[c]) for c in IDENTITY_COLUMNS)
 
 
 class RunRef(Protocol):
@@ -166,12 +204,12 @@ class ResolvedConfig:
     iterations: int | None
     semantics: str | None
     methods: tuple[str, ...]
-    # The runner's cells (label, data, methods, hyperparameters), each a mapping with a label;
-    # None where the file lists none (a hand-written config lists `benchmarks` instead).
-    cells: tuple[dict, ...] | None
+    # The runner's cells, those written as a mapping with a label; None where the file lists
+    # none (a hand-written config lists `benchmarks` instead).
+    cells: tuple[ResolvedCell, ...] | None
     benchmarks: tuple[Any, ...]     # a hand-written config's benchmark entries, as written
     method_engines: dict            # method label -> its engine or baseline, where they differ
-    includes: tuple[dict, ...]      # `report: {include: ...}` entries naming an experiment
+    includes: tuple[Include, ...]   # `report: {include: ...}` entries naming an experiment
 
     @classmethod
     def of(cls, data: dict) -> "ResolvedConfig":
@@ -190,11 +228,11 @@ class ResolvedConfig:
             iterations=_count(data.get("iterations")),
             semantics=None if data.get("semantics") is None else str(data["semantics"]),
             methods=_names(data.get("methods")),
-            cells=(tuple(c for c in cells if isinstance(c, dict) and c.get("label"))
+            cells=(tuple(ResolvedCell.of(c) for c in cells if isinstance(c, dict) and c.get("label"))
                    if isinstance(cells, list) else None),
             benchmarks=tuple(data["benchmarks"]) if isinstance(data.get("benchmarks"), list) else (),
             method_engines=data.get("method_engines") if isinstance(data.get("method_engines"), dict) else {},
-            includes=tuple(i for i in includes or () if isinstance(i, dict) and i.get("experiment")),
+            includes=tuple(Include.of(i) for i in includes or () if isinstance(i, dict) and i.get("experiment")),
         )
 
     @classmethod
@@ -220,6 +258,10 @@ class ResolvedConfig:
         except (OSError, UnicodeDecodeError) as exc:
             raise UnreadableConfig(f"cannot read {path} ({exc})") from None
         return cls.parse(text, path)
+
+    def with_cells(self, cells: Iterable[ResolvedCell]) -> "ResolvedConfig":
+        """These settings with other cells."""
+        return ResolvedConfig.of({**self.data, "cells": [c.written for c in cells]})
 
     def without_runs(self) -> dict:
         """The settings without the run count, which may grow in a finished folder: run r has
@@ -280,7 +322,8 @@ def _check_runs_row(path: Path, line: int, header: list[str], row: list[str]) ->
 
 
 def fill_later_columns(record: dict) -> None:
-    """A run finished before `final_N` was recorded had a fixed budget: final_N = N."""
+    """A run finished before `final_N` was recorded had a fixed budget: final_N = N (such a
+    record or runs.csv row still counts as a finished run)."""
     if "final_N" not in record and "N" in record:
         record["final_N"] = record["N"]
 
@@ -411,7 +454,7 @@ def _runs_csv_records(out: Path, runs: Iterable[RunRef], found: dict[str, dict])
     frame["variant"] = frame["variant"].astype(object).where(frame["variant"].notna(), "").astype(str)
     columns = [*RUN_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in frame.columns)]
     rows = {
-        (r["benchmark"], r["method"], int(r["run"]), int(r["split_seed"]), int(r["seed"])): run_row(r)
+        row_identity(r): run_row(r)
         for r in frame[columns].to_dict("records")
     }
     extra: dict[str, dict] = {}

@@ -24,8 +24,6 @@ import pandas as pd
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import curvestore, results
 
-# Fields of a resolved cell that name it or list its methods rather than say what its data are.
-_NOT_DATA = ("label", "hyperparameters", "methods")
 _SHARED = ("semantics", "iterations", "eval_every")
 
 
@@ -43,12 +41,10 @@ def run_identities(resolved: results.ResolvedConfig) -> dict[str, list[tuple[str
     shared = {k: resolved.data.get(k) for k in _SHARED}
     out: dict[str, list[tuple[str, str]]] = {}
     for cell in resolved.cells or ():
-        data = {k: v for k, v in cell.items() if k not in _NOT_DATA}
-        hyperparameters = cell.get("hyperparameters") or {}
-        for method in cell.get("methods") or resolved.methods:
-            identity = json.dumps([shared, protocol, data, resolved.method_engines.get(method, method),
-                                   hyperparameters.get(method)], sort_keys=True)
-            out.setdefault(identity, []).append((cell["label"], method))
+        for method in cell.methods or resolved.methods:
+            identity = json.dumps([shared, protocol, cell.data, resolved.method_engines.get(method, method),
+                                   cell.settings_of(method)], sort_keys=True)
+            out.setdefault(identity, []).append((cell.label, method))
     return out
 
 
@@ -94,7 +90,7 @@ def find(resolved: results.ResolvedConfig, tasks: Iterable, sources: Iterable[So
         if not mapping or src_runs.empty:
             continue
         rows = {
-            (r["benchmark"], str(r["method"]), int(r["run"]), int(r["split_seed"]), int(r["seed"])): r
+            results.row_identity(r): r
             for r in src_runs.to_dict("records")
         }
         curves = None

@@ -29,6 +29,7 @@ from kacs_cli.scaling import collapse_message, collapsed
 from kacs_cli.experiments.campaign import curvestore, results, reuse, workers
 from kacs_cli.experiments.campaign.cells import Cell
 from kacs_cli.experiments.campaign.config import ExperimentConfig
+from kacs_cli.experiments.campaign.resolved import MethodSettings, ResolvedCell
 from kacs_cli.experiments.campaign.execution import RunSettings, load_cell_data, missing_data, missing_message
 from kacs_cli.experiments.data.protocols import make_split
 from kacs_cli.experiments.campaign.tasks import Task, estimate_cost, expand_tasks, select_cells, select_methods
@@ -92,33 +93,37 @@ def write_curves_aggregate(out: Path, row_order: list[str], records: dict[str, d
     curvestore.update_aggregate(out, [key for key in row_order if key in records])
 
 
-def _config_differences(old: dict, new: dict) -> list[str]:
+def _config_differences(old: results.ResolvedConfig, new: results.ResolvedConfig) -> list[str]:
+    """The settings that differ between two resolved configs, the run count left out: run r
+    has the same seeds whatever the count."""
+    old_data, new_data = old.without_runs(), new.without_runs()
     diffs = []
-    for key in sorted(set(old) | set(new), key=lambda k: list(new).index(k) if k in new else 99):
+    for key in sorted(set(old_data) | set(new_data), key=lambda k: list(new_data).index(k) if k in new_data else 99):
         # description, report settings and reused folders change no run: results stay valid
         # across them
-        if key in ("description", "report", "reuse") or old.get(key) == new.get(key):
+        if key in ("description", "report", "reuse") or old_data.get(key) == new_data.get(key):
             continue
-        if key == "cells" and isinstance(old.get(key), list) and isinstance(new.get(key), list):
-            old_cells = {c.get("label"): c for c in old[key] if isinstance(c, dict)}
-            new_cells = {c.get("label"): c for c in new[key]}
-            changed = [l for l in new_cells if l in old_cells and old_cells[l] != new_cells[l]]
-            added = [l for l in new_cells if l not in old_cells]
-            removed = [l for l in old_cells if l not in new_cells]
-            detail = []
-            if changed:
-                detail.append("changed " + ", ".join(map(str, changed)))
-            if added:
-                detail.append("new " + ", ".join(map(str, added)))
-            if removed:
-                detail.append("without " + ", ".join(map(str, removed)))
-            diffs.append(f"benchmarks ({'; '.join(detail) or 'order'})")
-        elif key == "protocol" and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
-            diffs.extend(f"protocol.{k}" for k in new[key] if old[key].get(k) != new[key].get(k))
-            diffs.extend(f"protocol.{k}" for k in old[key] if k not in new[key])
+        if key == "cells" and old.cells is not None and new.cells is not None:
+            diffs.append(f"benchmarks ({_cell_differences(old.cells, new.cells)})")
+        elif key == "protocol" and isinstance(old_data.get(key), dict) and isinstance(new_data.get(key), dict):
+            diffs.extend(f"protocol.{k}" for k in new_data[key] if old_data[key].get(k) != new_data[key].get(k))
+            diffs.extend(f"protocol.{k}" for k in old_data[key] if k not in new_data[key])
         else:
             diffs.append(str(key))
     return diffs
+
+
+def _cell_differences(old: Iterable[ResolvedCell], new: Iterable[ResolvedCell]) -> str:
+    """Which cells changed, came or went (by label); "order" when only their order differs."""
+    old_cells = {c.label: c.written for c in old}
+    new_cells = {c.label: c.written for c in new}
+    detail = []
+    for word, labels in (("changed", [l for l in new_cells if l in old_cells and old_cells[l] != new_cells[l]]),
+                         ("new", [l for l in new_cells if l not in old_cells]),
+                         ("without", [l for l in old_cells if l not in new_cells])):
+        if labels:
+            detail.append(f"{word} {', '.join(labels)}")
+    return "; ".join(detail) or "order"
 
 
 def _unavailable(config: ExperimentConfig) -> dict[str, str]:
@@ -134,19 +139,25 @@ def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig,
     be asked for its other parameters, and a finished folder must not be refused for that."""
     if not unavailable or old.cells is None or new.cells is None:
         return new
-    recorded = {c["label"]: c for c in old.cells}
+    recorded = {c.label: c for c in old.cells}
     cells = []
     for cell in new.cells:
-        before = recorded.get(cell["label"], {}).get("hyperparameters") or {}
-        hyper = dict(cell.get("hyperparameters") or {})
+        before = recorded[cell.label].settings if cell.label in recorded else {}
+        settings = dict(cell.settings)
         for method in unavailable:
-            mine, theirs = hyper.get(method), before.get(method) if isinstance(before, dict) else None
-            if (isinstance(mine, dict) and isinstance(theirs, dict) and mine.get("estimator") == theirs.get("estimator")
-                    and isinstance(theirs.get("params"), dict)
-                    and all(theirs["params"].get(k) == v for k, v in (mine.get("params") or {}).items())):
-                hyper[method] = theirs
-        cells.append({**cell, "hyperparameters": hyper} if "hyperparameters" in cell else cell)
-    return results.ResolvedConfig.of({**new.data, "cells": cells})
+            mine, theirs = settings.get(method), before.get(method)
+            if mine is not None and theirs is not None and _stands_for(theirs, mine):
+                settings[method] = theirs
+        cells.append(cell.with_settings(settings))
+    return new.with_cells(cells)
+
+
+def _stands_for(recorded: MethodSettings, asked: MethodSettings) -> bool:
+    """A baseline's recorded settings stand for the asked ones: the same estimator, and every
+    parameter the config gives recorded with that value."""
+    return (isinstance(recorded.written, dict) and isinstance(asked.written, dict)
+            and recorded.estimator == asked.estimator and recorded.params is not None
+            and all(recorded.params.get(k) == v for k, v in (asked.params or {}).items()))
 
 
 def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
@@ -176,8 +187,7 @@ def _folder_config(out: Path, config: ExperimentConfig, force: bool) -> tuple[Ex
     if old is None:
         raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
                         f"matched to this config; use --force to start over there or choose another --out")
-    diffs = _config_differences(old.without_runs(),
-                                _as_recorded(old, _resolved(config), _unavailable(config)).without_runs())
+    diffs = _config_differences(old, _as_recorded(old, _resolved(config), _unavailable(config)))
     if diffs:
         raise UserError(
             f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "

@@ -34,6 +34,14 @@ PROTOCOLS: dict[str, Protocol] = {
     "main": Protocol("main", 30, 0.9, "minmax", "mae"),
     "alternative": Protocol("alternative", 64, 0.75, "standard", "mse", splits=8, seeds=8),
 }
+# The protocol of a config that names none.
+DEFAULT_PROTOCOL = "main"
+
+
+def protocol_or_default(name: str) -> Protocol:
+    """The registered protocol of that name, the default one for any other (a report of a
+    hand-written config): its `metric` is the error the tables of its runs compare by."""
+    return PROTOCOLS.get(str(name).strip().lower(), PROTOCOLS[DEFAULT_PROTOCOL])
 
 
 def get_protocol(protocol: str | Protocol) -> Protocol:
