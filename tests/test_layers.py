@@ -49,7 +49,7 @@ PACKAGES = {
     "kacs_cli.baselines": ["entry", "kan_net", "registry", "sklearn_models", "xcsf_lib"],
     "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "metrics"],
-    "kacs_cli.experiments.data": ["fetch", "datasets", "registry", "protocols", "benchmarks"],
+    "kacs_cli.experiments.data": ["fetch", "packaged", "datasets", "registry", "protocols", "benchmarks"],
     "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",

@@ -74,30 +74,35 @@ def _data_dir_line(data_dir: Optional[Path]) -> str:
 @data_app.command("list")
 def list_cmd(data_dir: DataDirOption = None) -> None:
     """Show every registered dataset, its shape and kind, and whether its file is present."""
+    from rich.markup import escape
     from rich.table import Table
 
     from kacs_cli.experiments.data import registry as dataset_registry, datasets
 
     registry = dataset_registry.get_registry()
-    table = Table(show_edge=False)
-    table.add_column("dataset", no_wrap=True)
-    table.add_column("file", no_wrap=True)
-    table.add_column("rows x columns", justify="right", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("group", no_wrap=True)
-    table.add_column("status", no_wrap=True)
+    titles = {"article": "the article's datasets (kacs data fetch)",
+              "suite": "the suite beyond the article (pip install -e '.[suite]'; kacs data fetch suite)"}
+    tables = {}
+    for group in dataset_registry.GROUPS:
+        table = tables[group] = Table(show_edge=False, title=escape(titles[group]), title_justify="left")
+        table.add_column("dataset", no_wrap=True)
+        table.add_column("file", no_wrap=True)
+        table.add_column("rows x columns", justify="right", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("status", no_wrap=True)
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
         info = registry[name]
         style = {"present": "green", "missing": "yellow"}.get(status, "red")
-        table.add_row(
-            name, info.file, f"{info.rows} x {info.n_inputs + 1}", info.kind, info.group,
-            f"[{style}]{status}[/{style}]",
+        tables[info.group].add_row(
+            name, info.file, f"{info.rows} x {info.n_inputs + 1}", info.kind, f"[{style}]{status}[/{style}]"
         )
         if status != datasets.STATUS_PRESENT:
             problems.append(name)
     console = _console()
-    console.print(table)
+    for table in tables.values():
+        if table.row_count:
+            console.print(table)
     console.print(_data_dir_line(data_dir))
     if problems:
         console.print(

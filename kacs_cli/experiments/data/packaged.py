@@ -12,6 +12,7 @@ rather than silently converted differently.
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 
 import numpy as np
 import pandas as pd
@@ -37,8 +38,6 @@ def _import(module: str, info: DatasetInfo):
 
 def installed_version(info: DatasetInfo) -> str:
     """The installed version of the package `info` is built from ('not installed' if absent)."""
-    from importlib import metadata
-
     loader = (info.build or {}).get("loader", "")
     try:
         return metadata.version(DISTRIBUTIONS.get(loader, loader))
