@@ -266,3 +266,8 @@ def test_suite_config_names_every_dataset():
     assert names == SUITE + ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec", "pppts", "pt"]
     assert config.protocol.runs == 30 and config.methods == ("xcsf", "kacs")
     assert all(cell.data.real_world for cell in config.cells if cell.data.benchmark in SUITE)
+    first_look = load_config(Path(__file__).resolve().parents[1] / "configs" / "suite_first_look.yaml")
+    assert [cell.data.benchmark for cell in first_look.cells] == SUITE and first_look.protocol.runs == 1
+    assert first_look.methods == ("xcsf", "kacs-quantile-refined")
+    quantile = first_look.cells[0].params["kacs-quantile-refined"]
+    assert (quantile.input_transform, quantile.refinement) == ("quantile", True)
