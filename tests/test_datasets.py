@@ -55,7 +55,9 @@ def good_rows(count=12, columns=3):
 
 def test_registry_matches_the_shared_readme():
     registry = get_registry()
-    assert list(registry) == ["asn", "ccpp", "cs", "eec", "pppts", "pt", "f1", "f2", "f3", "f4"]
+    # the article's ten first; the suite beyond the article follows (tests/test_suite_datasets.py)
+    assert list(registry)[:10] == ["asn", "ccpp", "cs", "eec", "pppts", "pt", "f1", "f2", "f3", "f4"]
+    assert all(registry[name].group == "suite" for name in list(registry)[10:])
     assert REAL_WORLD == ("asn", "ccpp", "cs", "eec") and PUBLISHED == ("f1", "f2", "f3", "f4")
     assert SUPRB_EXTRA == ("pppts", "pt")
     for name, (rows, n, sha) in EXPECTED.items():
@@ -102,9 +104,10 @@ def test_kinds_and_inputs(tmp_path):
     with pytest.raises(UserError) as info:
         is_real_world("airfoil")
     assert str(info.value) == (
-        "unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, pppts, pt, f1, f2, f3, f4 "
+        f"unknown dataset 'airfoil'; use one of {', '.join(get_registry())} "
         "or the path of a CSV file (ending in .csv)"
     )
+    assert str(info.value).startswith("unknown dataset 'airfoil'; use one of asn, ccpp, cs, eec, pppts, pt, f1, f2, f3, f4, ")
 
 
 # ----------------------------------------------------------------------------- real files
@@ -120,7 +123,7 @@ def test_shared_files_load_with_documented_shapes(shared_data_dir, name):
 
 
 def test_shared_checksums_verify(shared_data_dir):
-    status = dataset_status(shared_data_dir)
+    status = [row for row in dataset_status(shared_data_dir) if row[0] in EXPECTED]  # the article's ten
     assert [(n, s) for n, s, _ in status] == [(n, "present") for n in EXPECTED]
     for name, _, path in status:
         assert hashlib.sha256(path.read_bytes()).hexdigest() == EXPECTED[name][2]

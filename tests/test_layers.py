@@ -50,7 +50,7 @@ PACKAGES = {
     "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "resolved",
                                       "metrics"],
-    "kacs_cli.experiments.data": ["fetch", "datasets", "registry", "protocols", "benchmarks"],
+    "kacs_cli.experiments.data": ["fetch", "packaged", "datasets", "registry", "protocols", "benchmarks"],
     "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",

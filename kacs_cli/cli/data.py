@@ -1,4 +1,4 @@
-"""`kacs data`: list, verify, import and fetch the article's datasets."""
+"""`kacs data`: list, verify, import and fetch the registered datasets (the article's and the suite's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import typer
 from kacs_cli.errors import UserError
 
 data_app = typer.Typer(
-    help="The article's datasets: list them, verify their checksums, import or fetch them.",
+    help="The registered datasets (the article's and the suite's): list them, verify their checksums, "
+    "import or fetch them.",
     no_args_is_help=True,
 )
 
@@ -40,10 +41,27 @@ def _registered(name: str, command: str, verb: str):
     info = registry.get(str(name).strip().lower())
     if info is not None:
         return info
-    known = ", ".join(registry)
+    known = f"{', '.join(registry)} or a group ({', '.join(dataset_registry.GROUPS)})"
     if str(name).lower().endswith(".csv") or "/" in str(name):
         raise UserError(f"`kacs data {command}` {verb} registered datasets only, not {name!r}; use one of {known}")
     raise UserError(f"unknown dataset {name!r}; use one of {known} (the datasets `kacs data {command}` knows)")
+
+
+def _requested(names: Optional[list[str]], command: str, verb: str) -> list:
+    """The registry entries `names` stand for, in order and once each: a dataset name, or a
+    group's name (article, suite) for all of its datasets; no names: the article's group."""
+    from kacs_cli.experiments.data import registry as dataset_registry
+
+    registry = dataset_registry.get_registry()
+    wanted = []
+    for name in names or ["article"]:
+        key = str(name).strip().lower()
+        members = dataset_registry.group_members(key) if key in dataset_registry.GROUPS else [key]
+        for member in members:
+            info = registry.get(member) or _registered(member, command, verb)
+            if info not in wanted:
+                wanted.append(info)
+    return wanted
 
 
 def _data_dir_line(data_dir: Optional[Path]) -> str:
@@ -56,28 +74,35 @@ def _data_dir_line(data_dir: Optional[Path]) -> str:
 @data_app.command("list")
 def list_cmd(data_dir: DataDirOption = None) -> None:
     """Show every registered dataset, its shape and kind, and whether its file is present."""
+    from rich.markup import escape
     from rich.table import Table
 
     from kacs_cli.experiments.data import registry as dataset_registry, datasets
 
     registry = dataset_registry.get_registry()
-    table = Table(show_edge=False)
-    table.add_column("dataset", no_wrap=True)
-    table.add_column("file", no_wrap=True)
-    table.add_column("rows x columns", justify="right", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("status", no_wrap=True)
+    titles = {"article": "the article's datasets (kacs data fetch)",
+              "suite": "the suite beyond the article (pip install -e '.[suite]'; kacs data fetch suite)"}
+    tables = {}
+    for group in dataset_registry.GROUPS:
+        table = tables[group] = Table(show_edge=False, title=escape(titles[group]), title_justify="left")
+        table.add_column("dataset", no_wrap=True)
+        table.add_column("file", no_wrap=True)
+        table.add_column("rows x columns", justify="right", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("status", no_wrap=True)
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
         info = registry[name]
         style = {"present": "green", "missing": "yellow"}.get(status, "red")
-        table.add_row(
+        tables[info.group].add_row(
             name, info.file, f"{info.rows} x {info.n_inputs + 1}", info.kind, f"[{style}]{status}[/{style}]"
         )
         if status != datasets.STATUS_PRESENT:
             problems.append(name)
     console = _console()
-    console.print(table)
+    for table in tables.values():
+        if table.row_count:
+            console.print(table)
     console.print(_data_dir_line(data_dir))
     if problems:
         console.print(
@@ -90,22 +115,19 @@ def list_cmd(data_dir: DataDirOption = None) -> None:
 def verify_cmd(
     names: Annotated[
         Optional[list[str]],
-        typer.Argument(help="Datasets to check (default: all registered).", show_default=False),
+        typer.Argument(help="Datasets to check, or a group: article, suite (default: the article's ten).",
+                       show_default=False),
     ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Check that every dataset file is present and matches its SHA-256; exit 2 otherwise."""
     from kacs_cli.experiments.data import registry as dataset_registry, datasets
 
-    wanted: set[str] | None = None
-    if names:
-        wanted = set()
-        for name in names:
-            wanted.add(_registered(name, "verify", "checks").name)
+    wanted = {info.name for info in _requested(names, "verify", "checks")}
     console = _console()
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
-        if wanted is not None and name not in wanted:
+        if name not in wanted:
             continue
         mark = "ok" if status == datasets.STATUS_PRESENT else status
         console.print(f"{mark:<18} {name:<5} {path}")
@@ -118,8 +140,7 @@ def verify_cmd(
             f"{len(problems)} dataset(s) not usable in {dataset_registry.resolve_data_dir(data_dir)}: {listed}; "
             f"get them with `kacs data fetch {names_}` or `kacs data import DIR`"
         )
-    count = len(wanted) if wanted else len(dataset_registry.get_registry())
-    console.print(f"all {count} datasets verified; {_data_dir_line(data_dir)}")
+    console.print(f"all {len(wanted)} datasets verified; {_data_dir_line(data_dir)}")
 
 
 @data_app.command("import")
@@ -140,19 +161,17 @@ def import_cmd(
 def fetch_cmd(
     names: Annotated[
         Optional[list[str]],
-        typer.Argument(help="Datasets to download (default: all registered).", show_default=False),
+        typer.Argument(help="Datasets to get, or a group: article, suite (default: the article's ten).",
+                       show_default=False),
     ] = None,
     data_dir: DataDirOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Download again even if a verified copy is present.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Get again even if a verified copy is present.")] = False,
 ) -> None:
-    """Download datasets from UCI and the authors' repository, convert and verify them."""
-    from kacs_cli.experiments.data import fetch as dataset_fetch, registry as dataset_registry
+    """Get datasets, convert and verify them: the article's from UCI and the authors' repository,
+    the suite's from the copies bundled in the installed packages of the `suite` extra (offline)."""
+    from kacs_cli.experiments.data import fetch as dataset_fetch
 
-    requested = []
-    for name in names or list(dataset_registry.get_registry()):
-        info = _registered(name, "fetch", "downloads")
-        if info not in requested:
-            requested.append(info)
+    requested = _requested(names, "fetch", "downloads")
     fetched = dataset_fetch.fetch_datasets([info.name for info in requested], data_dir, force=force)
     skipped = [info.name for info in requested if info.name not in fetched]
     console = _console()

@@ -88,8 +88,9 @@ def missing_message(missing: list[Cell], data_dir: str | Path | None) -> str:
         where = resolve_data_dir(data_dir)
         parts.append(
             f"missing dataset(s) {', '.join(named)} in {where} (absent, or not matching the registry "
-            f"checksum): get them with `kacs data fetch` "
-            f"(needs internet) or `kacs data import DIR` (from a folder holding the CSVs), or point "
+            f"checksum): get them with `kacs data fetch {' '.join(named)}` "
+            f"(the article's need internet; the suite's are built from the packages of the suite extra) "
+            f"or `kacs data import DIR` (from a folder holding the CSVs), or point "
             f"--data-dir / ${DATA_DIR_ENV} at the folder that has them"
         )
     if files:

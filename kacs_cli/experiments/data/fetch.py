@@ -1,6 +1,7 @@
 """Getting the registry's datasets into the data directory: import from a local folder, or
-fetch from the web (rebuilding each CSV from its source's archive or workbook); every file is
-checked against its pinned SHA-256 before it is stored, and written atomically.
+fetch (rebuilding each CSV from its source's archive or workbook on the web, or, for the
+suite, from the copy bundled in a Python package); every file is checked against its pinned
+SHA-256 before it is stored, and written atomically.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import pandas as pd
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.data.registry import DATA_DIR_ENV, DatasetInfo, get_registry, resolve_data_dir, sha256_file
+from kacs_cli.experiments.data import packaged
+from kacs_cli.experiments.data.registry import (DATA_DIR_ENV, DatasetInfo, get_registry, group_members,
+                                                resolve_data_dir, sha256_file)
 from kacs_cli.experiments.data.datasets import STATUS_PRESENT, file_status
 
 # A mirror for `kacs data fetch`: each download URL's last path segment is fetched from it.
@@ -216,6 +219,29 @@ def convert_download(info: DatasetInfo, payload: bytes) -> bytes:
     return candidates[0]
 
 
+def build_packaged(info: DatasetInfo) -> bytes:
+    """The registry CSV bytes of a suite dataset, from its package's bundled copy (not yet verified)."""
+    return _to_csv_bytes(packaged.build_table(info), info.line_endings)
+
+
+def _built_content(info: DatasetInfo, base_urls: dict | None, timeout: float) -> tuple[bytes, str]:
+    """A dataset's CSV bytes and where they came from (for the checksum message)."""
+    if info.build is not None:
+        spec = info.build
+        origin = (f"{packaged.DISTRIBUTIONS.get(spec.get('loader'), spec.get('loader'))} "
+                  f"{packaged.installed_version(info)} (the registry's checksum is of version {spec.get('version')})")
+        return build_packaged(info), origin
+    url = _download_url(info, base_urls)
+    try:
+        payload = _http_get(url, timeout)
+    except urllib.error.HTTPError as exc:
+        raise UserError(f"download from {url} failed (HTTP {exc.code} {exc.reason})") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise UserError(f"download from {url} failed ({reason})") from None
+    return convert_download(info, payload), url
+
+
 def _download_url(info: DatasetInfo, base_urls: dict | None) -> str:
     if base_urls and info.name in base_urls:
         return str(base_urls[info.name])
@@ -244,9 +270,10 @@ def fetch_datasets(
     force: bool = False,
     timeout: float = FETCH_TIMEOUT_S,
 ) -> list[str]:
-    """Download registry datasets, rebuild their CSV form, verify the SHA-256 and store them.
+    """Download (or build from a package) registry datasets, rebuild their CSV form, verify the
+    SHA-256 and store them.
 
-    names: registry names (default all). base_urls: {name: URL} overriding the registry's
+    names: registry names (default the article's group). base_urls: {name: URL} overriding the registry's
     download URL (else $KACS_FETCH_BASE_URL as a mirror, else the registry URL). A dataset
     already present with the right checksum is skipped unless force. Returns the names
     downloaded; any failure (network, missing reader package, checksum) is collected and
@@ -254,7 +281,7 @@ def fetch_datasets(
     """
     registry = get_registry()
     if names is None:
-        selected = list(registry.values())
+        selected = [registry[name] for name in group_members("article")]
     else:
         selected = []
         for name in names:
@@ -271,19 +298,11 @@ def fetch_datasets(
         if not force and file_status(info, dest) == STATUS_PRESENT:
             continue
         try:
-            url = _download_url(info, base_urls)
-            try:
-                payload = _http_get(url, timeout)
-            except urllib.error.HTTPError as exc:
-                raise UserError(f"download from {url} failed (HTTP {exc.code} {exc.reason})") from None
-            except (urllib.error.URLError, OSError, ValueError) as exc:
-                reason = getattr(exc, "reason", None) or exc
-                raise UserError(f"download from {url} failed ({reason})") from None
-            content = convert_download(info, payload)
+            content, origin = _built_content(info, base_urls, timeout)
             found = hashlib.sha256(content).hexdigest()
             if found != info.sha256:
                 raise UserError(
-                    f"the file built from {url} has SHA-256 {found}, the registry expects "
+                    f"the file built from {origin} has SHA-256 {found}, the registry expects "
                     f"{info.sha256}; refused (the source changed or the download is damaged)"
                 )
             _ensure_dir(dest_dir)

@@ -1,6 +1,7 @@
 """The dataset registry and the data directory: which datasets exist, where their files live.
 
-The datasets of the article (docs/algorithm.md section 8) are described in
+The datasets of the article (docs/algorithm.md section 8), and a suite of further real
+regression datasets built from copies bundled in Python packages, are described in
 kacs_cli/experiments/data/registry.yaml (committed, read on first use); the CSV files live in
 a data directory (never committed) and are pinned by SHA-256, so every machine trains on
 byte-identical data.
@@ -30,6 +31,10 @@ REAL_WORLD = ("asn", "ccpp", "cs", "eec")  # the main experiment's real-world be
 SUPRB_EXTRA = ("pppts", "pt")  # the two further real-world sets of the SupRB comparison
 PUBLISHED = ("f1", "f2", "f3", "f4")
 KINDS = ("real", "published")
+# The article's ten datasets (fetched from the web) and the suite beyond the article (built
+# from Python packages, the `suite` extra). `kacs data fetch` and `verify` without names act on
+# the article's group; a group's name stands for all of its datasets.
+GROUPS = ("article", "suite")
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class DatasetInfo:
     title: str = ""
     license: str | None = None
     download: dict | None = field(default=None, compare=False)  # how `kacs data fetch` rebuilds it
+    group: str = "article"
+    build: dict | None = field(default=None, compare=False)  # how a bundled copy becomes the CSV
 
 
 # ----------------------------------------------------------------------------- registry
@@ -89,6 +96,8 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             title=str(entry.get("title", "")),
             license=entry.get("license"),
             download=entry.get("download"),
+            group=str(entry.get("group", "article")),
+            build=entry.get("build"),
         )
         if info.kind not in KINDS:
             raise UserError(f"{where}: kind {info.kind!r} must be one of {', '.join(KINDS)}")
@@ -101,6 +110,12 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             raise UserError(f"{where}: sha256 must be 64 hex digits")
         if info.line_endings not in (None, "CRLF", "LF"):
             raise UserError(f"{where}: line_endings must be CRLF or LF")
+        if info.name in GROUPS:
+            raise UserError(f"{where}: a dataset cannot be named like a group ({', '.join(GROUPS)}); rename it")
+        if info.group not in GROUPS:
+            raise UserError(f"{where}: group {info.group!r} must be one of {', '.join(GROUPS)}")
+        if info.download is not None and info.build is not None:
+            raise UserError(f"{where}: give download (from the web) or build (from a Python package), not both")
         registry[info.name] = info
     return registry
 
@@ -114,6 +129,11 @@ def get_registry() -> dict[str, DatasetInfo]:
     if _REGISTRY is None:
         _REGISTRY = load_registry()
     return _REGISTRY
+
+
+def group_members(group: str) -> list[str]:
+    """The registry names of one group, in registry order."""
+    return [info.name for info in get_registry().values() if info.group == group]
 
 
 def _is_path_like(name_or_path: str | Path) -> bool:
