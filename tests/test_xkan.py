@@ -220,3 +220,37 @@ def test_bad_parameters_are_one_line_errors():
         baselines.resolve("xkan", {"tau": 0.0})
     with pytest.raises(UserError, match="nonsense"):
         baselines.resolve("xkan", {"nonsense": 1})
+
+
+# ------------------------------------------------------------------ configs and the command line
+
+
+def test_a_config_runs_xkan_and_records_its_rules_parameters(capsys, tmp_path):
+    import pandas as pd
+    import yaml
+
+    from cli_support import run_kacs
+
+    cfg = tmp_path / "xkan.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "experiment": "xkan-tiny", "methods": {"xkan": {**FAST, "epochs": 1}},
+        "benchmarks": [{"name": "f1", "n": 2, "samples": 40}], "protocol": {"name": "main", "runs": 1}}))
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", tmp_path / "out")
+    assert code == 0, err
+    run = pd.read_csv(tmp_path / "out" / "runs.csv").iloc[0]
+    assert run["method"] == "xkan" and run["params"] > 0 and run["params"] % count_parameters(2, 5, 3, 3) == 0
+    assert np.isfinite(run["test_mae"]) and np.isfinite(run["aic"])
+    resolved = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())
+    params = resolved["cells"][0]["hyperparameters"]["xkan"]["params"]
+    assert params["epochs"] == 1 and params["N"] == 8 and params["tau"] == 0.4
+
+
+def test_kacs_fit_names_the_way_to_run_a_baseline(capsys, tmp_path):
+    from cli_support import run_kacs
+
+    data = tmp_path / "d.csv"
+    X, y = small_problem(rows=20)
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    code, _, err = run_kacs(capsys, "fit", data, "--method", "xkan", "--out", tmp_path / "m.kacs")
+    assert code == 2 and err.count("\n") == 1 and "kacs run" in err and "xkan" in err
+    assert not (tmp_path / "m.kacs").exists()
