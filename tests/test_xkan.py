@@ -193,6 +193,8 @@ def test_trained_population_keeps_the_invariants():
     est = XKANRegressor(**FAST, random_state=1).fit(X, y)
     rules = est.trained_rules_
     assert est.counts_["iterations"] == 2 * len(X) and est.counts_["kan_fits"] >= len(rules)
+    assert len(est.counts_["kan_fits_by_epoch"]) == 2 and sum(est.counts_["kan_fits_by_epoch"]) == est.counts_["kan_fits"]
+    assert est.counts_["covering"] <= est.counts_["kan_fits"]
     assert 0 < rules.numerosity.sum() <= est.N and np.all(rules.numerosity >= 1)
     assert np.all((rules.p >= 0) & (rules.p <= 1) & (rules.q >= 0) & (rules.q <= 1))
     expected = np.where(rules.error < est.e0, 1.0, est.e0 / np.maximum(rules.error, 1e-300))

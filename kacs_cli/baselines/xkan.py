@@ -348,12 +348,14 @@ def _delete(est, rules, rng):
 
 def _train(est, X, y, rng):
     """epochs passes over the train rows in one shuffled order (the authors' code draws the
-    same order at every epoch); returns the trained rules and the operation counts."""
+    same order at every epoch); returns the trained rules and the operation counts (covering,
+    subsumption, KAN fits in all and per epoch: what a run costs)."""
     rules = RuleSet.empty(X.shape[1])
-    counts = {"covering": 0, "subsumption": 0, "kan_fits": 0, "iterations": 0}
+    counts = {"covering": 0, "subsumption": 0, "kan_fits": 0, "iterations": 0, "kan_fits_by_epoch": []}
     order = rng.permutation(X.shape[0])
     t = 0
     for _ in range(int(est.epochs)):
+        fits_before = counts["kan_fits"]
         for row in order:
             x = X[row]
             match = rules.matching(x)
@@ -364,6 +366,7 @@ def _train(est, X, y, rng):
                 _update(est, rules, match)
                 _run_ga(est, rules, match, X, y, t, rng, counts)
             t += 1
+        counts["kan_fits_by_epoch"].append(counts["kan_fits"] - fits_before)
     counts["iterations"] = t
     return rules, counts
 
