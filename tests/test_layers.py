@@ -46,7 +46,7 @@ PACKAGES = {
                         "identical", "kacs", "kacs_predict", "kacs_submodels", "lanes", "learner", "order",
                         "params", "population", "refine", "registry", "row_index", "scratch", "train",
                         "update", "xcsf"],
-    "kacs_cli.baselines": ["entry", "kan_net", "registry", "sklearn_models", "xcsf_lib"],
+    "kacs_cli.baselines": ["entry", "kan_net", "registry", "sklearn_models", "spline_kan", "xcsf_lib", "xkan"],
     "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "resolved",
                                       "metrics"],

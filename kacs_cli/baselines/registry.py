@@ -1,4 +1,4 @@
-"""The baseline registry: the entries (sklearn_models.py, xcsf_lib.py, kan_net.py) by name,
+"""The baseline registry: the entries (sklearn_models.py, xcsf_lib.py, kan_net.py, xkan.py) by name,
 their resolution into a `Spec` and one run's fit. `kacs_cli.baselines` re-exports its names."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 # The entries import only kacs_cli.baselines.entry, so this registry can import them here.
-from kacs_cli.baselines import kan_net, sklearn_models, xcsf_lib
+from kacs_cli.baselines import kan_net, sklearn_models, xcsf_lib, xkan
 from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
 from kacs_cli.errors import UserError
 
@@ -38,7 +38,8 @@ class Spec:
         return {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
 
 
-_ENTRIES: dict[str, Entry] = {e.name: e for e in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY)}
+_ENTRIES: dict[str, Entry] = {e.name: e for e in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY,
+                                                   xkan.ENTRY)}
 
 
 def names() -> tuple[str, ...]:

@@ -28,12 +28,17 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
     import numpy as np
 
+    from kacs_cli import baselines
     from kacs_cli.engine import default_p_hash, registry
     from kacs_cli.estimators import estimator_class
     from kacs_cli.estimators.validation import fit_iterations
     from kacs_cli.experiments.data import datasets
 
     method = method.strip().lower()
+    if method not in registry.names() and baselines.find(method) is not None:
+        # A baseline has no model file (docs/baselines.md): it runs in campaigns only.
+        raise UserError(f"--method {method} is a baseline, which kacs run fits (a config with methods: "
+                        f"[{method}]), not kacs fit; kacs fit takes {', '.join(registry.names())}")
     if method not in registry.names():
         raise UserError(f"--method must be one of {', '.join(registry.names())}, got {method!r}")
     if iterations < 1:

@@ -1,0 +1,332 @@
+"""A Kolmogorov-Arnold network [n, h, 1] as pykan defines it, in numpy with analytic gradients.
+
+X-KAN's rule consequents (docs/xkan.md section 2). Every edge is
+phi(x) = scale_base silu(x) + scale_sp sum_c coef_c B_c(x), B-splines of order k on a grid of
+G intervals extended by k knots each side; a node sums its incoming edges. Arrays keep
+pykan's layouts (per layer: grid (in, G + 2k + 1), coef (in, out, G + k), scale_base and
+scale_sp (in, out)), so a model can be copied to or from pykan's `KAN` and compared.
+Training: the full batch, mean squared error, scipy's L-BFGS-B in phases that each start
+with pykan's grid update (the grid at the quantiles of the layer's inputs, the spline
+coefficients refitted to the current curves by least squares).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.optimize import minimize
+
+# pykan's defaults for what X-KAN leaves at them (KAN(...) and KAN.fit(...)).
+NOISE_SCALE = 0.3
+GRID_EPS = 0.02
+GRID_RANGE = (-1.0, 1.0)
+LBFGS_HISTORY = 10
+ITERATIONS_PER_STEP = 20      # pykan's LBFGS max_iter per optimizer step
+EVALUATIONS_PER_STEP = 25     # its max_eval (max_iter * 5 / 4)
+GRID_UPDATE_NUM = 10
+STOP_GRID_UPDATE_STEP = 50
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def silu_slope(x: np.ndarray) -> np.ndarray:
+    s = 1.0 / (1.0 + np.exp(-x))
+    return s * (1.0 + x * (1.0 - s))
+
+
+def extend_grid(grid: np.ndarray, k: int) -> np.ndarray:
+    """k more knots each side, at the grid's mean spacing."""
+    h = (grid[:, -1:] - grid[:, :1]) / (grid.shape[1] - 1)
+    left = grid[:, :1] - h * np.arange(k, 0, -1)
+    right = grid[:, -1:] + h * np.arange(1, k + 1)
+    return np.concatenate([left, grid, right], axis=1)
+
+
+_FLOAT_MAX = np.finfo(np.float64).max
+
+
+@njit(cache=True, inline="always")
+def _finite(v):
+    """numpy's nan_to_num of one value (pykan cleans each recursion level so)."""
+    if v != v:
+        return 0.0
+    if v > _FLOAT_MAX:
+        return _FLOAT_MAX
+    if v < -_FLOAT_MAX:
+        return -_FLOAT_MAX
+    return v
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _basis_at(xv, grid, i, k, work, lower):
+    """Cox-de Boor on the knots grid[i]: work[:P - 1 - k] gets the order-k B-splines at xv,
+    lower[:P - k] those of order k - 1 (for the slope)."""
+    n_knots = grid.shape[1]
+    for j in range(n_knots - 1):
+        work[j] = 1.0 if (xv >= grid[i, j] and xv < grid[i, j + 1]) else 0.0
+    for p in range(1, k + 1):
+        for j in range(n_knots - p):
+            lower[j] = work[j]
+        for j in range(n_knots - 1 - p):
+            left = (xv - grid[i, j]) / (grid[i, j + p] - grid[i, j])
+            right = (grid[i, j + p + 1] - xv) / (grid[i, j + p + 1] - grid[i, j + 1])
+            work[j] = _finite(left * lower[j] + right * lower[j + 1])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _slope_at(xv, grid, i, k, lower, j):
+    """d/dx of the order-k B-spline j at xv from the order k - 1 ones in lower."""
+    if k == 0:
+        return 0.0
+    return _finite(k / (grid[i, j + k] - grid[i, j]) * lower[j]
+                   - k / (grid[i, j + k + 1] - grid[i, j + 1]) * lower[j + 1])
+
+
+@njit(cache=True, error_model="numpy")
+def _basis(x, grid, k, out, d_out, slope):
+    n_basis = out.shape[2]
+    work = np.empty(grid.shape[1])
+    lower = np.empty(grid.shape[1])
+    for r in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            _basis_at(x[r, i], grid, i, k, work, lower)
+            for j in range(n_basis):
+                out[r, i, j] = work[j]
+                if slope:
+                    d_out[r, i, j] = _slope_at(x[r, i], grid, i, k, lower, j)
+
+
+@njit(cache=True, error_model="numpy")
+def _loss_and_gradient(X, y, grid1, coef1, base1, sp1, grid2, coef2, base2, sp2, k,
+                       g_coef1, g_base1, g_sp1, g_coef2, g_base2, g_sp2):
+    """Mean squared error of the [n, h, 1] network on (X, y); its gradient into the g_ arrays
+    (zeroed here). One pass per row: forward through both layers, then back."""
+    m, n = X.shape
+    h = base1.shape[1]
+    n_basis = coef1.shape[2]
+    for a in (g_coef1, g_coef2):
+        a[:] = 0.0
+    for a in (g_base1, g_sp1, g_base2, g_sp2):
+        a[:] = 0.0
+    work = np.empty(max(grid1.shape[1], grid2.shape[1]))
+    lower = np.empty_like(work)
+    b1 = np.empty((n, n_basis))
+    silu_x = np.empty(n)
+    s1 = np.empty((n, h))
+    z = np.empty(h)
+    b2 = np.empty((h, n_basis))
+    s2 = np.empty(h)
+    ds2 = np.empty(h)
+    loss = 0.0
+    for r in range(m):
+        for j in range(h):
+            z[j] = 0.0
+        for i in range(n):
+            xv = X[r, i]
+            _basis_at(xv, grid1, i, k, work, lower)
+            for c in range(n_basis):
+                b1[i, c] = work[c]
+            silu_x[i] = xv / (1.0 + np.exp(-xv))
+            for j in range(h):
+                acc = 0.0
+                for c in range(n_basis):
+                    acc += coef1[i, j, c] * b1[i, c]
+                s1[i, j] = acc
+                z[j] += base1[i, j] * silu_x[i] + sp1[i, j] * acc
+        out = 0.0
+        for j in range(h):
+            zv = z[j]
+            _basis_at(zv, grid2, j, k, work, lower)
+            acc = 0.0
+            dacc = 0.0
+            for c in range(n_basis):
+                b2[j, c] = work[c]
+                acc += coef2[j, 0, c] * work[c]
+                dacc += coef2[j, 0, c] * _slope_at(zv, grid2, j, k, lower, c)
+            s2[j] = acc
+            ds2[j] = dacc
+            out += base2[j, 0] * zv / (1.0 + np.exp(-zv)) + sp2[j, 0] * acc
+        e = out - y[r]
+        loss += e * e
+        g = 2.0 * e / m
+        for j in range(h):
+            zv = z[j]
+            sig = 1.0 / (1.0 + np.exp(-zv))
+            for c in range(n_basis):
+                g_coef2[j, 0, c] += g * sp2[j, 0] * b2[j, c]
+            g_base2[j, 0] += g * zv * sig
+            g_sp2[j, 0] += g * s2[j]
+            gz = g * (base2[j, 0] * sig * (1.0 + zv * (1.0 - sig)) + sp2[j, 0] * ds2[j])
+            for i in range(n):
+                gsp = gz * sp1[i, j]
+                for c in range(n_basis):
+                    g_coef1[i, j, c] += gsp * b1[i, c]
+                g_base1[i, j] += gz * silu_x[i]
+                g_sp1[i, j] += gz * s1[i, j]
+    return loss / m
+
+
+def bspline_basis(x: np.ndarray, grid: np.ndarray, k: int, slope: bool = False):
+    """B-splines of order k of every column of x (m, d) on its own knots grid (d, P):
+    (m, d, P - 1 - k), half-open intervals as pykan's (a degenerate grid gives zeros).
+    With slope, also their derivatives in x."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    out = np.empty((x.shape[0], x.shape[1], grid.shape[1] - 1 - k))
+    d_out = np.empty_like(out) if slope else np.empty((0, 0, 0))
+    _basis(x, grid, int(k), out, d_out, bool(slope))
+    return (out, d_out) if slope else out
+
+
+def curves_to_coef(x: np.ndarray, curves: np.ndarray, grid: np.ndarray, k: int) -> np.ndarray:
+    """Least-squares spline coefficients (in, out, G + k) of curves (m, in, out) sampled at x
+    (m, in), as pykan's curve2coef (minimum-norm where the rows leave them undetermined)."""
+    basis = bspline_basis(x, grid, k)                       # (m, in, c)
+    coef = np.empty((x.shape[1], curves.shape[2], basis.shape[2]))
+    for i in range(x.shape[1]):
+        coef[i] = np.linalg.lstsq(basis[:, i, :], curves[:, i, :], rcond=None)[0].T
+    return coef
+
+
+@dataclass
+class Layer:
+    grid: np.ndarray        # (in, G + 2k + 1)
+    coef: np.ndarray        # (in, out, G + k)
+    scale_base: np.ndarray  # (in, out)
+    scale_sp: np.ndarray    # (in, out)
+    k: int
+
+    def copy(self) -> "Layer":
+        return Layer(self.grid.copy(), self.coef.copy(), self.scale_base.copy(), self.scale_sp.copy(), self.k)
+
+    def splines(self, x: np.ndarray, slope: bool = False):
+        """Per edge the spline part sum_c coef B_c(x_i): (m, in, out) (and its slope in x)."""
+        if slope:
+            basis, d_basis = bspline_basis(x, self.grid, self.k, slope=True)
+        else:
+            basis, d_basis = bspline_basis(x, self.grid, self.k), None
+        by_input = np.transpose(basis, (1, 0, 2))                            # (in, m, c)
+        spline = np.transpose(by_input @ np.transpose(self.coef, (0, 2, 1)), (1, 0, 2))
+        if not slope:
+            return basis, spline
+        d_spline = np.transpose(np.transpose(d_basis, (1, 0, 2)) @ np.transpose(self.coef, (0, 2, 1)), (1, 0, 2))
+        return basis, spline, d_spline
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        _, spline = self.splines(x)
+        return silu(x) @ self.scale_base + np.einsum("mio,io->mo", spline, self.scale_sp)
+
+    def update_grid(self, x: np.ndarray, grid_eps: float = GRID_EPS) -> None:
+        """pykan's update_grid_from_samples: knots at the sorted inputs' quantiles (blended
+        with a uniform grid by grid_eps), coefficients refitted to the current splines."""
+        m = x.shape[0]
+        x_sorted = np.sort(x, axis=0)
+        _, curves = self.splines(x_sorted)
+        intervals = self.grid.shape[1] - 1 - 2 * self.k
+        ids = [int(m / intervals * i) for i in range(intervals)] + [-1]
+        adaptive = x_sorted[ids, :].T                                         # (in, G + 1)
+        h = (adaptive[:, -1:] - adaptive[:, :1]) / intervals
+        uniform = adaptive[:, :1] + h * np.arange(intervals + 1)[None, :]
+        self.grid = extend_grid(grid_eps * uniform + (1.0 - grid_eps) * adaptive, self.k)
+        self.coef = curves_to_coef(x_sorted, curves, self.grid, self.k)
+
+
+def init_layer(n_in: int, n_out: int, grid: int, k: int, rng: np.random.Generator) -> Layer:
+    """pykan's KANLayer initialisation (scale_base_mu 0, scale_base_sigma 1, scale_sp 1)."""
+    knots = extend_grid(np.tile(np.linspace(GRID_RANGE[0], GRID_RANGE[1], grid + 1), (n_in, 1)), k)
+    noise = (rng.random((grid + 1, n_in, n_out)) - 0.5) * NOISE_SCALE / grid
+    coef = curves_to_coef(knots[:, k:-k].T, noise, knots, k)
+    scale_base = (rng.random((n_in, n_out)) * 2.0 - 1.0) / np.sqrt(n_in)
+    scale_sp = np.ones((n_in, n_out)) / np.sqrt(n_in)
+    return Layer(knots, coef, scale_base, scale_sp, k)
+
+
+@dataclass
+class SplineKAN:
+    """A KAN [n, h, 1]: two layers."""
+
+    inner: Layer
+    outer: Layer
+
+    @classmethod
+    def initial(cls, n: int, hidden: int, grid: int, k: int, seed: int) -> "SplineKAN":
+        rng = np.random.default_rng(seed)
+        return cls(init_layer(n, hidden, grid, k, rng), init_layer(hidden, 1, grid, k, rng))
+
+    def copy(self) -> "SplineKAN":
+        return SplineKAN(self.inner.copy(), self.outer.copy())
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.outer.forward(self.inner.forward(X))[:, 0]
+
+    def update_grid(self, X: np.ndarray) -> None:
+        """pykan's MultKAN.update_grid: the inner layer's grid from X, then the outer layer's
+        from the inner layer's new outputs."""
+        self.inner.update_grid(X)
+        self.outer.update_grid(self.inner.forward(X))
+
+    # ---------------------------------------------------------------- training
+
+    def _trained(self):
+        layers = (self.inner, self.outer)
+        return [a for layer in layers for a in (layer.coef, layer.scale_base, layer.scale_sp)]
+
+    def get_vector(self) -> np.ndarray:
+        return np.concatenate([a.ravel() for a in self._trained()])
+
+    def set_vector(self, theta: np.ndarray) -> None:
+        at = 0
+        for layer in (self.inner, self.outer):
+            for name in ("coef", "scale_base", "scale_sp"):
+                shape = getattr(layer, name).shape
+                size = int(np.prod(shape))
+                setattr(layer, name, theta[at:at + size].reshape(shape).copy())
+                at += size
+
+    @property
+    def n_params(self) -> int:
+        return int(sum(a.size for a in self._trained()))
+
+    def loss_and_gradient(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """Mean squared error on (X, y) and its gradient in get_vector()'s order."""
+        inner, outer = self.inner, self.outer
+        grads = [np.empty_like(a) for a in self._trained()]
+        loss = _loss_and_gradient(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
+                                  inner.grid, inner.coef, inner.scale_base, inner.scale_sp,
+                                  outer.grid, outer.coef, outer.scale_base, outer.scale_sp, int(inner.k), *grads)
+        return float(loss), np.concatenate([a.ravel() for a in grads])
+
+    def fit(self, X: np.ndarray, y: np.ndarray, steps: int) -> "SplineKAN":
+        """pykan's fit(opt="LBFGS", steps) budget and grid schedule: a grid update every
+        STOP_GRID_UPDATE_STEP // GRID_UPDATE_NUM steps before that step, and up to
+        ITERATIONS_PER_STEP L-BFGS iterations per step, here one L-BFGS-B run per phase."""
+        every = max(STOP_GRID_UPDATE_STEP // GRID_UPDATE_NUM, 1)
+        updates = [s for s in range(steps) if s % every == 0 and s < STOP_GRID_UPDATE_STEP]
+        bounds = [*updates, steps]
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            self.update_grid(X)
+            span = stop - start
+
+            def objective(theta):
+                self.set_vector(theta)
+                return self.loss_and_gradient(X, y)
+
+            result = minimize(objective, self.get_vector(), jac=True, method="L-BFGS-B",
+                              options={"maxiter": span * ITERATIONS_PER_STEP,
+                                       "maxfun": span * EVALUATIONS_PER_STEP,
+                                       "maxcor": LBFGS_HISTORY, "ftol": 0.0, "gtol": 0.0})
+            self.set_vector(result.x)
+        return self
+
+    def mae(self, X: np.ndarray, y: np.ndarray) -> float:
+        err = float(np.mean(np.abs(self.predict(X) - y)))
+        return err if np.isfinite(err) else 1.0
+
+
+def count_parameters(n: int, hidden: int, grid: int, k: int) -> int:
+    """Trained numbers of [n, hidden, 1]: per edge grid + k coefficients and two scales."""
+    return (n * hidden + hidden) * (grid + k + 2)
