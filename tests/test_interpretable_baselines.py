@@ -140,9 +140,11 @@ def test_the_readable_config_resolves():
 
     config = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml")
     assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest",
-                              "ebm", "figs", "rulefit", "kan", "gbr")
+                              "ebm", "figs-12", "figs", "figs-200", "rulefit-30", "rulefit", "kan", "gbr")
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)
     f1 = config.cells[0].params
     assert [f1[f"kacs-r{r}"].compact_rules for r in ("20", "10", "05", "02", "01")] == [0.2, 0.1, 0.05, 0.02, 0.01]
     assert f1["xcsf-closest"].compaction == "closest"
+    assert [f1[m].params["max_rules"] for m in ("figs-12", "figs", "figs-200", "rulefit-30", "rulefit")] == \
+        [12, 50, 200, 30, 100]
