@@ -63,7 +63,9 @@ ENTRIES = (
     Entry("ebm", "EBM", "interpret.glassbox.ExplainableBoostingRegressor", count_ebm,
           counted="bin scores of the n shape functions and the pair tables + 1 intercept (bin edges not counted)",
           extra=EBM_EXTRA, modules=("interpret",),
-          cost=lambda rows, n: 2.0 + rows * n * n * 5e-6),
+          # Rough, from the fits of docs/baselines.md: minutes per fit whatever the rows
+          # (its bags' rounds), so its runs start first.
+          cost=lambda rows, n: 100.0 + rows * n * 1e-3),
     Entry("figs", "FIGS", "kacs_cli.baselines.imodels_seeded.SeededFIGSRegressor", count_figs,
           counted="per tree: 2 per split node (feature, threshold) + 1 per leaf (value)",
           # No budget converges: more rules overfit f3 and help CCPP; 50 is the measured
@@ -75,5 +77,6 @@ ENTRIES = (
                   "1 per non-zero linear term; + 1 intercept",
           # the lowest test MAE of 30, 100 and 300 terms on f3 (docs/baselines.md)
           defaults={"max_rules": 100}, extra=IMODELS_EXTRA, modules=("imodels", "six"),
-          cost=lambda rows, n: rows * n * 1e-5),
+          # 2 to 9 CPU s on 768 to 1,503 rows, far more on CCPP's 8,611 (docs/baselines.md)
+          cost=lambda rows, n: rows * rows * 3e-6),
 )
