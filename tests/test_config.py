@@ -242,7 +242,8 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 # The configs beyond the article run other methods than the pair (their own tests check them).
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
-                      "compaction_suprb", "channels", "capacity_n", "ablation_semantics", "suite_first_look")
+                      "compaction_suprb", "channels", "capacity_n", "ablation_semantics", "suite_first_look",
+                      "readable")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 

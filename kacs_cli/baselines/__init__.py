@@ -13,6 +13,9 @@ Configs, the runner and the report ask this registry; none of them names a basel
     xcsf-lib                        Preen's `xcsf` package (xcsf_lib.py), extra xcsf-lib
     kan                             a pykan Kolmogorov-Arnold network (kan_net.py), extra kan
     xkan                            X-KAN: XCSF rules with KAN consequents (xkan.py, spline_kan.py)
+    ebm, figs, rulefit              interpretable models (interpretable.py): InterpretML's
+                                    Explainable Boosting Machine (extra ebm), imodels' FIGS
+                                    and RuleFit (extra imodels)
 
 `resolve` turns a method's config entry into a `Spec` (every parameter spelled out, checked
 before any run); `fit_predict` runs it on one split. Both live in registry.py.

@@ -1,5 +1,6 @@
-"""The baseline registry: the entries (sklearn_models.py, xcsf_lib.py, kan_net.py, xkan.py) by name,
-their resolution into a `Spec` and one run's fit. `kacs_cli.baselines` re-exports its names."""
+"""The baseline registry: the entries (sklearn_models.py, xcsf_lib.py, kan_net.py, xkan.py,
+interpretable.py) by name, their resolution into a `Spec` and one run's fit.
+`kacs_cli.baselines` re-exports its names."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 # The entries import only kacs_cli.baselines.entry, so this registry can import them here.
-from kacs_cli.baselines import kan_net, sklearn_models, xcsf_lib, xkan
+from kacs_cli.baselines import interpretable, kan_net, sklearn_models, xcsf_lib, xkan
 from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
 from kacs_cli.errors import UserError
 
@@ -39,7 +40,7 @@ class Spec:
 
 
 _ENTRIES: dict[str, Entry] = {e.name: e for e in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY,
-                                                   xkan.ENTRY)}
+                                                   xkan.ENTRY, *interpretable.ENTRIES)}
 
 
 def names() -> tuple[str, ...]:
@@ -172,8 +173,10 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None) -> Sp
     if JOBS_PARAM in names_:
         args[JOBS_PARAM] = 1
         estimator.set_params(**{JOBS_PARAM: 1})
+    # Only a class declaring its constraints can check them before fitting (imodels' and
+    # interpret's do not: theirs fail at the first fit).
     validate = getattr(estimator, "_validate_params", None)
-    if callable(validate):
+    if callable(validate) and hasattr(estimator, "_parameter_constraints"):
         try:
             validate()
         except (ValueError, TypeError) as exc:
