@@ -4,7 +4,7 @@ run r (learner seed r, as `kacs run` would train it), refined and compacted copi
 and the fidelity of each on the train rows. Appends one row per model to OUT as it goes, run 0
 of every cell first, so an interrupted sweep still covers every cell.
 
-    python scripts/fidelity_grid.py OUT.csv [--runs 3] [--functions f1,f2,f3,f4] [--ns 2,4,6,10]
+    python scripts/fidelity_grid.py OUT.csv [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--first-run", type=int, default=0)
     ap.add_argument("--functions", default="f1,f2,f3,f4")
     ap.add_argument("--ns", default="2,4,6,10")
     ap.add_argument("--iterations", type=int, default=100_000)
@@ -40,7 +41,7 @@ def main() -> None:
             done = {(r["function"], int(r["n"]), int(r["run"])) for r in csv.DictReader(fh)}
     else:
         args.out.write_text(",".join(COLUMNS) + "\n")
-    for run in range(args.runs):
+    for run in range(args.first_run, args.runs):
         for function in args.functions.split(","):
             for n in (int(v) for v in args.ns.split(",")):
                 if (function, n, run) in done:

@@ -134,3 +134,30 @@ def test_write_table_and_figure(tmp_path):
     assert list(table["input"]) == ["x1", "x2", "x3"]
     assert np.allclose(table["r2"], [1.0, 0.75, 0.0])
     assert png_path.stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------------------------
+# kacs fidelity
+# ------------------------------------------------------------------------------------------
+
+def test_cli_writes_table_and_figure_and_matches_the_api(tmp_path, capsys):
+    import pandas as pd
+
+    from cli_support import run_kacs
+    from kacs_cli import KACSRegressor, load
+    from kacs_cli.experiments.data.benchmarks import generate
+
+    X, y = generate("f4", 2, 200)
+    data = tmp_path / "f4.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    model = tmp_path / "m.kacs"
+    KACSRegressor(n_iter=2000, N=400).fit(X, y).save(model)
+    code, out, err = run_kacs(capsys, "fidelity", model, "f4", "--data", data)
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "m_fidelity" / "fidelity.csv")
+    expected = structural_fidelity(load(model), lambda Z: evaluate("f4", Z), X, y_range=(y.min(), y.max()))
+    assert np.allclose(table["r2"], expected.r2)
+    assert f"mean R^2 {expected.mean:.3f}" in out
+    assert (tmp_path / "m_fidelity" / "fidelity.png").stat().st_size > 1000
+    code, _, err = run_kacs(capsys, "fidelity", model, "f9", "--data", data)
+    assert code == 2 and "unknown benchmark function" in err

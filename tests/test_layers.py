@@ -50,12 +50,12 @@ PACKAGES = {
     "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "metrics"],
     "kacs_cli.experiments.data": ["fetch", "datasets", "registry", "protocols", "benchmarks"],
-    "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
+    "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "fidelity", "plots", "inspection", "loading",
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "doctables", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
                            "refinement", "scaling", "stats", "suprb", "tables"],
-    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "model", "report", "run", "timing"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "report", "run", "timing"],
 }
 ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
 # What the ordered packages may use of the rest of the package, and what they may import inside
