@@ -2,9 +2,11 @@
 "Structural fidelity"): one fit per (function, n, run) on the main protocol's train split of
 run r (learner seed r, as `kacs run` would train it), refined and compacted copies of that fit,
 and the fidelity of each on the train rows. Appends one row per model to OUT as it goes, run 0
-of every cell first, so an interrupted sweep still covers every cell.
+of every cell first, so an interrupted sweep still covers every cell. With --figures, each
+model's table and figure too: docs/figures/fidelity_f1_n10_refined.png is the f1_n10_run0_refined.png
+of `--runs 1 --functions f1 --ns 10 --figures DIR` (f4 likewise).
 
-    python scripts/fidelity_grid.py OUT.csv [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10]
+    python scripts/fidelity_grid.py OUT.csv [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10] [--figures DIR]
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def main() -> None:
     ap.add_argument("--functions", default="f1,f2,f3,f4")
     ap.add_argument("--ns", default="2,4,6,10")
     ap.add_argument("--iterations", type=int, default=100_000)
+    ap.add_argument("--figures", type=Path, default=None,
+                    help="also write FUNCTION_nN_runR_SETTING.csv and .png (table and figure) here")
     args = ap.parse_args()
     done = set()
     if args.out.exists():
@@ -59,6 +63,8 @@ def main() -> None:
                 for setting, model in (("plain", plain), ("refined", refined), ("compacted", compacted)):
                     fid = structural_fidelity(model, lambda Z: evaluate(function, Z), Xtr,
                                               y_range=(ytr.min(), ytr.max()))
+                    if args.figures is not None:
+                        fid.write(args.figures, stem=f"{function}_n{n}_run{run}_{setting}")
                     mae = float(np.mean(np.abs(model.predict(Xte) - yte)) / half)
                     rows.append([function, n, run, setting, fid.mean, fid.worst, fid.worst_input, mae,
                                  model.n_rules_, " ".join(f"{v:.4f}" for v in fid.r2)])
