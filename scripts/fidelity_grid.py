@@ -3,8 +3,9 @@
 run r (learner seed r, as `kacs run` would train it), refined and compacted copies of that fit,
 and the fidelity of each on the train rows. Appends one row per model to OUT as it goes, run 0
 of every cell first, so an interrupted sweep still covers every cell. With --figures, each
-model's table and figure too: docs/figures/fidelity_f1_n10_refined.png is the f1_n10_run0_refined.png
-of `--runs 1 --functions f1 --ns 10 --figures DIR` (f4 likewise).
+model's table and figure too: docs/fidelity/f1_n10_run0_refined.png is the figure
+of `--runs 1 --functions f1 --ns 10 --figures DIR` (f4 likewise); docs/fidelity/grid.csv is
+the default sweep (3 runs), rows sorted.
 
     python scripts/fidelity_grid.py OUT.csv [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10] [--figures DIR]
 """
