@@ -161,3 +161,7 @@ def test_cli_writes_table_and_figure_and_matches_the_api(tmp_path, capsys):
     assert (tmp_path / "m_fidelity" / "fidelity.png").stat().st_size > 1000
     code, _, err = run_kacs(capsys, "fidelity", model, "f9", "--data", data)
     assert code == 2 and "unknown benchmark function" in err
+    wide = tmp_path / "wide.csv"
+    np.savetxt(wide, np.ones((5, 5)), delimiter=",")
+    code, _, err = run_kacs(capsys, "fidelity", model, "f4", "--data", wide)
+    assert code == 2 and "found 5 columns" in err and "takes 2 inputs" in err
