@@ -52,6 +52,7 @@ def test_written_files_follow_the_umask(umask, tmp_path, shared_data_dir, capsys
     kacs("fit", data, "--out", models / "m.kacs", "--iterations", 200)
     kacs("plot-model", models / "m.kacs")
     kacs("explain", models / "m.kacs", "--data", data)
+    kacs("fidelity", models / "m.kacs", "f4", "--data", data)
 
     source = tmp_path / "mirror"
     source.mkdir()

@@ -46,17 +46,18 @@ PACKAGES = {
                         "identical", "kacs", "kacs_predict", "kacs_submodels", "lanes", "learner", "order",
                         "params", "population", "refine", "registry", "row_index", "scratch", "train",
                         "update", "xcsf"],
-    "kacs_cli.baselines": ["entry", "kan_net", "registry", "sklearn_models", "spline_kan", "xcsf_lib", "xkan"],
+    "kacs_cli.baselines": ["entry", "imodels_seeded", "interpretable", "kan_net", "registry", "sklearn_models",
+                           "spline_kan", "xcsf_lib", "xkan"],
     "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "resolved",
                                       "metrics"],
     "kacs_cli.experiments.data": ["fetch", "packaged", "datasets", "registry", "protocols", "benchmarks"],
-    "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "plots", "inspection", "loading",
+    "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "fidelity", "plots", "inspection", "loading",
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
                            "refinement", "scaling", "stats", "suprb", "tables"],
-    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "model", "report", "run", "timing"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "report", "run", "timing"],
 }
 ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
 # What the ordered packages may use of the rest of the package, and what they may import inside

@@ -15,6 +15,8 @@ top of this list to the bottom:
   the export and restoring of its state); validation: the checks of its arguments
 - explain: what a KACS model says (`kacs explain`): its rule table, the variance shares of
   inputs and channels, small-multiple figures
+- fidelity: structural fidelity of any fitted regressor to a known function (per-input
+  centred partial dependence against the true one, R^2 per input)
 - plots: the picture of a KACS model's functions (`kacs plot-model`); inspection: its
   submodel table and sampled functions
 - loading: `load` and `load_estimator`; classes: the estimator classes by name

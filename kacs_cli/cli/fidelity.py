@@ -1,0 +1,74 @@
+"""`kacs fidelity`: a fitted model's per-input effects against a benchmark function's true ones
+(estimators/fidelity.py, docs/explain.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kacs_cli.errors import UserError
+
+
+def default_folder(model_path: Path) -> Path:
+    """model.kacs -> model_fidelity/ beside it."""
+    return model_path.with_name(f"{model_path.stem}_fidelity")
+
+
+def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Optional[Path]) -> None:
+    import numpy as np
+
+    from kacs_cli.estimators import load_estimator
+    from kacs_cli.estimators.fidelity import structural_fidelity
+    from kacs_cli.experiments.data import benchmarks
+    from kacs_cli.experiments.data.datasets import read_matrix
+
+    model_path = Path(model_path).expanduser()
+    est = load_estimator(model_path)
+    n = est.n_features_in_
+    key = function.strip().lower()
+    if key not in benchmarks.FUNCTIONS:
+        raise UserError(f"unknown benchmark function {function!r}; choose one of {', '.join(benchmarks.FUNCTIONS)}")
+    if data is None:
+        X, y = benchmarks.generate(key, n, benchmarks.DEFAULT_SAMPLES)
+    else:
+        M = read_matrix(data)
+        if M.shape[1] not in (n, n + 1):
+            raise UserError(
+                f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, "
+                f"so give {n} columns (inputs) or {n + 1} (inputs, target last)"
+            )
+        X = M[:, :n]
+        y = M[:, n] if M.shape[1] == n + 1 else benchmarks.evaluate(key, X)
+    folder = Path(out).expanduser() if out is not None else default_folder(model_path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} is a file; give a folder for the fidelity's files")
+    fid = structural_fidelity(est, lambda Z: benchmarks.evaluate(key, Z), X,
+                              y_range=(float(np.min(y)), float(np.max(y))))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
+    written = fid.write(folder)
+    typer.echo(f"{model_path} against {key}: " + fid.summary())
+    typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("fidelity")
+    def fidelity_command(
+        model: Path = typer.Argument(..., help="A model file written by `kacs fit`.", show_default=False),
+        function: str = typer.Argument(..., help="The benchmark function the model learned: f1, f2, f3 or f4.",
+                                       show_default=False),
+        data: Optional[Path] = typer.Option(
+            None, "--data", "-d",
+            help="Headerless numeric CSV, n input columns in [0, 1] or n + 1 with the target last: the "
+                 "rows over which effects are averaged (default: the function's generated 1000-row sample "
+                 "at the model's n, dataset seed 0)."),
+        out: Optional[Path] = typer.Option(
+            None, "--out", "-o", help="Folder to write into (default: MODEL's name + _fidelity, beside it)."),
+    ) -> None:
+        """Structural fidelity: the model's per-input centred partial dependence against the
+        function's, R^2 per input; writes fidelity.csv and fidelity.png (docs/explain.md)."""
+        _fidelity(model, function, data, out)
