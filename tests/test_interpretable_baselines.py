@@ -136,7 +136,7 @@ def test_a_missing_extra_names_its_install(monkeypatch):
 def test_the_readable_config_resolves():
     from pathlib import Path
 
-    from kacs_cli.experiments.config import load_config
+    from kacs_cli.experiments.campaign.config import load_config
 
     config = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml")
     assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest",
