@@ -23,6 +23,23 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
+def _fit_options(method, options, switches, preset_name) -> dict:
+    """The declared hyperparameters `kacs fit` passes on: its flags' values, the switches it
+    turns on, and the preset beneath whatever flag was given away from its default."""
+    options = {name: value.strip().lower() if isinstance(value, str) else value
+               for name, value in (options or {}).items()}
+    for switch in switches:
+        name = switch.strip().lower()
+        if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
+            raise UserError(f"--switch must be one of {', '.join((*ARTICLE_SWITCHES, *CODE_SWITCHES))}, "
+                            f"got {switch!r}")
+        options[name] = True
+    if preset_name is not None:
+        given = {name: value for name, value in options.items() if value != DECLARED[name].default}
+        options = {**options, **preset(preset_name.strip().lower(), method), **given}
+    return options
+
+
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
          switches=()):
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
@@ -50,17 +67,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
-    options = {name: value.strip().lower() if isinstance(value, str) else value
-               for name, value in (options or {}).items()}
-    for switch in switches:
-        name = switch.strip().lower()
-        if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
-            raise UserError(f"--switch must be one of {', '.join((*ARTICLE_SWITCHES, *CODE_SWITCHES))}, "
-                            f"got {switch!r}")
-        options[name] = True
-    if preset_name is not None:  # a flag given away from its default overrides the preset
-        given = {name: value for name, value in options.items() if value != DECLARED[name].default}
-        options = {**options, **preset(preset_name.strip().lower(), method), **given}
+    options = _fit_options(method, options, switches, preset_name)
     est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:

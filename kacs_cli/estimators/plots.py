@@ -13,6 +13,38 @@ from kacs_cli.estimators.inspection import kacs_functions
 __all__ = ["plot_kacs_functions"]
 
 
+def _draw_function(axes, c, n, n_q, ylim, label_size):
+    """One learned function `c` (kacs_functions) in its small plot: row q, column p or the
+    outer column n."""
+    q = c["q"]
+    col = c["p"] - 1 if c["type"] == "inner" else n
+    ax = axes[q - 1, col]
+    color = "tab:blue" if c["type"] == "inner" else "tab:orange"
+    if c["type"] == "outer" and c.get("observed") is not None:
+        ax.axvspan(*c["observed"], color="0.93", lw=0)
+    ax.axhline(0.0, color="0.75", lw=0.6, zorder=0)
+    ax.plot(c["z"], c["value"], color=color, lw=1.2)
+    ax.set_xlim(c["z"][0], c["z"][-1])
+    ax.set_ylim(*ylim)
+    ax.tick_params(labelsize=label_size - 1, length=2, pad=1)
+    ax.text(0.98, 0.95, f"{c['rules']}", transform=ax.transAxes, ha="right", va="top",
+            fontsize=label_size - 1, color="0.4")
+    if c["type"] == "inner":
+        ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+        if q < n_q:
+            ax.set_xticklabels([])
+        if col > 0:
+            ax.set_yticklabels([])
+    else:
+        ax.locator_params(axis="x", nbins=3)
+        ax.yaxis.tick_right()
+    if q == 1:
+        title = f"$\\psi_{{q,{c['p']}}}$" if c["type"] == "inner" else "$\\Phi_q$ (outer)"
+        ax.set_title(title, fontsize=label_size + 2)
+    if col == 0:
+        ax.set_ylabel(f"q = {q}", fontsize=label_size + 1)
+
+
 def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 100):
     """Draw every psi_{q,p} and Phi_q of a KACS model as a grid of small plots into `path`.
 
@@ -58,33 +90,7 @@ def plot_kacs_functions(model_or_estimator, path, points: int = 200, dpi: int = 
             axes[q, col] = fig.add_subplot(gs[q, col if col < n else n + 1])
     label_size = 7 if n > 4 else 8
     for c in curves:
-        q = c["q"]
-        col = c["p"] - 1 if c["type"] == "inner" else n
-        ax = axes[q - 1, col]
-        color = "tab:blue" if c["type"] == "inner" else "tab:orange"
-        if c["type"] == "outer" and c.get("observed") is not None:
-            ax.axvspan(*c["observed"], color="0.93", lw=0)
-        ax.axhline(0.0, color="0.75", lw=0.6, zorder=0)
-        ax.plot(c["z"], c["value"], color=color, lw=1.2)
-        ax.set_xlim(c["z"][0], c["z"][-1])
-        ax.set_ylim(*(inner_ylim if c["type"] == "inner" else outer_ylim))
-        ax.tick_params(labelsize=label_size - 1, length=2, pad=1)
-        ax.text(0.98, 0.95, f"{c['rules']}", transform=ax.transAxes, ha="right", va="top",
-                fontsize=label_size - 1, color="0.4")
-        if c["type"] == "inner":
-            ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
-            if q < n_q:
-                ax.set_xticklabels([])
-            if col > 0:
-                ax.set_yticklabels([])
-        else:
-            ax.locator_params(axis="x", nbins=3)
-            ax.yaxis.tick_right()
-        if q == 1:
-            title = f"$\\psi_{{q,{c['p']}}}$" if c["type"] == "inner" else "$\\Phi_q$ (outer)"
-            ax.set_title(title, fontsize=label_size + 2)
-        if col == 0:
-            ax.set_ylabel(f"q = {q}", fontsize=label_size + 1)
+        _draw_function(axes, c, n, n_q, inner_ylim if c["type"] == "inner" else outer_ylim, label_size)
     axes[-1, 0].set_xlabel("$x_p$ (scaled to [0, 1])", fontsize=label_size, loc="left")
     axes[-1, n].set_xlabel("$\\hat z_q$", fontsize=label_size)
     fig.suptitle(

@@ -109,6 +109,39 @@ def _f64(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
+def _scaled_target(target: str, y_tr, y_te, split_seed):
+    """(train targets, test targets, their scaling's numbers) under the protocol's `target`
+    scaling, from the train split's statistics (make_split's docstring)."""
+    scales: dict = {}
+    if target == "minmax":
+        y_min, y_max = float(y_tr.min()), float(y_tr.max())
+        if y_max == y_min:
+            raise UserError(
+                f"the target is constant ({y_min}) on the train split of split seed {split_seed}; "
+                f"min-max scaling needs a varying target (use a larger or different dataset)"
+            )
+        y_tr_s = scale_target(y_tr, y_min, y_max, clip=False)
+        y_te_s = scale_target(y_te, y_min, y_max, clip=True)
+        scales.update(
+            y_min=y_min,
+            y_max=y_max,
+            y_a=2.0 / (y_max - y_min),
+            y_b=-2.0 * y_min / (y_max - y_min) - 1.0,
+        )
+    else:
+        y_mean = float(y_tr.mean())
+        y_std = float(y_tr.std(ddof=0))
+        if y_std == 0.0:
+            raise UserError(
+                f"the target is constant ({y_mean}) on the train split of split seed {split_seed}; "
+                f"standardization needs a varying target (use a larger or different dataset)"
+            )
+        y_tr_s = (y_tr - y_mean) / y_std
+        y_te_s = (y_te - y_mean) / y_std
+        scales.update(y_mean=y_mean, y_std=y_std, y_a=1.0 / y_std, y_b=-y_mean / y_std)
+    return y_tr_s, y_te_s, scales
+
+
 def make_split(
     X: np.ndarray,
     y: np.ndarray,
@@ -159,33 +192,8 @@ def make_split(
     X_tr_s = scale_inputs(X_tr, x_min, x_max, clip=False)
     X_te_s = scale_inputs(X_te, x_min, x_max, clip=True)
 
-    scales: dict = {"x_min": x_min, "x_max": x_max, "target": proto.target}
-    if proto.target == "minmax":
-        y_min, y_max = float(y_tr.min()), float(y_tr.max())
-        if y_max == y_min:
-            raise UserError(
-                f"the target is constant ({y_min}) on the train split of split seed {split_seed}; "
-                f"min-max scaling needs a varying target (use a larger or different dataset)"
-            )
-        y_tr_s = scale_target(y_tr, y_min, y_max, clip=False)
-        y_te_s = scale_target(y_te, y_min, y_max, clip=True)
-        scales.update(
-            y_min=y_min,
-            y_max=y_max,
-            y_a=2.0 / (y_max - y_min),
-            y_b=-2.0 * y_min / (y_max - y_min) - 1.0,
-        )
-    else:
-        y_mean = float(y_tr.mean())
-        y_std = float(y_tr.std(ddof=0))
-        if y_std == 0.0:
-            raise UserError(
-                f"the target is constant ({y_mean}) on the train split of split seed {split_seed}; "
-                f"standardization needs a varying target (use a larger or different dataset)"
-            )
-        y_tr_s = (y_tr - y_mean) / y_std
-        y_te_s = (y_te - y_mean) / y_std
-        scales.update(y_mean=y_mean, y_std=y_std, y_a=1.0 / y_std, y_b=-y_mean / y_std)
+    y_tr_s, y_te_s, target_scales = _scaled_target(proto.target, y_tr, y_te, split_seed)
+    scales: dict = {"x_min": x_min, "x_max": x_max, "target": proto.target, **target_scales}
 
     return Split(
         X_train=_f64(X_tr_s),
