@@ -57,7 +57,8 @@ PACKAGES = {
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
                            "refinement", "scaling", "stats", "suprb", "tables"],
-    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "report", "run", "timing"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "run",
+                     "timing"],
 }
 ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
 # What the ordered packages may use of the rest of the package, and what they may import inside

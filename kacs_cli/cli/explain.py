@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from kacs_cli.cli.model_rows import make_folder, model_rows, output_folder
 from kacs_cli.errors import UserError
 
 OUTPUTS = ("rules.csv", "rules.json", "shares.csv", "inputs.png", "channels.png", "shares.png")
@@ -19,7 +20,6 @@ def default_folder(model_path: Path) -> Path:
 
 def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> None:
     from kacs_cli.estimators import explain_model, load_estimator
-    from kacs_cli.experiments.data.datasets import read_matrix
 
     model_path = Path(model_path).expanduser()
     est = load_estimator(model_path)
@@ -29,26 +29,12 @@ def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> Non
             f"{model_path} holds an {model.learner.label} model; explain draws KACS models only "
             f"(XCSF rules are n-dimensional boxes: inspect them with rules_)"
         )
-    folder = Path(out).expanduser() if out is not None else default_folder(model_path)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"--out {folder} is a file; give a folder for the explanation's files")
-    X = None
-    if data is not None:
-        n = est.n_features_in_
-        M = read_matrix(data)
-        if M.shape[1] not in (n, n + 1):
-            raise UserError(
-                f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, "
-                f"so give {n} columns (inputs) or {n + 1} (inputs, target last)"
-            )
-        X = M[:, :n]
+    folder = output_folder(out, default_folder(model_path), "explanation")
+    X = None if data is None else model_rows(data, est.n_features_in_, model_path)[0]
     # Everything is measured and every figure drawn before the folder is made: bad data
     # leaves nothing behind.
     explanation = explain_model(est, X)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
+    make_folder(folder)
     written = explanation.write(folder)
     typer.echo(f"{model_path}: " + explanation.summary())
     typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from kacs_cli.cli.model_rows import make_folder, model_rows, output_folder
 from kacs_cli.errors import UserError
 
 
@@ -22,7 +23,6 @@ def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Option
     from kacs_cli.estimators import load_estimator
     from kacs_cli.estimators.fidelity import structural_fidelity
     from kacs_cli.experiments.data import benchmarks
-    from kacs_cli.experiments.data.datasets import read_matrix
 
     model_path = Path(model_path).expanduser()
     est = load_estimator(model_path)
@@ -33,23 +33,13 @@ def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Option
     if data is None:
         X, y = benchmarks.generate(key, n, benchmarks.DEFAULT_SAMPLES)
     else:
-        M = read_matrix(data)
-        if M.shape[1] not in (n, n + 1):
-            raise UserError(
-                f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, "
-                f"so give {n} columns (inputs) or {n + 1} (inputs, target last)"
-            )
-        X = M[:, :n]
-        y = M[:, n] if M.shape[1] == n + 1 else benchmarks.evaluate(key, X)
-    folder = Path(out).expanduser() if out is not None else default_folder(model_path)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"--out {folder} is a file; give a folder for the fidelity's files")
+        X, y = model_rows(data, n, model_path)
+        if y is None:
+            y = benchmarks.evaluate(key, X)
+    folder = output_folder(out, default_folder(model_path), "fidelity")
     fid = structural_fidelity(est, lambda Z: benchmarks.evaluate(key, Z), X,
                               y_range=(float(np.min(y)), float(np.max(y))))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
+    make_folder(folder)
     written = fid.write(folder)
     typer.echo(f"{model_path} against {key}: " + fid.summary())
     typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")

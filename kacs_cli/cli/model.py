@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from kacs_cli import atomic
+from kacs_cli.cli.model_rows import model_rows
 from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES, DECLARATIONS, DECLARED, PRESETS, preset
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import ScaleWarning
@@ -156,19 +157,7 @@ def _predict(model_path, data, out):
     import numpy as np
 
     est = _load_estimator(model_path)
-    n = est.n_features_in_
-    from kacs_cli.experiments.data.datasets import read_matrix
-
-    M = read_matrix(data)
-    if M.shape[1] == n:
-        X, y = M, None
-    elif M.shape[1] == n + 1:
-        X, y = M[:, :n], M[:, n]
-    else:
-        raise UserError(
-            f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, so "
-            f"give {n} columns (inputs) or {n + 1} (inputs, target last)"
-        )
+    X, y = model_rows(data, est.n_features_in_, model_path)
     pred = est.predict(X)
     lines = "".join(f"{float(v)!r}\n" for v in pred)
     if out is not None:

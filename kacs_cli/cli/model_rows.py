@@ -1,0 +1,38 @@
+"""What the commands that take a saved model share: the rows given for it (inputs, or inputs
+and the target last) and the folder their files go to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kacs_cli.errors import UserError
+
+
+def model_rows(data, n: int, model_path):
+    """(X, y or None) of a headerless CSV for a model of n inputs: n columns, or n + 1 with
+    the target last."""
+    from kacs_cli.experiments.data.datasets import read_matrix
+
+    M = read_matrix(data)
+    if M.shape[1] not in (n, n + 1):
+        raise UserError(
+            f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, so "
+            f"give {n} columns (inputs) or {n + 1} (inputs, target last)"
+        )
+    return (M[:, :n], M[:, n]) if M.shape[1] == n + 1 else (M, None)
+
+
+def output_folder(out, default: Path, what: str) -> Path:
+    """--out as a folder (default beside the model), refused when it is a file."""
+    folder = Path(out).expanduser() if out is not None else default
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} is a file; give a folder for the {what}'s files")
+    return folder
+
+
+def make_folder(folder: Path) -> None:
+    """Create --out's folder, only once everything is computed: bad data leaves nothing behind."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
