@@ -53,6 +53,7 @@ paper-tables:
 	for d in $(BEYOND); do \
 	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$$d" || exit 1; fi; \
 	done
+	if [ -f results/main_article/runs.csv ]; then $(BIN)/kacs report results/main_article --paper || exit 1; fi
 
 # The results tables and numbers of README.md and docs/*.md, rendered from the committed runs
 # (between their <!-- table: ... --> and <!-- value: ... --> markers) by the generator in
