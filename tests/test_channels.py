@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_refine import central_differences
+
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.engine import Hyperparameters, Model, train_run
 from kacs_cli.engine.compaction import piecewise, single_winner
@@ -265,13 +267,7 @@ def test_the_refinement_objective_at_m_channels_is_the_engine_prediction_and_its
     obj = Objective(model.pop, 2, m, design(model.pop, X, y, 2, m), 0.0, w0)
     assert obj.mse(w0) == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
     _, grad = obj(w0)
-    numeric = np.empty_like(w0)
-    h = 1e-6
-    for k in range(w0.size):
-        up, down = w0.copy(), w0.copy()
-        up[k] += h
-        down[k] -= h
-        numeric[k] = (obj(up)[0] - obj(down)[0]) / (2 * h)
+    numeric = central_differences(lambda w: obj(w)[0], w0)
     assert np.allclose(grad, numeric, rtol=1e-5, atol=1e-8)
     assert np.abs(grad).max() > 1e-3
 
