@@ -33,8 +33,13 @@ def test_the_held_out_rows_split_the_rows_by_the_seed():
     assert [len(part) for part in capacity.held_out_rows(3, 0.01, seed=0)] == [2, 1]  # one held out at least
 
 
-def test_the_search_keeps_the_smallest_budget_of_the_lowest_score(monkeypatch):
-    scores = {100: 0.30, 200: 0.20, 400: 0.20, 800: 0.25}
+@pytest.mark.parametrize("scores, tried, chosen", [
+    ({100: 0.30, 200: 0.20, 400: 0.20, 800: 0.10}, (100, 200, 400), 200),  # a tie stops the ladder
+    ({100: 0.30, 200: 0.20, 400: 0.25, 800: 0.10}, (100, 200, 400), 200),  # so does a rise
+    ({100: 0.30, 200: 0.20, 400: 0.15, 800: 0.10}, (100, 200, 400, 800), 800),  # falling to the top
+    ({100: 0.30, 200: 0.35, 400: 0.10, 800: 0.10}, (100, 200), 100),  # no second chance
+])
+def test_the_search_climbs_while_the_held_out_error_falls(monkeypatch, scores, tried, chosen):
     seen = []
 
     class Result:
@@ -49,9 +54,9 @@ def test_the_search_keeps_the_smallest_budget_of_the_lowest_score(monkeypatch):
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     result = capacity.search("kacs", X, y, Hyperparameters(N=100, capacity="search", capacity_max=800),
                              iterations=10, seed=3)
-    assert result.chosen_N == 200 and result.candidates == (100, 200, 400, 800)
-    assert result.scores == (0.30, 0.20, 0.20, 0.25) and result.seconds == 6.0
-    assert seen == [(N, "fixed", 32, 8, 3) for N in (100, 200, 400, 800)]
+    assert result.chosen_N == chosen and result.candidates == tried
+    assert result.scores == tuple(scores[N] for N in tried) and result.seconds == 1.5 * len(tried)
+    assert seen == [(N, "fixed", 32, 8, 3) for N in tried]
 
 
 @pytest.mark.parametrize("cls", [KACSRegressor, XCSFRegressor])
@@ -60,7 +65,7 @@ def test_a_searched_estimator_is_the_fixed_budget_estimator_at_the_chosen_N(cls)
     options = dict(n_iter=600, random_state=4)
     searched = cls(N=60, capacity="search", capacity_max=240, **options).fit(X, y)
     result = searched.capacity_result_
-    assert result.candidates == (60, 120, 240) and result.chosen_N in result.candidates
+    assert result.candidates == (60, 120, 240)[:len(result.candidates)] and result.chosen_N in result.candidates
     assert result.scores[result.candidates.index(result.chosen_N)] == min(result.scores)
     assert searched.capacity_N_ == result.chosen_N
     fixed = cls(N=result.chosen_N, **options).fit(X, y)

@@ -193,8 +193,9 @@ DECLARATIONS: tuple[Declaration, ...] = (
     # Capacity chosen on the user's data (engine/capacity.py): the population budget N picked
     # by validation on a held-out part of the train rows, then refitted on all of them.
     D("capacity", ("fixed", "search"), "fixed",
-      "the budget N as given, or the best of N, 2N, 4N, ... up to capacity_max on a held-out part of "
-      "the train rows, refitted on all of them", engine=False, switch="capacity", flag="--capacity"),
+      "the budget N as given, or N, 2N, 4N, ... up to capacity_max tried on a held-out part of the "
+      "train rows while its error falls, the best refitted on all of them",
+      engine=False, switch="capacity", flag="--capacity"),
     D("capacity_max", int, 51200, "the largest budget the search tries", engine=False, switch="capacity",
       flag="--capacity-max", checks=(whole_from(1, _WHOLE),)),
     D("capacity_validation", float, 0.2, "fraction of the train rows held out to score the budgets",

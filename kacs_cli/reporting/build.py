@@ -27,7 +27,7 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import compaction, kmethods, refinement, suprb
+from kacs_cli.reporting import compaction, kmethods, refinement, suprb, variants
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -93,6 +93,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     exp.kmethods = kmethods.analyse(exp, final, config, control)
     exp.refinement = refinement.analyse(exp, runs) if cells else None
     exp.compaction = compaction.analyse(exp, runs) if cells else None
+    exp.variants = variants.analyse(exp, final, config, methods) if cells else None
     if not cells:
         exp.missing.insert(0, f"no finished runs in {results.RUNS_FILE}")
     if paper and protocol == "main":
@@ -226,6 +227,10 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_compaction.csv"
         write_csv(path, exp.compaction)
         written.append(path)
+    if exp.variants is not None:
+        path = out / f"{stem}_variants.csv"
+        write_csv(path, exp.variants)
+        written.append(path)
     return written + kmethods.write_csvs(exp, out)
 
 
@@ -264,6 +269,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             tables.append(refinement.table(exp, exp.refinement))
         if exp.compaction is not None:
             tables.append(compaction.table(exp, exp.compaction))
+        if exp.variants is not None:
+            tables += variants.tables(exp, exp.variants)
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -276,7 +283,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             if i == 0:
                 exp.summary_markdown = rendered
                 console.append(rendered)
-            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith(("-suprb", "-refinement", "-compaction"))
+            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith(("-suprb", "-refinement", "-compaction", "-variants"))
                   or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:
