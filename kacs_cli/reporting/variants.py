@@ -13,7 +13,7 @@ Holm-adjusted over the variant's cells, and how many pairs were identical in bot
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -60,22 +60,20 @@ def _change(base: float, variant: float) -> float:
     return 100.0 * (variant / base - 1.0) if base else math.nan
 
 
-def analyse(exp: ExperimentReport, final: pd.DataFrame, config: results.ResolvedConfig,
-            methods: list[str]) -> pd.DataFrame | None:
-    """One row per (cell, variant): the base's and the variant's means over their paired runs,
-    the changes, the Wilcoxon p and its Holm adjustment over the variant's cells; None when no
-    method of the campaign is a variant of another."""
-    found = bases(config, methods)
-    error = f"test_{exp.error}"
+def compare(cells: Iterable[tuple[str, pd.DataFrame]], found: dict[str, str], error: str) -> pd.DataFrame | None:
+    """One row per (cell, variant) of `found` (variant -> base), from each cell's runs (final
+    models, a `method` and a `run` column): the base's and the variant's means of `error` and
+    of the rule count over their paired runs, the changes, the Wilcoxon p and its Holm
+    adjustment over the variant's cells; None when no pair has runs."""
+    cells = list(cells)
     records = []
     for variant, base in found.items():
-        for cell in exp.cells:
-            here = final[cell_mask(final, cell)]
+        for label, here in cells:
             pair = pd.concat([here[here["method"] == m].set_index("run")[[error, "rules"]].add_prefix(f"{side}_")
                               for side, m in (("base", base), ("variant", variant))], axis=1, join="inner").dropna()
             if pair.empty:
                 continue
-            rec = {"cell": cell.label, "variant": variant, "base": base, "n_pairs": len(pair),
+            rec = {"cell": label, "variant": variant, "base": base, "n_pairs": len(pair),
                    "identical": int(((pair[f"base_{error}"] == pair[f"variant_{error}"])
                                      & (pair["base_rules"] == pair["variant_rules"])).sum())}
             for metric, column in (("error", error), ("rules", "rules")):
@@ -90,9 +88,15 @@ def analyse(exp: ExperimentReport, final: pd.DataFrame, config: results.Resolved
     for metric in ("error", "rules"):
         frame[f"{metric}_p_holm"] = np.nan
         for _, idx in frame.groupby("variant", sort=False).groups.items():
-            p = frame.loc[idx, f"{metric}_p"]
-            frame.loc[idx, f"{metric}_p_holm"] = holm(p.fillna(1.0).to_numpy())
+            frame.loc[idx, f"{metric}_p_holm"] = holm(frame.loc[idx, f"{metric}_p"].fillna(1.0).to_numpy())
     return frame
+
+
+def analyse(exp: ExperimentReport, final: pd.DataFrame, config: results.ResolvedConfig,
+            methods: list[str]) -> pd.DataFrame | None:
+    """compare() over the experiment's cells, each variant against its base (bases())."""
+    return compare(((cell.label, final[cell_mask(final, cell)]) for cell in exp.cells),
+                   bases(config, methods), f"test_{exp.error}")
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:

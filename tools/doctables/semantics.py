@@ -1,0 +1,103 @@
+"""The ablation of the article's prose against the authors' code (docs/algorithm.md, "Two
+semantics"): each switch on top of `reference`, against the unswitched learner, 10 paired runs
+on the eight main benchmarks; and the XCSF cells the reproduction misses most, rerun under the
+switches."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.reporting.loading import load_config
+from kacs_cli.reporting.variants import bases, compare, summary
+
+from tools.doctables.common import ALPHA, MAIN_BENCHMARKS, Runs, integer, name, table
+
+ABLATION = "ablation_semantics"
+_DEFAULTS = {f: getattr(Hyperparameters(), f) for f in Hyperparameters.__dataclass_fields__}
+
+
+def switch_of(settings: dict, base: dict) -> str:
+    """The setting a variant adds to its base (the one key they differ in; `+`-joined if several)."""
+    keys = [k for k in settings if settings.get(k, _DEFAULTS.get(k)) != base.get(k, _DEFAULTS.get(k))]
+    return " + ".join(keys)
+
+
+_SEEN: dict = {}
+
+
+def ablation(runs: Runs, folder: str = ABLATION, cells: tuple[str, ...] = MAIN_BENCHMARKS) -> tuple[pd.DataFrame, dict]:
+    """(compare()'s frame over the folder's cells, variant -> the switch it adds), once per Runs."""
+    key = (id(runs), folder, cells)
+    if key not in _SEEN:
+        _SEEN[key] = (runs, _ablation(runs, folder, cells))  # the Runs kept alive, so its id stays its own
+    return _SEEN[key][1]
+
+
+def _ablation(runs: Runs, folder: str, cells: tuple[str, ...]) -> tuple[pd.DataFrame, dict]:
+    root = runs.root / "results" / folder
+    config = load_config(root)
+    r = runs(folder)
+    found = bases(config, list(config.methods))
+    first = next(c for c in config.cells if c.settings)
+    switches = {v: switch_of(first.settings_of(v), first.settings_of(b)) for v, b in found.items()}
+    frame = compare(((c, r[r.benchmark == c]) for c in cells if (r.benchmark == c).any()), found, "test_mae")
+    return frame, switches
+
+
+def _range(lo: float, hi: float) -> str:
+    return f"{lo:+.1f} %" if f"{lo:+.1f}" == f"{hi:+.1f}" else f"{lo:+.1f} to {hi:+.1f} %"
+
+
+def _moved(group: pd.DataFrame) -> str:
+    """The cells where a mean moved significantly (Holm), with the change."""
+    out = []
+    for metric, word in (("error", "MAE"), ("rules", "rules")):
+        hit = group[group[f"{metric}_p_holm"] < ALPHA]
+        out += [f"{name(c)} {word} {x:+.1f} %" for c, x in zip(hit["cell"], hit[f"{metric}_change_pct"])]
+    return ", ".join(out) or "none"
+
+
+def semantics_ablation(runs: Runs) -> str:
+    """Each switch against the unswitched learner: the cells run, those identical in every run,
+    the range of the change of the mean test MAE and rule count, and the cells where either
+    moved significantly (paired two-sided Wilcoxon, Holm over the switch's cells)."""
+    frame, switches = ablation(runs)
+    rows = []
+    for _, s in summary(frame).iterrows():
+        group = frame[frame["variant"] == s["variant"]]
+        rows.append([f"`{switches[s['variant']]}`", s["base"].upper(), f"{s['cells']} x {group['n_pairs'].min()}",
+                     str(s["identical_cells"]), _range(s["error_change_min"], s["error_change_max"]),
+                     _range(s["rules_change_min"], s["rules_change_max"]), _moved(group)])
+    head = ["switch", "learner", "cells x runs", "identical cells", "test MAE change", "rules change",
+            "moved significantly (Holm)"]
+    return table(head, rows, ["l", "l", "r", "r", "r", "r", "l"])
+
+
+def v_switch_effect(runs: Runs, switch: str | None) -> str:
+    """One switch's effect in a few words, for the differences table: per learner it concerns,
+    the cells where test MAE or rules moved significantly, else the largest change."""
+    frame, switches = ablation(runs)
+    parts = []
+    for variant, group in frame.groupby("variant", sort=False):
+        if switches[variant] != switch:
+            continue
+        learner = group["base"].iloc[0].upper()
+        if (group["identical"] == group["n_pairs"]).all():
+            parts.append(f"{learner}: identical runs on {len(group)} of {len(group)}")
+            continue
+        moved = _moved(group)
+        if moved == "none":
+            err = group["error_change_pct"].abs().max()
+            rules = group["rules_change_pct"].abs().max()
+            moved = f"none (at most {err:.1f} % MAE, {rules:.1f} % rules)"
+        parts.append(f"{learner}: {moved}")
+    return "; ".join(parts) or "not measured"
+
+
+def v_ablation_runs(runs: Runs, _: str | None) -> str:
+    return integer(len(runs(ABLATION)))
+
+
+TABLES = {"semantics-ablation": semantics_ablation}
+VALUES = {"switch-effect": v_switch_effect, "ablation-runs": v_ablation_runs}
