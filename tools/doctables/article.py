@@ -49,10 +49,10 @@ def main_paper(runs: Runs) -> str:
                   "verdict ours / published"], rows, ["l", "l", "r", "r", "r", "r", "c"])
 
 
-def fidelity(runs: Runs) -> tuple[int, int, str, float, float]:
-    """How many of the main means lie within max(3 SE, 5 %) of the published ones, and the
-    largest deviation in standard errors."""
-    r = runs("paper/main")
+def fidelity(runs: Runs, folder: str = "paper/main") -> tuple[int, int, str, float, float]:
+    """How many of the main means (of `folder`'s runs) lie within max(3 SE, 5 %) of the published
+    ones, and the largest deviation in standard errors."""
+    r = runs(folder)
     pub = _published()
     inside, total, worst = 0, 0, ("", 0.0, 0.0)
     for bench in MAIN_BENCHMARKS:
