@@ -163,6 +163,19 @@ def test_the_shipped_channels_config_runs_n_plus_1_2n_plus_1_and_4n_plus_1_chann
                    for m in config.methods)
 
 
+def test_channels_per_input_resolve_at_each_cells_n_to_the_number_they_mean():
+    from kacs_cli.experiments.campaign.config import resolve_config
+
+    raw = {"experiment": "m", "benchmarks": [{"name": "f1", "n": 2, "samples": 50}, {"name": "f1", "n": 5, "samples": 50}],
+           "methods": {"kacs-a": {"method": "kacs", "channels": "n + 1"}, "kacs-b": {"method": "kacs", "channels": "4n+1"},
+                       "kacs-c": {"method": "kacs", "channels": "2n"}, "kacs-d": {"method": "kacs", "channels": 6}},
+           "protocol": {"name": "main", "runs": 1}}
+    config = resolve_config(raw)
+    assert [[cell.params[m].channels for m in config.methods] for cell in config.cells] == [[3, 9, 4, 6], [6, 21, 10, 6]]
+    # a per-input count is the number it means: at n = 5, n + 1 and 6 are one setting
+    assert config.cells[1].params["kacs-a"] == config.cells[1].params["kacs-d"]
+
+
 def test_a_config_runs_a_method_with_its_own_channels(capsys, tmp_path):
     import pandas as pd
 
@@ -182,6 +195,9 @@ def test_a_config_runs_a_method_with_its_own_channels(capsys, tmp_path):
 @pytest.mark.parametrize("methods, message", [
     ("{kacs-m: {method: kacs, channels: -2}}", "methods.kacs-m.channels: must be a whole number >= 0, got -2"),
     ("{kacs-m: {method: kacs, channels: 1.5}}", "methods.kacs-m.channels: must be a whole number >= 0, got 1.5"),
+    ("{kacs-m: {method: kacs, channels: 2x + 1}}",
+     "methods.kacs-m.channels: must be a whole number or a number per input such as 4n + 1, got '2x + 1'"),
+    ("{kacs-m: {method: kacs, channels: 0n}}", "methods.kacs-m.channels: '0n' gives no channel"),
     ("{xcsf-m: {method: xcsf, channels: 3}}",
      "methods.xcsf-m.channels: channels (the number of outer channels) is defined for KACS only"),
 ])

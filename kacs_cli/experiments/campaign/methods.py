@@ -5,7 +5,8 @@ A method is a learner (`xcsf`, `kacs`), a baseline (kacs_cli/baselines: `ridge`,
 labelled variant of either (`kacs-adaptive: {method: kacs, budget: adaptive}`). A learner's
 hyperparameters on a cell come from, lowest first: the defaults of docs/algorithm.md section 6, the cell's P_hash
 default, the config's shared `hyperparameters`, the method's overrides (`N: guideline` is
-the article's budget guideline at the cell's n), and the benchmark entry's own N / P_hash.
+the article's budget guideline at the cell's n, `channels: 4n + 1` a number of channels at
+the cell's n), and the benchmark entry's own N / P_hash.
 A baseline's parameters are resolved once, the same on every cell.
 """
 
@@ -23,6 +24,15 @@ from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonem
 
 # A method override `N: guideline` is the article's budget guideline at each cell's n.
 GUIDELINE = "guideline"
+# A method override `channels: 4n + 1` (a n + b) is a number of outer channels at each cell's n,
+# so one method spans data of different dimensions as the article's 2n + 1 does.
+PER_N = re.compile(r"^\s*(\d*)\s*n\s*(?:\+\s*(\d+))?\s*$")
+
+
+def per_n_channels(text: str, n: int) -> int:
+    """The number of channels `a n + b` means at n inputs."""
+    a, b = PER_N.match(text).groups()
+    return int(a or 1) * n + int(b or 0)
 
 
 def guideline_budget(n: int) -> int:
@@ -34,7 +44,8 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
     """Validate a mapping of hyperparameter overrides, naming the offending key; each value is
     checked by its declaration (engine/params.py).
 
-    `guideline_ok`: N may be the text `guideline` (method overrides), resolved per cell.
+    `guideline_ok`: N may be the text `guideline` and channels a text `a n + b` (method
+    overrides), resolved per cell.
     """
     names = tuple(d.name for d in DECLARATIONS if d.config != "top")
     if value is None:
@@ -54,6 +65,13 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
+        if key == "channels" and guideline_ok and isinstance(v, str) and PER_N.match(v):
+            if per_n_channels(v, 1) < 1:
+                fail(where, f"{v!r} gives no channel; a n + b needs a >= 1 or b >= 1")
+            out[key] = v
+            continue
+        if key == "channels" and guideline_ok and isinstance(v, str):
+            fail(where, f"must be a whole number or a number per input such as 4n + 1, got {v!r}")
         declared = DECLARED[key]
         if declared.choices:
             v = choice(v, where, declared.choices)
@@ -204,6 +222,11 @@ def cell_params(
                 fail(f"methods.{method}.N", f"guideline needs the number of inputs, unknown for "
                                             f"the CSV file of {entry.where}; give that entry its own N")
             values["N"] = guideline_budget(entry.data.n)
+        if isinstance(values.get("channels"), str):
+            if entry.data.n is None:
+                fail(f"methods.{method}.channels", f"{values['channels']} needs the number of inputs, unknown for "
+                                                   f"the CSV file of {entry.where}; give that method a number")
+            values["channels"] = per_n_channels(values["channels"], entry.data.n)
         if entry.N is not None:
             values["N"] = entry.N
         if entry.P_hash is not None:
