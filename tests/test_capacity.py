@@ -109,3 +109,23 @@ def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
     assert parse_methods({"kacs-recommended": {"N": 3200}})["kacs-recommended"][1]["N"] == 3200
     with pytest.raises(UserError, match="unknown preset 'best'"):
         preset("best", "kacs")
+
+
+def test_kacs_fit_starts_from_the_preset_and_a_flag_given_at_its_default_still_overrides_it(capsys, tmp_path):
+    from cli_support import run_kacs
+
+    from kacs_cli import load
+
+    X, y = generate("f1", 2, 80, seed=0)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    small = ["--iterations", 300, "--N", 40, "--capacity-max", 80]
+    code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "a.kacs", "--preset", "recommended", *small)
+    assert code == 0, err
+    a = load(tmp_path / "a.kacs")
+    assert (a.input_transform, a.refinement, a.capacity, a.capacity_N_ in (40, 80)) == ("quantile", True, "search", True)
+    code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "b.kacs", "--preset", "recommended",
+                            "--input-transform", "minmax", "--capacity", "fixed", *small)
+    assert code == 0, err
+    b = load(tmp_path / "b.kacs")
+    assert (b.input_transform, b.refinement, b.capacity) == ("minmax", True, "fixed")

@@ -25,20 +25,20 @@ def _load_estimator(path: Path):
 
 
 def _fit_options(method, options, switches, preset_name) -> dict:
-    """The declared hyperparameters `kacs fit` passes on: its flags' values, the switches it
-    turns on, and the preset beneath whatever flag was given away from its default."""
-    options = {name: value.strip().lower() if isinstance(value, str) else value
-               for name, value in (options or {}).items()}
+    """The declared hyperparameters `kacs fit` passes on: the flags given (an option left out is
+    None, so a flag given at its default value still counts), the switches it turns on, and the
+    preset beneath them."""
+    given = {name: value.strip().lower() if isinstance(value, str) else value
+             for name, value in (options or {}).items() if value is not None}
     for switch in switches:
         name = switch.strip().lower()
         if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
             raise UserError(f"--switch must be one of {', '.join((*ARTICLE_SWITCHES, *CODE_SWITCHES))}, "
                             f"got {switch!r}")
-        options[name] = True
+        given[name] = True
     if preset_name is not None:
-        given = {name: value for name, value in options.items() if value != DECLARED[name].default}
-        options = {**options, **preset(preset_name.strip().lower(), method), **given}
-    return options
+        return {**preset(preset_name.strip().lower(), method), **given}
+    return given
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
@@ -217,9 +217,12 @@ def _with_declared_options(command) -> inspect.Signature:
     """`command`'s signature with its **declared replaced by one option per FIT_OPTIONS entry."""
     fixed = [p for p in inspect.signature(command).parameters.values() if p.kind != p.VAR_KEYWORD]
     annotations = {int: int, float: float, bool: bool}
+    # Each option defaults to None, its declared default shown in the help: a flag given at its
+    # default value is then told apart from one left out, and overrides a preset.
     added = [inspect.Parameter(d.name, inspect.Parameter.KEYWORD_ONLY,
-                               default=typer.Option(d.default, d.flag, help=_flag_help(d)),
-                               annotation=str if d.choices else annotations[d.kind])
+                               default=typer.Option(None, d.flag, help=_flag_help(d),
+                                                    show_default=False if d.kind is bool else str(d.default)),
+                               annotation=Optional[str if d.choices else annotations[d.kind]])
              for d in FIT_OPTIONS]
     return inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed] + added)
 
