@@ -7,8 +7,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy.stats import wilcoxon
 
+from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.config import resolve_config
 from kacs_cli.reporting.build import build_report
 from kacs_cli.reporting.loading import load_config
@@ -67,3 +69,18 @@ def test_the_changes_and_their_tests_are_those_of_the_paired_runs(folder):
     assert not (table[table["variant"] == "kacs-eta"]["identical"] == 6).all()
     overview = re.search(r"^\| kacs-xin +\| kacs +\| +(\d+) \| +(\d+) \|", (folder / "report" / "report.md").read_text(), re.M)
     assert overview and overview.groups() == ("2", "2")  # two cells, both identical in every pair
+
+
+def test_a_variant_of_several_changes_at_once_is_read_against_the_plainest_method():
+    methods = {"xcsf": None, "xcsf-a": {"method": "xcsf", "article_mutation": True},
+               "xcsf-b": {"method": "xcsf", "article_reshuffle": True},
+               "xcsf-ab": {"method": "xcsf", "article_mutation": True, "article_reshuffle": True},
+               "xcsf-abc": {"method": "xcsf", "article_mutation": True, "article_reshuffle": True,
+                            "article_intervals": True},
+               "xcsf-all": {"method": "xcsf", "article_offspring": True, "article_subsumption": True}}
+    raw = {"experiment": "v", "methods": methods, "benchmarks": [{"name": "f1", "n": 2, "samples": 50}],
+           "protocol": {"name": "main", "runs": 1}}
+    resolved = results.ResolvedConfig.of(yaml.safe_load(resolve_config(raw).to_yaml()))
+    found = bases(resolved, list(methods))
+    assert found == {"xcsf-a": "xcsf", "xcsf-b": "xcsf", "xcsf-ab": "xcsf-a", "xcsf-abc": "xcsf-ab",
+                     "xcsf-all": "xcsf"}

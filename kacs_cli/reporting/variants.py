@@ -3,9 +3,10 @@
 A learner method is a variant of another of the same learner (its base) when the base's
 settings away from the learner's defaults are a strict part of the variant's, with the same
 values: `xcsf-vote: {method: xcsf, article_deletion_vote: true}` against `xcsf`, or
-`kacs-qr-n12800` (quantile, refined, N = 12,800) against `kacs-quantile-refined`. Of several
-such bases the closest (most shared settings) is taken, so each variant is read against the
-one change it adds. Per cell and variant: the base's and the variant's mean test error and
+`kacs-qr-n12800` (quantile, refined, N = 12,800) against `kacs-quantile-refined`. The base is
+the one it extends by a single setting (the first listed of several), so each variant is read
+against the one change it adds; a variant that adds several settings to every such method
+(all twelve switches at once) is read against the plainest (fewest settings). Per cell and variant: the base's and the variant's mean test error and
 rule count over the runs both have, the change of each mean, the paired two-sided Wilcoxon p,
 Holm-adjusted over the variant's cells, and how many pairs were identical in both.
 """
@@ -51,8 +52,11 @@ def bases(config: results.ResolvedConfig, methods: list[str]) -> dict[str, str]:
         candidates = [b for b in methods if b != variant and away[b] is not None and engine[b] == engine[variant]
                       and len(away[b]) < len(away[variant])
                       and all(k in away[variant] and away[variant][k] == v for k, v in away[b].items())]
-        if candidates:
-            found[variant] = max(candidates, key=lambda b: (len(away[b]), -methods.index(b)))
+        one_more = [b for b in candidates if len(away[b]) == len(away[variant]) - 1]
+        if one_more:
+            found[variant] = one_more[0]
+        elif candidates:  # several changes at once (e.g. every switch): read against the plainest
+            found[variant] = min(candidates, key=lambda b: (len(away[b]), methods.index(b)))
     return found
 
 
