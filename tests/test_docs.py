@@ -3,12 +3,15 @@
 - every results table and every marked number in README.md and docs/*.md is what
   `make docs-tables` renders from the committed runs (tools/doctables, outside the package);
 - every relative link points at a file of the repository, and every #anchor at a heading;
+- every `kacs_cli` import in a document's Python example names a module and name that exist;
 - no document, docstring or comment cites a file outside the repository: the algorithm is
   docs/algorithm.md, and ../shared/datasets appears only as an optional data location.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -23,6 +26,7 @@ DOCS = doctables.documents(ROOT)
 LINK = re.compile(r"!?\[[^\]\n]*\]\(([^()\s]+)\)")
 HEADING = re.compile(r"^#{1,6} +(.+?) *$", re.M)
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
 def anchor(heading: str) -> str:
@@ -99,6 +103,44 @@ def test_relative_links_resolve(path: Path) -> None:
             broken.append(f"{target}: no heading with that anchor")
         elif dest.exists() and ROOT not in dest.parents and dest != ROOT:
             broken.append(f"{target}: outside the repository")
+    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def package_imports(text: str) -> list[tuple[str, str | None]]:
+    """(module, name) of every `kacs_cli` import line in the document's Python blocks; name is
+    None for `import kacs_cli...`."""
+    found = []
+    for block in PYTHON_BLOCK.findall(text):
+        for line in block.splitlines():
+            if not re.match(r"\s*(from|import) kacs_cli\b", line):
+                continue
+            node = ast.parse(line.strip()).body[0]
+            if isinstance(node, ast.ImportFrom):
+                found += [(node.module, alias.name) for alias in node.names]
+            else:
+                found += [(alias.name, None) for alias in node.names]
+    return found
+
+
+def test_package_imports_finds_both_forms() -> None:
+    text = "```python\nfrom kacs_cli.a import B, C as D\nimport kacs_cli.e\nx = 1\n```\n"
+    assert package_imports(text) == [("kacs_cli.a", "B"), ("kacs_cli.a", "C"), ("kacs_cli.e", None)]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_examples_import_what_the_package_has(path: Path) -> None:
+    broken = []
+    for module, name in package_imports(path.read_text(encoding="utf-8")):
+        try:
+            imported = importlib.import_module(module)
+        except ImportError:
+            broken.append(f"no module {module}")
+            continue
+        if name is not None and not hasattr(imported, name):
+            try:
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                broken.append(f"{module} has no {name}")
     assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
 
 

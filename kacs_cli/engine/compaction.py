@@ -319,7 +319,8 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     """Compact the KACS engine model in place (module docstring); X, y the scaled training rows.
 
     With `tolerance`, that tolerance; with `max_rules` instead, the smallest tolerance (to a
-    factor of about 1.04, by bisection) whose compacted model has at most that many rules.
+    factor of about 1.0007: SEARCH_STEPS bisections of TOLERANCE_RANGE's log) whose compacted
+    model has at most that many rules.
     """
     if (tolerance is None) == (max_rules is None):
         raise ValueError("give either a tolerance or max_rules")
