@@ -74,6 +74,20 @@ def test_training_fits_a_smooth_function():
     assert kan.mae(X, y) < 0.02 * np.mean(np.abs(y - y.mean()))
 
 
+def test_a_fit_gives_the_values_recorded_before_its_kernels_were_rewritten():
+    """Values printed by the implementation of commit aa605d1 (its dense per-evaluation
+    B-splines and parameter copies) on this fixed case: the rewritten kernels compute the
+    same numbers, so the same optimizer path."""
+    rng = np.random.default_rng(7)
+    X = rng.random((60, 3))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] - X[:, 2] ** 2
+    kan = SplineKAN.initial(3, 7, 3, 3, seed=42).fit(X, y, steps=10)
+    at = np.array([[0.1, 0.2, 0.3], [0.5, 0.5, 0.5], [0.9, 0.05, 0.7], [0.33, 0.8, 0.1]])
+    recorded = [-0.11016321958335223, 0.2473322513066155, -0.4769512142496056, 0.6576664538510162]
+    assert np.allclose(kan.predict(at), recorded, rtol=1e-9, atol=1e-12)
+    assert kan.mae(X, y) == pytest.approx(0.0012887677748093216, rel=1e-9)
+
+
 @needs_pykan
 def test_kan_forward_and_grid_update_match_pykan():
     import contextlib
@@ -186,6 +200,23 @@ def test_same_seed_same_model_and_another_seed_another():
     for name in RuleSet.FIELDS:
         assert np.array_equal(getattr(a.trained_rules_, name), getattr(b.trained_rules_, name))
     assert not np.array_equal(a.trained_rules_.p, c.trained_rules_.p)
+
+
+def test_a_run_gives_the_values_recorded_before_its_kernels_were_rewritten():
+    """A small run of the implementation of commit aa605d1, its printed values: KAN fits
+    answered from the run's memo of covered row sets and the rewritten kernels leave every
+    decision of the run as it was."""
+    X, y = small_problem()
+    est = XKANRegressor(epochs=2, N=8, kan_steps=2, theta_GA=5, random_state=2).fit(X, y)
+    recorded_counts = {"covering": 6, "subsumption": 19, "kan_fits": 17, "iterations": 160,
+                       "kan_fits_by_epoch": [13, 4]}
+    assert {name: est.counts_[name] for name in recorded_counts} == recorded_counts
+    assert est.n_rules_ == 2 and len(est.trained_rules_) == 2
+    assert np.allclose(est.trained_rules_.fitness, [0.9306226571366862, 0.9792009440608987], rtol=1e-9)
+    assert np.allclose(est.trained_rules_.error, [0.020176117307858156, 0.04864833224131974], rtol=1e-9)
+    recorded = [17.782449747391148, 17.260565978430403, 17.440629828868314, 21.635183476668267,
+                17.894276229412274, 20.000811231804267]
+    assert np.allclose(est.predict(X[:6]), recorded, rtol=1e-9)
 
 
 def test_trained_population_keeps_the_invariants():
