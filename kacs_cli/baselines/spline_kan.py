@@ -7,7 +7,11 @@ pykan's layouts (per layer: grid (in, G + 2k + 1), coef (in, out, G + k), scale_
 scale_sp (in, out)), so a model can be copied to or from pykan's `KAN` and compared.
 Training: the full batch, mean squared error, scipy's L-BFGS-B in phases that each start
 with pykan's grid update (the grid at the quantiles of the layer's inputs, the spline
-coefficients refitted to the current curves by least squares).
+coefficients refitted to the current curves by least squares). The loss and gradient kernel
+reads the parameters from the optimizer's vector in place; the inner layer's B-splines and
+silu of the rows, fixed while its grid is, are computed once per phase; and only the k + 1
+B-splines that can be nonzero at a point are evaluated (the values and the order of every
+sum are the dense recursion's, so the optimizer's path is the same number for number).
 """
 
 from __future__ import annotations
@@ -63,18 +67,36 @@ def _finite(v):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _basis_at(xv, grid, i, k, work, lower):
-    """Cox-de Boor on the knots grid[i]: work[:P - 1 - k] gets the order-k B-splines at xv,
-    lower[:P - k] those of order k - 1 (for the slope)."""
+    """Cox-de Boor on the knots grid[i], only where a B-spline can be nonzero: returns
+    (first, last), work[first:last + 1] the order-k B-splines at xv there (every other one
+    is 0) and lower[first:last + 2] those of order k - 1 (for the slope); last < first when
+    xv lies in no interval. Each value is the full recursion's (an entry outside this window
+    has two zero terms), so sums over the window equal sums over all the B-splines."""
     n_knots = grid.shape[1]
+    first = -1
+    last = -2
     for j in range(n_knots - 1):
+        if xv >= grid[i, j] and xv < grid[i, j + 1]:
+            if first < 0:
+                first = j
+            last = j
+    if first < 0:
+        return 0, -1
+    for j in range(first, last + 1):
         work[j] = 1.0 if (xv >= grid[i, j] and xv < grid[i, j + 1]) else 0.0
     for p in range(1, k + 1):
-        for j in range(n_knots - p):
-            lower[j] = work[j]
-        for j in range(n_knots - 1 - p):
+        # the order p - 1 values, padded with the zeros either side that the recursion reads
+        top = n_knots - 1 - p                       # the last order p - 1 index
+        lo = max(first - 1, 0)
+        for j in range(lo, min(last + 1, top) + 1):
+            lower[j] = work[j] if j >= first and j <= last else 0.0
+        first = lo
+        last = min(last, top - 1)
+        for j in range(first, last + 1):
             left = (xv - grid[i, j]) / (grid[i, j + p] - grid[i, j])
             right = (grid[i, j + p + 1] - xv) / (grid[i, j + p + 1] - grid[i, j + 1])
             work[j] = _finite(left * lower[j] + right * lower[j + 1])
+    return first, last
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -88,84 +110,124 @@ def _slope_at(xv, grid, i, k, lower, j):
 
 @njit(cache=True, error_model="numpy")
 def _basis(x, grid, k, out, d_out, slope):
-    n_basis = out.shape[2]
-    work = np.empty(grid.shape[1])
-    lower = np.empty(grid.shape[1])
+    work = np.zeros(grid.shape[1])
+    lower = np.zeros(grid.shape[1])
+    out[:] = 0.0
+    if slope:
+        d_out[:] = 0.0
     for r in range(x.shape[0]):
         for i in range(x.shape[1]):
-            _basis_at(x[r, i], grid, i, k, work, lower)
-            for j in range(n_basis):
+            first, last = _basis_at(x[r, i], grid, i, k, work, lower)
+            for j in range(first, last + 1):
                 out[r, i, j] = work[j]
                 if slope:
                     d_out[r, i, j] = _slope_at(x[r, i], grid, i, k, lower, j)
 
 
 @njit(cache=True, error_model="numpy")
-def _loss_and_gradient(X, y, grid1, coef1, base1, sp1, grid2, coef2, base2, sp2, k,
-                       g_coef1, g_base1, g_sp1, g_coef2, g_base2, g_sp2):
-    """Mean squared error of the [n, h, 1] network on (X, y); its gradient into the g_ arrays
-    (zeroed here). One pass per row: forward through both layers, then back."""
+def _input_side(X, grid1, k, window, first1, b1, silu1):
+    """What the inner layer's edges need of the rows and stays fixed while its grid does: per
+    row and input the window of nonzero B-splines (first1, b1[r, i, :last - first + 1];
+    b1 has `window` = k + 1 slots) and silu(x)."""
     m, n = X.shape
-    h = base1.shape[1]
-    n_basis = coef1.shape[2]
-    for a in (g_coef1, g_coef2):
-        a[:] = 0.0
-    for a in (g_base1, g_sp1, g_base2, g_sp2):
-        a[:] = 0.0
-    work = np.empty(max(grid1.shape[1], grid2.shape[1]))
-    lower = np.empty_like(work)
-    b1 = np.empty((n, n_basis))
-    silu_x = np.empty(n)
+    work = np.zeros(grid1.shape[1])
+    lower = np.zeros(grid1.shape[1])
+    for r in range(m):
+        for i in range(n):
+            xv = X[r, i]
+            first, last = _basis_at(xv, grid1, i, k, work, lower)
+            first1[r, i] = first
+            for c in range(window):
+                b1[r, i, c] = work[first + c] if c <= last - first else 0.0
+            silu1[r, i] = xv / (1.0 + np.exp(-xv))
+
+
+@njit(cache=True, error_model="numpy")
+def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gradient):
+    """Mean squared error of the [n, h, 1] network on the rows that _input_side prepared,
+    parameters theta in SplineKAN.get_vector's order; its gradient into `gradient`. One pass
+    per row: forward through both layers, then back. Every sum runs over the same terms in
+    the same order as over all B-splines (the skipped ones are exact zeros)."""
+    m = y.shape[0]
+    window = b1.shape[2]
+    at = 0
+    coef1 = theta[at:at + n * h * n_basis].reshape((n, h, n_basis))
+    g_coef1 = gradient[at:at + n * h * n_basis].reshape((n, h, n_basis))
+    at += n * h * n_basis
+    base1 = theta[at:at + n * h].reshape((n, h))
+    g_base1 = gradient[at:at + n * h].reshape((n, h))
+    at += n * h
+    sp1 = theta[at:at + n * h].reshape((n, h))
+    g_sp1 = gradient[at:at + n * h].reshape((n, h))
+    at += n * h
+    coef2 = theta[at:at + h * n_basis].reshape((h, n_basis))
+    g_coef2 = gradient[at:at + h * n_basis].reshape((h, n_basis))
+    at += h * n_basis
+    base2 = theta[at:at + h]
+    g_base2 = gradient[at:at + h]
+    at += h
+    sp2 = theta[at:at + h]
+    g_sp2 = gradient[at:at + h]
+    gradient[:] = 0.0
+    work = np.zeros(grid2.shape[1])
+    lower = np.zeros(grid2.shape[1])
     s1 = np.empty((n, h))
     z = np.empty(h)
-    b2 = np.empty((h, n_basis))
+    first2 = np.empty(h, dtype=np.int64)
+    last2 = np.empty(h, dtype=np.int64)
+    b2 = np.zeros((h, window))
     s2 = np.empty(h)
     ds2 = np.empty(h)
+    denominator = np.empty(h)
     loss = 0.0
     for r in range(m):
         for j in range(h):
             z[j] = 0.0
         for i in range(n):
-            xv = X[r, i]
-            _basis_at(xv, grid1, i, k, work, lower)
-            for c in range(n_basis):
-                b1[i, c] = work[c]
-            silu_x[i] = xv / (1.0 + np.exp(-xv))
+            f = first1[r, i]
+            width = min(window, n_basis - f)
+            sx = silu1[r, i]
             for j in range(h):
                 acc = 0.0
-                for c in range(n_basis):
-                    acc += coef1[i, j, c] * b1[i, c]
+                for c in range(width):
+                    acc += coef1[i, j, f + c] * b1[r, i, c]
                 s1[i, j] = acc
-                z[j] += base1[i, j] * silu_x[i] + sp1[i, j] * acc
+                z[j] += base1[i, j] * sx + sp1[i, j] * acc
         out = 0.0
         for j in range(h):
             zv = z[j]
-            _basis_at(zv, grid2, j, k, work, lower)
+            first, last = _basis_at(zv, grid2, j, k, work, lower)
+            first2[j] = first
+            last2[j] = last
             acc = 0.0
             dacc = 0.0
-            for c in range(n_basis):
-                b2[j, c] = work[c]
-                acc += coef2[j, 0, c] * work[c]
-                dacc += coef2[j, 0, c] * _slope_at(zv, grid2, j, k, lower, c)
+            for c in range(first, last + 1):
+                b2[j, c - first] = work[c]
+                acc += coef2[j, c] * work[c]
+                dacc += coef2[j, c] * _slope_at(zv, grid2, j, k, lower, c)
             s2[j] = acc
             ds2[j] = dacc
-            out += base2[j, 0] * zv / (1.0 + np.exp(-zv)) + sp2[j, 0] * acc
+            denominator[j] = 1.0 + np.exp(-zv)
+            out += base2[j] * zv / denominator[j] + sp2[j] * acc
         e = out - y[r]
         loss += e * e
         g = 2.0 * e / m
         for j in range(h):
             zv = z[j]
-            sig = 1.0 / (1.0 + np.exp(-zv))
-            for c in range(n_basis):
-                g_coef2[j, 0, c] += g * sp2[j, 0] * b2[j, c]
-            g_base2[j, 0] += g * zv * sig
-            g_sp2[j, 0] += g * s2[j]
-            gz = g * (base2[j, 0] * sig * (1.0 + zv * (1.0 - sig)) + sp2[j, 0] * ds2[j])
+            sig = 1.0 / denominator[j]
+            first = first2[j]
+            for c in range(first, last2[j] + 1):
+                g_coef2[j, c] += g * sp2[j] * b2[j, c - first]
+            g_base2[j] += g * zv * sig
+            g_sp2[j] += g * s2[j]
+            gz = g * (base2[j] * sig * (1.0 + zv * (1.0 - sig)) + sp2[j] * ds2[j])
             for i in range(n):
                 gsp = gz * sp1[i, j]
-                for c in range(n_basis):
-                    g_coef1[i, j, c] += gsp * b1[i, c]
-                g_base1[i, j] += gz * silu_x[i]
+                f = first1[r, i]
+                width = min(window, n_basis - f)
+                for c in range(width):
+                    g_coef1[i, j, f + c] += gsp * b1[r, i, c]
+                g_base1[i, j] += gz * silu1[r, i]
                 g_sp1[i, j] += gz * s1[i, j]
     return loss / m
 
@@ -291,14 +353,35 @@ class SplineKAN:
     def n_params(self) -> int:
         return int(sum(a.size for a in self._trained()))
 
+    def _input_side(self, X: np.ndarray):
+        """The inner layer's B-spline windows and silu of X under its current grid."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        window = self.inner.k + 1
+        first1 = np.empty(X.shape, dtype=np.int64)
+        b1 = np.empty((*X.shape, window))
+        silu1 = np.empty(X.shape)
+        _input_side(X, self.inner.grid, int(self.inner.k), window, first1, b1, silu1)
+        return first1, b1, silu1
+
+    def _objective(self, X: np.ndarray, y: np.ndarray):
+        """theta -> (mean squared error on (X, y), its gradient), parameters in get_vector()'s
+        order, for the current grids (the trained arrays are not read)."""
+        n, h = self.inner.scale_base.shape
+        n_basis = self.inner.coef.shape[2]
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        first1, b1, silu1 = self._input_side(X)
+        grid2, k = self.outer.grid, int(self.outer.k)
+
+        def objective(theta):
+            gradient = np.empty_like(theta)
+            loss = _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gradient)
+            return float(loss), gradient
+
+        return objective
+
     def loss_and_gradient(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
         """Mean squared error on (X, y) and its gradient in get_vector()'s order."""
-        inner, outer = self.inner, self.outer
-        grads = [np.empty_like(a) for a in self._trained()]
-        loss = _loss_and_gradient(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-                                  inner.grid, inner.coef, inner.scale_base, inner.scale_sp,
-                                  outer.grid, outer.coef, outer.scale_base, outer.scale_sp, int(inner.k), *grads)
-        return float(loss), np.concatenate([a.ravel() for a in grads])
+        return self._objective(X, y)(self.get_vector())
 
     def fit(self, X: np.ndarray, y: np.ndarray, steps: int) -> "SplineKAN":
         """pykan's fit(opt="LBFGS", steps) budget and grid schedule: a grid update every
@@ -310,12 +393,7 @@ class SplineKAN:
         for start, stop in zip(bounds[:-1], bounds[1:]):
             self.update_grid(X)
             span = stop - start
-
-            def objective(theta):
-                self.set_vector(theta)
-                return self.loss_and_gradient(X, y)
-
-            result = minimize(objective, self.get_vector(), jac=True, method="L-BFGS-B",
+            result = minimize(self._objective(X, y), self.get_vector(), jac=True, method="L-BFGS-B",
                               options={"maxiter": span * ITERATIONS_PER_STEP,
                                        "maxfun": span * EVALUATIONS_PER_STEP,
                                        "maxcor": LBFGS_HISTORY, "ftol": 0.0, "gtol": 0.0})
