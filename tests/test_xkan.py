@@ -219,6 +219,40 @@ def test_a_run_gives_the_values_recorded_before_its_kernels_were_rewritten():
     assert np.allclose(est.predict(X[:6]), recorded, rtol=1e-9)
 
 
+def test_a_run_reusing_fits_of_the_same_rows_equals_one_refitting_them(monkeypatch):
+    """The run's memo of fits by covered rows changes only the cost: with no fit kept
+    (MEMO_FITS 0) every KAN is fitted anew and the run is the same, number for number."""
+    from kacs_cli.baselines import xkan
+
+    rng = np.random.default_rng(1)
+    X = rng.random((60, 4))
+    y = X[:, 0] - 2 * X[:, 1] * X[:, 2]
+    settings = dict(epochs=2, N=10, kan_steps=1, theta_GA=5, r0=0.3, random_state=3)
+    kept = XKANRegressor(**settings).fit(X, y)
+    assert kept.counts_["kan_fits_reused"] >= 10       # narrow coverings: many fall back to all rows
+    monkeypatch.setattr(xkan, "MEMO_FITS", 0)
+    refitted = XKANRegressor(**settings).fit(X, y)
+    assert refitted.counts_["kan_fits_reused"] == 0
+    assert refitted.counts_["kan_fits"] == kept.counts_["kan_fits"]
+    for name in RuleSet.FIELDS:
+        assert np.array_equal(getattr(kept.trained_rules_, name), getattr(refitted.trained_rules_, name))
+    assert np.array_equal(kept.predict(X), refitted.predict(X))
+
+
+def test_a_covering_of_at_most_one_row_is_fitted_on_all_rows_and_reused():
+    from kacs_cli.baselines.xkan import Consequents
+
+    X, y = small_problem(rows=30)
+    est = XKANRegressor(kan_steps=1)
+    consequents = Consequents(est, X, y)
+    nowhere = consequents.fit(np.full(2, 99.0), np.full(2, 100.0))        # covers no row
+    one_row = consequents.fit(X[0] - 1e-9, X[0] + 1e-9)                    # covers only row 0
+    assert one_row is nowhere and consequents.reused == 1
+    everywhere = SplineKAN.initial(2, 5, 3, 3, seed=42).fit(X, y, steps=1)
+    assert np.array_equal(nowhere[0].predict(X), everywhere.predict(X))
+    assert nowhere[1] == everywhere.mae(X, y)
+
+
 def test_trained_population_keeps_the_invariants():
     X, y = small_problem()
     est = XKANRegressor(**FAST, random_state=1).fit(X, y)
