@@ -61,6 +61,37 @@ def test_the_gradient_is_the_finite_difference_of_the_loss():
     assert np.max(np.abs(gradient - numeric)) < 1e-7 * max(1.0, np.max(np.abs(gradient)))
 
 
+@pytest.mark.parametrize("iterations, evaluations", [(20, 25), (100, 30)])
+def test_the_direct_lbfgsb_driver_takes_the_path_of_scipys_minimize(monkeypatch, iterations, evaluations):
+    """_lbfgsb drives scipy's L-BFGS-B step function as minimize does: the same points
+    evaluated and the same result, bit for bit, whether the iteration or the evaluation
+    budget ends the run."""
+    from kacs_cli.baselines import spline_kan
+
+    if not spline_kan.DIRECT_LBFGSB:
+        pytest.skip("this scipy's L-BFGS-B step function is not the one the driver calls")
+    rng = np.random.default_rng(5)
+    X = rng.random((50, 2))
+    y = np.cos(2 * X[:, 0]) - X[:, 1]
+    kan = SplineKAN.initial(2, 5, 3, 3, seed=42)
+    kan.update_grid(X)
+    objective = kan._objective(X, y)
+
+    def recording(points):
+        def evaluate(theta):
+            points.append(theta.copy())
+            return objective(theta)
+        return evaluate
+
+    direct, through_minimize = [], []
+    x_direct = spline_kan._lbfgsb(recording(direct), kan.get_vector(), iterations, evaluations)
+    monkeypatch.setattr(spline_kan, "DIRECT_LBFGSB", False)
+    x_minimize = spline_kan._lbfgsb(recording(through_minimize), kan.get_vector(), iterations, evaluations)
+    assert len(direct) == len(through_minimize) > 10
+    assert all(np.array_equal(a, b) for a, b in zip(direct, through_minimize))
+    assert np.array_equal(x_direct, x_minimize)
+
+
 def test_parameter_count_is_per_edge_coefficients_and_two_scales():
     kan = SplineKAN.initial(10, 21, 3, 3, seed=0)
     assert kan.n_params == count_parameters(10, 21, 3, 3) == (10 * 21 + 21) * (3 + 3 + 2) == 1848

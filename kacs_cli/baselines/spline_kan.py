@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy
 from numba import njit
 from scipy.optimize import minimize
 
@@ -99,19 +100,28 @@ def _basis_at(xv, grid, i, k, work, lower):
     return first, last
 
 
+@njit(cache=True, error_model="numpy")
+def _slope_factors(grid, k):
+    """k / (grid[i, c + k] - grid[i, c]) for c = 0 .. G + k: the constants of the B-splines'
+    slopes, fixed while the grid is."""
+    factors = np.empty((grid.shape[0], grid.shape[1] - k))
+    for i in range(grid.shape[0]):
+        for c in range(grid.shape[1] - k):
+            factors[i, c] = k / (grid[i, c + k] - grid[i, c])
+    return factors
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _slope_at(xv, grid, i, k, lower, j):
-    """d/dx of the order-k B-spline j at xv from the order k - 1 ones in lower."""
-    if k == 0:
-        return 0.0
-    return _finite(k / (grid[i, j + k] - grid[i, j]) * lower[j]
-                   - k / (grid[i, j + k + 1] - grid[i, j + 1]) * lower[j + 1])
+def _slope_at(factors, i, lower, j):
+    """d/dx of the order-k B-spline j from the order k - 1 ones in lower."""
+    return _finite(factors[i, j] * lower[j] - factors[i, j + 1] * lower[j + 1])
 
 
 @njit(cache=True, error_model="numpy")
 def _basis(x, grid, k, out, d_out, slope):
     work = np.zeros(grid.shape[1])
     lower = np.zeros(grid.shape[1])
+    factors = _slope_factors(grid, k)
     out[:] = 0.0
     if slope:
         d_out[:] = 0.0
@@ -121,29 +131,31 @@ def _basis(x, grid, k, out, d_out, slope):
             for j in range(first, last + 1):
                 out[r, i, j] = work[j]
                 if slope:
-                    d_out[r, i, j] = _slope_at(x[r, i], grid, i, k, lower, j)
+                    d_out[r, i, j] = _slope_at(factors, i, lower, j)
 
 
 @njit(cache=True, error_model="numpy")
 def _input_side(X, grid1, k, window, first1, b1, silu1):
     """What the inner layer's edges need of the rows and stays fixed while its grid does: per
-    row and input the window of nonzero B-splines (first1, b1[r, i, :last - first + 1];
-    b1 has `window` = k + 1 slots) and silu(x)."""
+    row and input `window` = k + 1 B-splines from first1 on, b1, that hold every nonzero one
+    (the window ends at the last B-spline at most; zeros pad it), and silu(x)."""
     m, n = X.shape
+    n_basis = grid1.shape[1] - 1 - k
     work = np.zeros(grid1.shape[1])
     lower = np.zeros(grid1.shape[1])
     for r in range(m):
         for i in range(n):
             xv = X[r, i]
             first, last = _basis_at(xv, grid1, i, k, work, lower)
-            first1[r, i] = first
+            start = min(first, n_basis - window)
+            first1[r, i] = start
             for c in range(window):
-                b1[r, i, c] = work[first + c] if c <= last - first else 0.0
+                b1[r, i, c] = work[start + c] if start + c >= first and start + c <= last else 0.0
             silu1[r, i] = xv / (1.0 + np.exp(-xv))
 
 
 @njit(cache=True, error_model="numpy")
-def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gradient):
+def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, k, gradient):
     """Mean squared error of the [n, h, 1] network on the rows that _input_side prepared,
     parameters theta in SplineKAN.get_vector's order; its gradient into `gradient`. One pass
     per row: forward through both layers, then back. Every sum runs over the same terms in
@@ -185,11 +197,10 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gra
             z[j] = 0.0
         for i in range(n):
             f = first1[r, i]
-            width = min(window, n_basis - f)
             sx = silu1[r, i]
             for j in range(h):
                 acc = 0.0
-                for c in range(width):
+                for c in range(window):
                     acc += coef1[i, j, f + c] * b1[r, i, c]
                 s1[i, j] = acc
                 z[j] += base1[i, j] * sx + sp1[i, j] * acc
@@ -204,7 +215,7 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gra
             for c in range(first, last + 1):
                 b2[j, c - first] = work[c]
                 acc += coef2[j, c] * work[c]
-                dacc += coef2[j, c] * _slope_at(zv, grid2, j, k, lower, c)
+                dacc += coef2[j, c] * _slope_at(factors2, j, lower, c)
             s2[j] = acc
             ds2[j] = dacc
             denominator[j] = 1.0 + np.exp(-zv)
@@ -224,8 +235,7 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gra
             for i in range(n):
                 gsp = gz * sp1[i, j]
                 f = first1[r, i]
-                width = min(window, n_basis - f)
-                for c in range(width):
+                for c in range(window):
                     g_coef1[i, j, f + c] += gsp * b1[r, i, c]
                 g_base1[i, j] += gz * silu1[r, i]
                 g_sp1[i, j] += gz * s1[i, j]
@@ -252,6 +262,69 @@ def curves_to_coef(x: np.ndarray, curves: np.ndarray, grid: np.ndarray, k: int) 
     for i in range(x.shape[1]):
         coef[i] = np.linalg.lstsq(basis[:, i, :], curves[:, i, :], rcond=None)[0].T
     return coef
+
+
+def _scipy_has_c_lbfgsb() -> bool:
+    """scipy from 1.15 on: L-BFGS-B's step function `setulb` with the argument list that
+    _lbfgsb below passes (older versions take another)."""
+    try:
+        major, minor = (int(part) for part in scipy.__version__.split(".")[:2])
+        from scipy.optimize import _lbfgsb  # noqa: F401
+    except (ValueError, ImportError):
+        return False
+    return (major, minor) >= (1, 15)
+
+
+DIRECT_LBFGSB = _scipy_has_c_lbfgsb()
+LINE_SEARCH_STEPS = 20       # scipy's maxls default
+
+
+def _lbfgsb(objective, x0: np.ndarray, maxiter: int, maxfun: int) -> np.ndarray:
+    """scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B", no bounds,
+    ftol = gtol = 0, maxcor LBFGS_HISTORY)'s result x, by scipy's own L-BFGS-B step
+    function driven as minimize drives it (one evaluation per new point, the first at x0;
+    maxiter iterations; stop once more than maxfun evaluations were made), without the
+    wrappers that minimize puts around every evaluation: the same points, the same x."""
+    if not DIRECT_LBFGSB:
+        return minimize(objective, x0, jac=True, method="L-BFGS-B",
+                        options={"maxiter": maxiter, "maxfun": maxfun, "maxcor": LBFGS_HISTORY,
+                                 "ftol": 0.0, "gtol": 0.0}).x
+    from scipy.optimize import _lbfgsb as step
+
+    m = LBFGS_HISTORY
+    n = x0.size
+    x = np.array(x0, dtype=np.float64)
+    evaluated_at = x.copy()
+    f, g = objective(x.copy())
+    evaluations = 1
+    no_bound = np.zeros(n, np.int32)
+    low = np.zeros(n)
+    high = np.zeros(n)
+    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
+    iwa = np.zeros(3 * n, np.int32)
+    task = np.zeros(2, np.int32)
+    ln_task = np.zeros(2, np.int32)
+    lsave = np.zeros(4, np.int32)
+    isave = np.zeros(44, np.int32)
+    dsave = np.zeros(29)
+    iterations = 0
+    while True:
+        g = g.astype(np.float64)
+        step.setulb(m, x, low, high, no_bound, f, g, 0.0, 0.0, wa, iwa, task, lsave, isave, dsave,
+                    LINE_SEARCH_STEPS, ln_task)
+        if task[0] == 3:                        # evaluate at x
+            if not np.array_equal(x, evaluated_at):
+                evaluated_at = x.copy()
+                f, g = objective(x.copy())
+                evaluations += 1
+        elif task[0] == 1:                      # a new iterate
+            iterations += 1
+            if iterations >= maxiter:
+                task[0], task[1] = 5, 504
+            elif evaluations > maxfun:
+                task[0], task[1] = 5, 502
+        else:
+            return x
 
 
 @dataclass
@@ -371,10 +444,11 @@ class SplineKAN:
         y = np.ascontiguousarray(y, dtype=np.float64)
         first1, b1, silu1 = self._input_side(X)
         grid2, k = self.outer.grid, int(self.outer.k)
+        factors2 = _slope_factors(grid2, k)
 
         def objective(theta):
             gradient = np.empty_like(theta)
-            loss = _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, k, gradient)
+            loss = _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, k, gradient)
             return float(loss), gradient
 
         return objective
@@ -393,11 +467,8 @@ class SplineKAN:
         for start, stop in zip(bounds[:-1], bounds[1:]):
             self.update_grid(X)
             span = stop - start
-            result = minimize(self._objective(X, y), self.get_vector(), jac=True, method="L-BFGS-B",
-                              options={"maxiter": span * ITERATIONS_PER_STEP,
-                                       "maxfun": span * EVALUATIONS_PER_STEP,
-                                       "maxcor": LBFGS_HISTORY, "ftol": 0.0, "gtol": 0.0})
-            self.set_vector(result.x)
+            self.set_vector(_lbfgsb(self._objective(X, y), self.get_vector(),
+                                    span * ITERATIONS_PER_STEP, span * EVALUATIONS_PER_STEP))
         return self
 
     def mae(self, X: np.ndarray, y: np.ndarray) -> float:
