@@ -40,6 +40,26 @@ def test_cubic_bsplines_sum_to_one_inside_the_grid_and_their_slope_is_the_deriva
     assert np.allclose(slope, numeric, atol=1e-5)
 
 
+def test_the_knot_count_finds_the_interval_the_scan_finds_also_on_repeated_knots():
+    """On ordered knots the interval of x is found by counting the knots at or below it; it
+    must give what the scan over every interval gives, also where knots repeat (a grid
+    update on few distinct rows makes such grids) and outside the grid."""
+    from kacs_cli.baselines.spline_kan import _basis_at, _ordered_rows
+
+    grid = np.array([[-1.0, -0.5, 0.0, 0.0, 0.0, 0.3, 0.3, 1.0, 1.5, 2.0]])
+    assert _ordered_rows(grid)[0] and not _ordered_rows(grid[:, ::-1])[0]
+    xs = np.concatenate([grid[0], [-2.0, -0.7, 0.1, 0.3 - 1e-12, 0.9, 1.99, 2.5]])
+    for x in xs:
+        found = []
+        for ordered in (True, False):
+            work, lower = np.full(10, 7.0), np.full(10, 7.0)
+            first, last = _basis_at(x, grid, 0, 3, work, lower, ordered)
+            found.append((first, last, work[first:last + 1].copy()))
+        assert found[0][:2] == found[1][:2] and np.array_equal(found[0][2], found[1][2])
+    dense = bspline_basis(xs[:, None], grid, 3)[:, 0, :]
+    assert np.allclose(dense[xs >= 2.0], 0.0) and np.allclose(dense[xs < -1.0], 0.0)
+
+
 def test_the_gradient_is_the_finite_difference_of_the_loss():
     rng = np.random.default_rng(3)
     X = rng.random((40, 2))

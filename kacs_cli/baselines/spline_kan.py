@@ -66,23 +66,45 @@ def _finite(v):
     return v
 
 
+@njit(cache=True)
+def _ordered_rows(grid):
+    """Per row of knots: nondecreasing and free of NaN (every grid pykan makes is)."""
+    ordered = np.ones(grid.shape[0], dtype=np.bool_)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1] - 1):
+            if not grid[i, j] <= grid[i, j + 1]:
+                ordered[i] = False
+    return ordered
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _basis_at(xv, grid, i, k, work, lower):
+def _basis_at(xv, grid, i, k, work, lower, ordered):
     """Cox-de Boor on the knots grid[i], only where a B-spline can be nonzero: returns
     (first, last), work[first:last + 1] the order-k B-splines at xv there (every other one
     is 0) and lower[first:last + 2] those of order k - 1 (for the slope); last < first when
     xv lies in no interval. Each value is the full recursion's (an entry outside this window
-    has two zero terms), so sums over the window equal sums over all the B-splines."""
+    has two zero terms), so sums over the window equal sums over all the B-splines. On
+    ordered knots (`ordered`, _ordered_rows) the one interval holding xv is found by counting
+    the knots at or below it, without a branch per knot."""
     n_knots = grid.shape[1]
-    first = -1
-    last = -2
-    for j in range(n_knots - 1):
-        if xv >= grid[i, j] and xv < grid[i, j + 1]:
-            if first < 0:
-                first = j
-            last = j
-    if first < 0:
-        return 0, -1
+    if ordered:
+        below = 0
+        for j in range(n_knots):
+            below += 1 if xv >= grid[i, j] else 0
+        if below == 0 or below == n_knots:
+            return 0, -1
+        first = below - 1
+        last = first
+    else:
+        first = -1
+        last = -2
+        for j in range(n_knots - 1):
+            if xv >= grid[i, j] and xv < grid[i, j + 1]:
+                if first < 0:
+                    first = j
+                last = j
+        if first < 0:
+            return 0, -1
     for j in range(first, last + 1):
         work[j] = 1.0 if (xv >= grid[i, j] and xv < grid[i, j + 1]) else 0.0
     for p in range(1, k + 1):
@@ -122,12 +144,13 @@ def _basis(x, grid, k, out, d_out, slope):
     work = np.zeros(grid.shape[1])
     lower = np.zeros(grid.shape[1])
     factors = _slope_factors(grid, k)
+    ordered = _ordered_rows(grid)
     out[:] = 0.0
     if slope:
         d_out[:] = 0.0
     for r in range(x.shape[0]):
         for i in range(x.shape[1]):
-            first, last = _basis_at(x[r, i], grid, i, k, work, lower)
+            first, last = _basis_at(x[r, i], grid, i, k, work, lower, ordered[i])
             for j in range(first, last + 1):
                 out[r, i, j] = work[j]
                 if slope:
@@ -143,10 +166,11 @@ def _input_side(X, grid1, k, window, first1, b1, silu1):
     n_basis = grid1.shape[1] - 1 - k
     work = np.zeros(grid1.shape[1])
     lower = np.zeros(grid1.shape[1])
+    ordered = _ordered_rows(grid1)
     for r in range(m):
         for i in range(n):
             xv = X[r, i]
-            first, last = _basis_at(xv, grid1, i, k, work, lower)
+            first, last = _basis_at(xv, grid1, i, k, work, lower, ordered[i])
             start = min(first, n_basis - window)
             first1[r, i] = start
             for c in range(window):
@@ -155,7 +179,7 @@ def _input_side(X, grid1, k, window, first1, b1, silu1):
 
 
 @njit(cache=True, error_model="numpy")
-def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, k, gradient):
+def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, ordered2, k, gradient):
     """Mean squared error of the [n, h, 1] network on the rows that _input_side prepared,
     parameters theta in SplineKAN.get_vector's order; its gradient into `gradient`. One pass
     per row: forward through both layers, then back. Every sum runs over the same terms in
@@ -207,7 +231,7 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factor
         out = 0.0
         for j in range(h):
             zv = z[j]
-            first, last = _basis_at(zv, grid2, j, k, work, lower)
+            first, last = _basis_at(zv, grid2, j, k, work, lower, ordered2[j])
             first2[j] = first
             last2[j] = last
             acc = 0.0
@@ -445,10 +469,12 @@ class SplineKAN:
         first1, b1, silu1 = self._input_side(X)
         grid2, k = self.outer.grid, int(self.outer.k)
         factors2 = _slope_factors(grid2, k)
+        ordered2 = _ordered_rows(grid2)
 
         def objective(theta):
             gradient = np.empty_like(theta)
-            loss = _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, k, gradient)
+            loss = _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factors2, ordered2, k,
+                                      gradient)
             return float(loss), gradient
 
         return objective

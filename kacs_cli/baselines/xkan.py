@@ -221,8 +221,9 @@ class Consequents:
 
     def __init__(self, est, X: np.ndarray, y: np.ndarray):
         self.X, self.y = X, y
-        self.n = X.shape[1]
-        self.grid, self.k, self.steps = int(est.grid), int(est.k), int(est.kan_steps)
+        n = X.shape[1]
+        self.steps = int(est.kan_steps)
+        self.initial = SplineKAN.initial(n, 2 * n + 1, int(est.grid), int(est.k), KAN_SEED)
         self.fitted: dict[bytes, tuple[SplineKAN, float]] = {}
         self.reused = 0
 
@@ -235,7 +236,7 @@ class Consequents:
             self.fitted[key] = self.fitted.pop(key)       # the most recently used last
             return self.fitted[key]
         X, y = self.X[rows], self.y[rows]
-        kan = SplineKAN.initial(self.n, 2 * self.n + 1, self.grid, self.k, KAN_SEED).fit(X, y, self.steps)
+        kan = self.initial.copy().fit(X, y, self.steps)
         fitted = self.fitted[key] = kan, kan.mae(X, y)
         if len(self.fitted) > MEMO_FITS:
             del self.fitted[next(iter(self.fitted))]
