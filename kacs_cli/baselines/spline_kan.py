@@ -205,10 +205,20 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factor
     sp2 = theta[at:at + h]
     g_sp2 = gradient[at:at + h]
     gradient[:] = 0.0
+    # The inner layer with the hidden node innermost (coefficients and their gradient
+    # transposed to (input, B-spline, hidden)): loops over h that vectorise, each number
+    # summed over the same terms in the same order as in get_vector's layout.
+    coef1_t = np.empty((n, n_basis, h))
+    for i in range(n):
+        for j in range(h):
+            for c in range(n_basis):
+                coef1_t[i, c, j] = coef1[i, j, c]
+    g_coef1_t = np.zeros((n, n_basis, h))
     work = np.zeros(grid2.shape[1])
     lower = np.zeros(grid2.shape[1])
     s1 = np.empty((n, h))
     z = np.empty(h)
+    gz = np.empty(h)
     first2 = np.empty(h, dtype=np.int64)
     last2 = np.empty(h, dtype=np.int64)
     b2 = np.zeros((h, window))
@@ -223,11 +233,13 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factor
             f = first1[r, i]
             sx = silu1[r, i]
             for j in range(h):
-                acc = 0.0
-                for c in range(window):
-                    acc += coef1[i, j, f + c] * b1[r, i, c]
-                s1[i, j] = acc
-                z[j] += base1[i, j] * sx + sp1[i, j] * acc
+                s1[i, j] = 0.0
+            for c in range(window):
+                bc = b1[r, i, c]
+                for j in range(h):
+                    s1[i, j] += coef1_t[i, f + c, j] * bc
+            for j in range(h):
+                z[j] += base1[i, j] * sx + sp1[i, j] * s1[i, j]
         out = 0.0
         for j in range(h):
             zv = z[j]
@@ -255,14 +267,21 @@ def _loss_and_gradient(theta, n, h, n_basis, y, first1, b1, silu1, grid2, factor
                 g_coef2[j, c] += g * sp2[j] * b2[j, c - first]
             g_base2[j] += g * zv * sig
             g_sp2[j] += g * s2[j]
-            gz = g * (base2[j] * sig * (1.0 + zv * (1.0 - sig)) + sp2[j] * ds2[j])
-            for i in range(n):
-                gsp = gz * sp1[i, j]
-                f = first1[r, i]
-                for c in range(window):
-                    g_coef1[i, j, f + c] += gsp * b1[r, i, c]
-                g_base1[i, j] += gz * silu1[r, i]
-                g_sp1[i, j] += gz * s1[i, j]
+            gz[j] = g * (base2[j] * sig * (1.0 + zv * (1.0 - sig)) + sp2[j] * ds2[j])
+        for i in range(n):
+            f = first1[r, i]
+            sx = silu1[r, i]
+            for c in range(window):
+                bc = b1[r, i, c]
+                for j in range(h):
+                    g_coef1_t[i, f + c, j] += gz[j] * sp1[i, j] * bc
+            for j in range(h):
+                g_base1[i, j] += gz[j] * sx
+                g_sp1[i, j] += gz[j] * s1[i, j]
+    for i in range(n):
+        for j in range(h):
+            for c in range(n_basis):
+                g_coef1[i, j, c] = g_coef1_t[i, c, j]
     return loss / m
 
 
