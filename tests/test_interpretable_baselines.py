@@ -139,7 +139,7 @@ def test_the_readable_config_resolves():
     from kacs_cli.experiments.campaign.config import load_config
 
     config = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml")
-    assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest",
+    assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest", "xkan",
                               "ebm", "figs-12", "figs", "figs-200", "rulefit-30", "rulefit", "kan", "gbr")
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)

@@ -40,6 +40,26 @@ def test_cubic_bsplines_sum_to_one_inside_the_grid_and_their_slope_is_the_deriva
     assert np.allclose(slope, numeric, atol=1e-5)
 
 
+def test_the_knot_count_finds_the_interval_the_scan_finds_also_on_repeated_knots():
+    """On ordered knots the interval of x is found by counting the knots at or below it; it
+    must give what the scan over every interval gives, also where knots repeat (a grid
+    update on few distinct rows makes such grids) and outside the grid."""
+    from kacs_cli.baselines.spline_kan import _basis_at, _ordered_rows
+
+    grid = np.array([[-1.0, -0.5, 0.0, 0.0, 0.0, 0.3, 0.3, 1.0, 1.5, 2.0]])
+    assert _ordered_rows(grid)[0] and not _ordered_rows(grid[:, ::-1])[0]
+    xs = np.concatenate([grid[0], [-2.0, -0.7, 0.1, 0.3 - 1e-12, 0.9, 1.99, 2.5]])
+    for x in xs:
+        found = []
+        for ordered in (True, False):
+            work, lower = np.full(10, 7.0), np.full(10, 7.0)
+            first, last = _basis_at(x, grid, 0, 3, work, lower, ordered)
+            found.append((first, last, work[first:last + 1].copy()))
+        assert found[0][:2] == found[1][:2] and np.array_equal(found[0][2], found[1][2])
+    dense = bspline_basis(xs[:, None], grid, 3)[:, 0, :]
+    assert np.allclose(dense[xs >= 2.0], 0.0) and np.allclose(dense[xs < -1.0], 0.0)
+
+
 def test_the_gradient_is_the_finite_difference_of_the_loss():
     rng = np.random.default_rng(3)
     X = rng.random((40, 2))
@@ -61,6 +81,37 @@ def test_the_gradient_is_the_finite_difference_of_the_loss():
     assert np.max(np.abs(gradient - numeric)) < 1e-7 * max(1.0, np.max(np.abs(gradient)))
 
 
+@pytest.mark.parametrize("iterations, evaluations", [(20, 25), (100, 30)])
+def test_the_direct_lbfgsb_driver_takes_the_path_of_scipys_minimize(monkeypatch, iterations, evaluations):
+    """_lbfgsb drives scipy's L-BFGS-B step function as minimize does: the same points
+    evaluated and the same result, bit for bit, whether the iteration or the evaluation
+    budget ends the run."""
+    from kacs_cli.baselines import spline_kan
+
+    if not spline_kan.DIRECT_LBFGSB:
+        pytest.skip("this scipy's L-BFGS-B step function is not the one the driver calls")
+    rng = np.random.default_rng(5)
+    X = rng.random((50, 2))
+    y = np.cos(2 * X[:, 0]) - X[:, 1]
+    kan = SplineKAN.initial(2, 5, 3, 3, seed=42)
+    kan.update_grid(X)
+    objective = kan._objective(X, y)
+
+    def recording(points):
+        def evaluate(theta):
+            points.append(theta.copy())
+            return objective(theta)
+        return evaluate
+
+    direct, through_minimize = [], []
+    x_direct = spline_kan._lbfgsb(recording(direct), kan.get_vector(), iterations, evaluations)
+    monkeypatch.setattr(spline_kan, "DIRECT_LBFGSB", False)
+    x_minimize = spline_kan._lbfgsb(recording(through_minimize), kan.get_vector(), iterations, evaluations)
+    assert len(direct) == len(through_minimize) > 10
+    assert all(np.array_equal(a, b) for a, b in zip(direct, through_minimize))
+    assert np.array_equal(x_direct, x_minimize)
+
+
 def test_parameter_count_is_per_edge_coefficients_and_two_scales():
     kan = SplineKAN.initial(10, 21, 3, 3, seed=0)
     assert kan.n_params == count_parameters(10, 21, 3, 3) == (10 * 21 + 21) * (3 + 3 + 2) == 1848
@@ -72,6 +123,20 @@ def test_training_fits_a_smooth_function():
     y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 - 0.5
     kan = SplineKAN.initial(2, 5, 3, 3, seed=42).fit(X, y, steps=10)
     assert kan.mae(X, y) < 0.02 * np.mean(np.abs(y - y.mean()))
+
+
+def test_a_fit_gives_the_values_recorded_before_its_kernels_were_rewritten():
+    """Values printed by the implementation of commit aa605d1 (its dense per-evaluation
+    B-splines and parameter copies) on this fixed case: the rewritten kernels compute the
+    same numbers, so the same optimizer path."""
+    rng = np.random.default_rng(7)
+    X = rng.random((60, 3))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] - X[:, 2] ** 2
+    kan = SplineKAN.initial(3, 7, 3, 3, seed=42).fit(X, y, steps=10)
+    at = np.array([[0.1, 0.2, 0.3], [0.5, 0.5, 0.5], [0.9, 0.05, 0.7], [0.33, 0.8, 0.1]])
+    recorded = [-0.11016321958335223, 0.2473322513066155, -0.4769512142496056, 0.6576664538510162]
+    assert np.allclose(kan.predict(at), recorded, rtol=1e-9, atol=1e-12)
+    assert kan.mae(X, y) == pytest.approx(0.0012887677748093216, rel=1e-9)
 
 
 @needs_pykan
@@ -186,6 +251,57 @@ def test_same_seed_same_model_and_another_seed_another():
     for name in RuleSet.FIELDS:
         assert np.array_equal(getattr(a.trained_rules_, name), getattr(b.trained_rules_, name))
     assert not np.array_equal(a.trained_rules_.p, c.trained_rules_.p)
+
+
+def test_a_run_gives_the_values_recorded_before_its_kernels_were_rewritten():
+    """A small run of the implementation of commit aa605d1, its printed values: KAN fits
+    answered from the run's memo of covered row sets and the rewritten kernels leave every
+    decision of the run as it was."""
+    X, y = small_problem()
+    est = XKANRegressor(epochs=2, N=8, kan_steps=2, theta_GA=5, random_state=2).fit(X, y)
+    recorded_counts = {"covering": 6, "subsumption": 19, "kan_fits": 17, "iterations": 160,
+                       "kan_fits_by_epoch": [13, 4]}
+    assert {name: est.counts_[name] for name in recorded_counts} == recorded_counts
+    assert est.n_rules_ == 2 and len(est.trained_rules_) == 2
+    assert np.allclose(est.trained_rules_.fitness, [0.9306226571366862, 0.9792009440608987], rtol=1e-9)
+    assert np.allclose(est.trained_rules_.error, [0.020176117307858156, 0.04864833224131974], rtol=1e-9)
+    recorded = [17.782449747391148, 17.260565978430403, 17.440629828868314, 21.635183476668267,
+                17.894276229412274, 20.000811231804267]
+    assert np.allclose(est.predict(X[:6]), recorded, rtol=1e-9)
+
+
+def test_a_run_reusing_fits_of_the_same_rows_equals_one_refitting_them(monkeypatch):
+    """The run's memo of fits by covered rows changes only the cost: with no fit kept
+    (MEMO_FITS 0) every KAN is fitted anew and the run is the same, number for number."""
+    from kacs_cli.baselines import xkan
+
+    rng = np.random.default_rng(1)
+    X = rng.random((60, 4))
+    y = X[:, 0] - 2 * X[:, 1] * X[:, 2]
+    settings = dict(epochs=2, N=10, kan_steps=1, theta_GA=5, r0=0.3, random_state=3)
+    kept = XKANRegressor(**settings).fit(X, y)
+    assert kept.counts_["kan_fits_reused"] >= 10       # narrow coverings: many fall back to all rows
+    monkeypatch.setattr(xkan, "MEMO_FITS", 0)
+    refitted = XKANRegressor(**settings).fit(X, y)
+    assert refitted.counts_["kan_fits_reused"] == 0
+    assert refitted.counts_["kan_fits"] == kept.counts_["kan_fits"]
+    for name in RuleSet.FIELDS:
+        assert np.array_equal(getattr(kept.trained_rules_, name), getattr(refitted.trained_rules_, name))
+    assert np.array_equal(kept.predict(X), refitted.predict(X))
+
+
+def test_a_covering_of_at_most_one_row_is_fitted_on_all_rows_and_reused():
+    from kacs_cli.baselines.xkan import Consequents
+
+    X, y = small_problem(rows=30)
+    est = XKANRegressor(kan_steps=1)
+    consequents = Consequents(est, X, y)
+    nowhere = consequents.fit(np.full(2, 99.0), np.full(2, 100.0))        # covers no row
+    one_row = consequents.fit(X[0] - 1e-9, X[0] + 1e-9)                    # covers only row 0
+    assert one_row is nowhere and consequents.reused == 1
+    everywhere = SplineKAN.initial(2, 5, 3, 3, seed=42).fit(X, y, steps=1)
+    assert np.array_equal(nowhere[0].predict(X), everywhere.predict(X))
+    assert nowhere[1] == everywhere.mae(X, y)
 
 
 def test_trained_population_keeps_the_invariants():
