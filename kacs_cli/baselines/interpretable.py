@@ -62,7 +62,7 @@ def count_rulefit(est: Any, n: int) -> int:
 ENTRIES = (
     Entry("ebm", "EBM", "interpret.glassbox.ExplainableBoostingRegressor", count_ebm,
           counted="bin scores of the n shape functions and the pair tables + 1 intercept (bin edges not counted)",
-          extra=EBM_EXTRA, modules=("interpret",),
+          extra=EBM_EXTRA, modules=("interpret",), readable=True,
           # Rough, from the fits of docs/baselines.md: minutes per fit whatever the rows
           # (its bags' rounds), so its runs start first.
           cost=lambda rows, n: 100.0 + rows * n * 1e-3),
@@ -70,13 +70,13 @@ ENTRIES = (
           counted="per tree: 2 per split node (feature, threshold) + 1 per leaf (value)",
           # No budget converges: more rules overfit f3 and help CCPP; 50 is the measured
           # budget furthest from neither's best (docs/baselines.md, The interpretable models).
-          defaults={"max_rules": 50}, extra=IMODELS_EXTRA, modules=("imodels", "six"),
+          defaults={"max_rules": 50}, extra=IMODELS_EXTRA, modules=("imodels", "six"), readable=True,
           cost=lambda rows, n: rows * n * 1e-5),
     Entry("rulefit", "RuleFit", "imodels.RuleFitRegressor", count_rulefit,
           counted="per rule kept: 2 per condition (feature, threshold) + 1 coefficient; "
                   "1 per non-zero linear term; + 1 intercept",
           # the lowest test MAE of 30, 100 and 300 terms on f3 (docs/baselines.md)
-          defaults={"max_rules": 100}, extra=IMODELS_EXTRA, modules=("imodels", "six"),
+          defaults={"max_rules": 100}, extra=IMODELS_EXTRA, modules=("imodels", "six"), readable=True,
           # 2 to 9 CPU s on 768 to 1,503 rows, far more on CCPP's 8,611 (docs/baselines.md)
           cost=lambda rows, n: rows * rows * 3e-6),
 )
