@@ -205,8 +205,8 @@ def tables(exp: ExperimentReport) -> list[Table]:
         runs = int(frame["runs"].iloc[0])
         caption = (
             f"{exp.name}, {cell}: {word} against parameters, means over the {runs} run{'s' if runs != 1 else ''} "
-            f"that every method here has (paired). from: the runs.csv columns a point comes from (a compacted "
-            f"method's compacted model). front: on the Pareto front of the readable methods (no other readable "
+            f"that every method here has (paired). from: the {results.RUNS_FILE} columns a point comes from "
+            f"(a compacted method's compacted model). front: on the Pareto front of the readable methods (no other readable "
             f"point has a lower or equal {error.upper()} and fewer or equal parameters with one of them strictly "
             f"lower; readable points equal in both are both on it, tied); references are drawn beside it. "
             f"dominated by: the most accurate front method that dominates a point off the front; {error.upper()} "
