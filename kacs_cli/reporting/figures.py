@@ -400,8 +400,8 @@ def pareto_figure(exp: ExperimentReport, path: Path) -> Path | None:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
-        # The errors of one cell often span less than a decade: label 1, 2, 3 and 5 of each.
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+        # The errors of one cell often span less than a decade: label 1, 1.5, 2, 3, 5 and 7 of each.
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("parameters (log scale)", fontsize=8)
