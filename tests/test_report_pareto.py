@@ -26,7 +26,7 @@ def _method_row(md: str, method: str) -> list[str]:
 
 
 def _points(*rows: tuple[str, str, float, float]) -> pd.DataFrame:
-    return pd.DataFrame([{"method": m, "kind": k, "error": e, "params": p} for m, k, e, p in rows])
+    return pd.DataFrame([{"method": m, "kind": k, "test_error": e, "params": p} for m, k, e, p in rows])
 
 
 def test_the_front_by_hand_with_a_tie_a_dominated_point_and_a_reference():
@@ -119,12 +119,12 @@ def test_the_section_of_a_tiny_campaign(tmp_path):
     # paired: runs 0 and 1 only (figs-small lacks run 2)
     assert (f1["runs"] == 2).all()
     # kacs-r10: its compacted model over runs 0, 1: MAE (0.20 + 0.21) / 2, params (200 + 210) / 2
-    assert f1.loc["kacs-r10", ["error", "params"]].tolist() == pytest.approx([0.205, 205.0])
+    assert f1.loc["kacs-r10", ["test_error", "params"]].tolist() == pytest.approx([0.205, 205.0])
     assert f1.loc["kacs-r10", "source"] == "compacted_test_mae, compacted_params"
-    assert f1.loc["kacs", ["error", "params"]].tolist() == pytest.approx([0.305, 3000.0])
+    assert f1.loc["kacs", ["test_error", "params"]].tolist() == pytest.approx([0.305, 3000.0])
     assert f1.loc["kacs", "source"] == "test_mae, params" and f1.loc["kacs", "kind"] == "reference"
-    assert f1.loc["figs", ["error", "params"]].tolist() == pytest.approx([0.25, 401.0])
-    assert f1.loc["figs-small", ["error", "params"]].tolist() == pytest.approx([0.405, 50.0])
+    assert f1.loc["figs", ["test_error", "params"]].tolist() == pytest.approx([0.25, 401.0])
+    assert f1.loc["figs-small", ["test_error", "params"]].tolist() == pytest.approx([0.405, 50.0])
     assert f1["kind"].to_dict() == {"kacs-r10": "readable", "figs-small": "readable", "figs": "readable",
                                     "kacs": "reference", "gbr": "reference"}
     # front: figs-small (fewest params) and kacs-r10 (lowest readable MAE at 205); figs is
@@ -150,7 +150,7 @@ def test_the_section_of_a_tiny_campaign(tmp_path):
     assert _method_row(f2_table, "figs")[1] == "yes (tied with kacs-r10)"
     front = md.split("### sizes: the readable front")[1].split("###")[0]
     # kind, on front (of the cells with a point), which cells
-    assert _method_row(front, "kacs-r10") == ["readable", "2 of 2", "f1 f2"]
+    assert _method_row(front, "kacs-r10") == ["readable", "2 of 2", "f1, f2"]
     assert _method_row(front, "figs") == ["readable", "1 of 2", "f2"]
     assert _method_row(front, "figs-small") == ["readable", "1 of 1", "f1"]
     assert _method_row(front, "gbr") == ["reference", "", ""]
@@ -175,4 +175,4 @@ def test_a_planned_readable_baseline_without_runs_yet_opens_the_section(tmp_path
     exp = _campaign(tmp_path / "sizes", rows, ["kacs", "kacs-r10", "figs", "gbr"], {"kacs-r10": "kacs"})
     build_report(exp, formats=("md",), figures=False)
     front = (exp / "report" / "report.md").read_text().split("### sizes: the readable front")[1]
-    assert _method_row(front, "kacs-r10") == ["readable", "2 of 2", "f1 f2"]
+    assert _method_row(front, "kacs-r10") == ["readable", "2 of 2", "f1, f2"]

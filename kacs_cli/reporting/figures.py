@@ -391,11 +391,11 @@ def pareto_figure(exp: ExperimentReport, path: Path) -> Path | None:
         xs, ys = pareto.front_line(here)
         if len(xs):
             ax.step(xs, ys, where="post", color="tab:red", lw=1.0, ls="--", alpha=0.7, label="readable front")
-        ax.plot(on["params"], on["error"], "o", color="tab:red", ms=5, label="readable, on the front")
-        ax.plot(off["params"], off["error"], "o", color="tab:blue", ms=4, alpha=0.8, label="readable, dominated")
-        ax.plot(references["params"], references["error"], "s", mfc="none", color="0.4", ms=5, label="reference")
+        ax.plot(on["params"], on["test_error"], "o", color="tab:red", ms=5, label="readable, on the front")
+        ax.plot(off["params"], off["test_error"], "o", color="tab:blue", ms=4, alpha=0.8, label="readable, dominated")
+        ax.plot(references["params"], references["test_error"], "s", mfc="none", color="0.4", ms=5, label="reference")
         for rec in here.to_dict("records"):
-            ax.annotate(rec["method"], (rec["params"], rec["error"]), fontsize=6, xytext=(3, 3),
+            ax.annotate(rec["method"], (rec["params"], rec["test_error"]), fontsize=6, xytext=(3, 3),
                         textcoords="offset points")
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -66,7 +66,7 @@ def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def front(points: pd.DataFrame) -> pd.DataFrame:
-    """The readable front of one cell's points (columns method, kind, error, params).
+    """The readable front of one cell's points (columns method, kind, test_error, params).
 
     Adds on_front (None for a reference), tied_with (front methods at the very same point),
     dominated_by (of a readable point off the front: the most accurate front point that
@@ -76,7 +76,7 @@ def front(points: pd.DataFrame) -> pd.DataFrame:
     """
     out = points.copy()
     readable = out[out["kind"] == READABLE]
-    coords = {m: (e, p) for m, e, p in zip(readable["method"], readable["error"], readable["params"])}
+    coords = {m: (e, p) for m, e, p in zip(readable["method"], readable["test_error"], readable["params"])}
     on = {m: not any(dominates(q, c) for o, q in coords.items() if o != m) for m, c in coords.items()}
     leaders = sorted((m for m in coords if on[m]), key=lambda m: (coords[m][0], coords[m][1], m))
     columns = {"on_front": [], "tied_with": [], "dominated_by": [], "error_ratio": [], "params_ratio": []}
@@ -101,10 +101,10 @@ def front(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _per_run(rows: pd.DataFrame, error_column: str, size_column: str) -> pd.DataFrame:
-    """(error, params) by run id, runs lacking either left out."""
+    """(test_error, params) by run id, runs lacking either left out."""
     if error_column not in rows.columns or size_column not in rows.columns:
-        return pd.DataFrame(columns=["error", "params"])
-    frame = pd.DataFrame({"error": pd.to_numeric(rows[error_column], errors="coerce").to_numpy(),
+        return pd.DataFrame(columns=["test_error", "params"])
+    frame = pd.DataFrame({"test_error": pd.to_numeric(rows[error_column], errors="coerce").to_numpy(),
                           "params": pd.to_numeric(rows[size_column], errors="coerce").to_numpy()},
                          index=rows["run"].astype(int).to_numpy())
     return frame.dropna()
@@ -147,11 +147,12 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame, config: results.ResolvedC
             notes.append(f"{cell.label}: {len(common)} run(s) that every method has, of up to {most} a method has")
         points = pd.DataFrame.from_records([
             {"cell": cell.label, "method": method, "kind": kind, "source": ", ".join(columns), "runs": len(common),
-             "error": float(values.loc[common, "error"].mean()), "params": float(values.loc[common, "params"].mean())}
+             "test_error": float(values.loc[common, "test_error"].mean()),
+             "params": float(values.loc[common, "params"].mean())}
             for method, (kind, columns, values) in per_method.items()])
         points = front(points)
         # Readable first, each kind from the smallest model up.
-        points = points.sort_values(["kind", "params", "error", "method"], kind="stable",
+        points = points.sort_values(["kind", "params", "test_error", "method"], kind="stable",
                                     key=lambda s: s.map({READABLE: 0, REFERENCE: 1}) if s.name == "kind" else s)
         records.append(points)
     if not records:
@@ -169,7 +170,7 @@ def _summary(points: pd.DataFrame) -> pd.DataFrame:
         on = rows[rows["on_front"] == True]  # noqa: E712 - None for references
         out.append({"method": method, "kind": rows["kind"].iloc[0], "cells": len(rows),
                     "on_front": len(on) if readable else math.nan,
-                    "front_cells": " ".join(on["cell"]) if readable else ""})
+                    "front_cells": ", ".join(on["cell"]) if readable else ""})
     frame = pd.DataFrame.from_records(out)
     return frame.sort_values("kind", kind="stable", key=lambda s: s.map({READABLE: 0, REFERENCE: 1}),
                              ignore_index=True)
@@ -200,15 +201,16 @@ def tables(exp: ExperimentReport) -> list[Table]:
         for rec in frame.to_dict("records"):
             rows.append([tcell(rec["method"]), tcell(rec["kind"]), tcell(_front_text(rec)),
                          tcell(rec["dominated_by"]), tcell(rec["source"]),
-                         tcell(fmt_value(f"test_{error}", rec["error"])), tcell(f"{rec['params']:,.0f}"),
+                         tcell(fmt_value(f"test_{error}", rec["test_error"])), tcell(f"{rec['params']:,.0f}"),
                          tcell(_ratio(rec["error_ratio"])), tcell(_ratio(rec["params_ratio"]))])
         runs = int(frame["runs"].iloc[0])
         caption = (
             f"{exp.name}, {cell}: {word} against parameters, means over the {runs} run{'s' if runs != 1 else ''} "
             f"that every method here has (paired). from: the {results.RUNS_FILE} columns a point comes from "
-            f"(a compacted method's compacted model). front: on the Pareto front of the readable methods (no other readable "
-            f"point has a lower or equal {error.upper()} and fewer or equal parameters with one of them strictly "
-            f"lower; readable points equal in both are both on it, tied); references are drawn beside it. "
+            f"(a compacted method's compacted model). front: on the Pareto front of the readable methods (no "
+            f"other readable point has a lower or equal {error.upper()} and fewer or equal parameters with one of "
+            f"them strictly lower; readable points equal in both are both on it, tied); references are drawn "
+            f"beside it. "
             f"dominated by: the most accurate front method that dominates a point off the front; {error.upper()} "
             f"ratio and params ratio: this point's over that one's.")
         out.append(Table(f"{exp.name}: accuracy against size, {cell}", caption,
@@ -234,6 +236,6 @@ def figure_points(exp: ExperimentReport) -> pd.DataFrame | None:
 
 
 def front_line(points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The front's points by parameters (params, error), for a staircase drawn through them."""
-    on = points[points["on_front"] == True].sort_values(["params", "error"])  # noqa: E712
-    return on["params"].to_numpy(float), on["error"].to_numpy(float)
+    """The front's points by parameters (params, test_error), for a staircase drawn through them."""
+    on = points[points["on_front"] == True].sort_values(["params", "test_error"])  # noqa: E712
+    return on["params"].to_numpy(float), on["test_error"].to_numpy(float)
