@@ -140,7 +140,8 @@ def test_the_readable_config_resolves():
 
     config = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml")
     assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest", "xkan",
-                              "ebm", "figs-12", "figs", "figs-200", "rulefit-30", "rulefit", "kan", "gbr")
+                              "ebm", "ebm-additive", "ebm-interpretml", "figs-12", "figs", "figs-200", "rulefit-30",
+                              "rulefit", "kan", "gbr")
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)
     f1 = config.cells[0].params
@@ -148,3 +149,20 @@ def test_the_readable_config_resolves():
     assert f1["xcsf-closest"].compaction == "closest"
     assert [f1[m].params["max_rules"] for m in ("figs-12", "figs", "figs-200", "rulefit-30", "rulefit")] == \
         [12, 50, 200, 30, 100]
+
+
+@needs_ebm
+def test_the_readable_config_runs_ebm_at_three_sizes():
+    """The entry's measured budget, a small additive model, and InterpretML's own defaults."""
+    from pathlib import Path
+
+    from interpret.glassbox import ExplainableBoostingRegressor
+
+    from kacs_cli.experiments.campaign.config import load_config
+
+    f1 = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml").cells[0].params
+    budget = ("outer_bags", "max_bins", "max_interaction_bins", "interactions")
+    assert [[f1[m].params[k] for k in budget] for m in ("ebm", "ebm-additive", "ebm-interpretml")] == \
+        [[4, 1024, 16, "5x"], [4, 64, 16, 0], [14, 1024, 64, "5x"]]
+    own = ExplainableBoostingRegressor().get_params()
+    assert {k: f1["ebm-interpretml"].params[k] for k in budget} == {k: own[k] for k in budget}

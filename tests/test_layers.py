@@ -56,7 +56,7 @@ PACKAGES = {
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
-                           "refinement", "scaling", "stats", "suprb", "tables", "variants"],
+                           "pareto", "refinement", "scaling", "stats", "suprb", "tables", "variants"],
     "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "run",
                      "timing"],
 }

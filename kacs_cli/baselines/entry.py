@@ -38,3 +38,7 @@ class Entry:
     warm_up: Optional[Callable[[], None]] = None
     # Relative seconds of one fit on (rows, n): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda rows, n: rows * n * 1e-6
+    # A model a person can read whole (an additive model, a few trees or rules, compacted
+    # rules): the accuracy-against-size report draws its front through these; every other
+    # baseline is an accurate reference drawn beside it.
+    readable: bool = False

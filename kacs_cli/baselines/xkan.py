@@ -414,7 +414,7 @@ ENTRY = Entry(
     "xkan", "X-KAN", f"{__name__}.XKANRegressor", count_xkan_parameters,
     counted="rules of the predicting (compacted) model x KAN [n, 2n + 1, 1] trained numbers, "
             "(n (2n + 1) + 2n + 1) (grid + k + 2) per rule; bounds not counted",
-    warm_up=_warm_up,
+    warm_up=_warm_up, readable=True,
     # about 76 CPU s on f1 (900 x 10) at the defaults (docs/xkan.md section 6)
     cost=lambda rows, n: 3.7e-4 * rows * (n + 1) * (2 * n + 1),
 )

@@ -27,7 +27,7 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import compaction, kmethods, refinement, suprb, variants
+from kacs_cli.reporting import compaction, kmethods, pareto, refinement, suprb, variants
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -94,6 +94,9 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     exp.refinement = refinement.analyse(exp, runs) if cells else None
     exp.compaction = compaction.analyse(exp, runs) if cells else None
     exp.variants = variants.analyse(exp, final, config, methods) if cells else None
+    exp.pareto = pareto.analyse(exp, runs, config) if cells else None
+    if exp.pareto is not None:
+        exp.notes += [f"accuracy against size: {note}" for note in exp.pareto.notes]
     if not cells:
         exp.missing.insert(0, f"no finished runs in {results.RUNS_FILE}")
     if paper and protocol == "main":
@@ -231,6 +234,11 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_variants.csv"
         write_csv(path, exp.variants)
         written.append(path)
+    if exp.pareto is not None and not exp.pareto.points.empty:
+        for path, data in ((out / f"{stem}_pareto.csv", exp.pareto.points),
+                           (out / f"{stem}_pareto-summary.csv", exp.pareto.summary)):
+            write_csv(path, data)
+            written.append(path)
     return written + kmethods.write_csvs(exp, out)
 
 
@@ -271,6 +279,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             tables.append(compaction.table(exp, exp.compaction))
         if exp.variants is not None:
             tables += variants.tables(exp, exp.variants)
+        tables += pareto.tables(exp)
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -283,7 +292,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             if i == 0:
                 exp.summary_markdown = rendered
                 console.append(rendered)
-            elif (t.title.startswith(f"{exp.name}: scaling") or t.label.endswith(("-suprb", "-refinement", "-compaction", "-variants"))
+            elif (t.title.startswith(f"{exp.name}: scaling")
+                  or t.label.endswith(("-suprb", "-refinement", "-compaction", "-variants", "-pareto-summary"))
                   or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:

@@ -1,4 +1,5 @@
-"""PNG figures of a report: learning curves with 95 % bands, covering rates, scaling plots.
+"""PNG figures of a report: learning curves with 95 % bands, covering rates, scaling plots,
+error against rules (compaction) and against parameters (the readable front).
 
 One multi-panel PNG per experiment and figure kind, so the figure count stays bounded
 however many cells an experiment has. Uses matplotlib's Agg backend (no display needed).
@@ -20,7 +21,7 @@ from kacs_cli.engine.registry import BASELINE, DEFAULT_PAIR, PROPOSED
 from kacs_cli.experiments.campaign import curvestore, results
 from kacs_cli.experiments.campaign.methods import guideline_budget
 from kacs_cli.experiments.campaign.metrics import metric_label
-from kacs_cli.reporting import kmethods, stats
+from kacs_cli.reporting import kmethods, pareto, stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import cell_values, runs_for_scaling
 from kacs_cli.reporting.model import BENCHMARK_ORDER, ExperimentReport, ScalingGroup
@@ -368,6 +369,51 @@ def compaction_figure(exp: ExperimentReport, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def pareto_figure(exp: ExperimentReport, path: Path) -> Path | None:
+    """Test error against parameters, both on log axes, one panel per cell, from
+    reporting/pareto.py's points: readable methods as filled circles (red on the front, blue off
+    it), the front as a staircase through its points, references as grey open squares; every
+    point named. None when the experiment has no such points."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    points = pareto.figure_points(exp)
+    if points is None:
+        return None
+    word = exp.error.upper()
+    cells = list(dict.fromkeys(points["cell"]))
+    fig, axes = _grid(len(cells))
+    for ax, cell in zip(axes, cells):
+        here = points[points["cell"] == cell]
+        readable = here[here["kind"] == pareto.READABLE]
+        on = readable[readable["on_front"] == True]  # noqa: E712 - None for references
+        off = readable[readable["on_front"] == False]  # noqa: E712
+        references = here[here["kind"] == pareto.REFERENCE]
+        xs, ys = pareto.front_line(here)
+        if len(xs):
+            ax.step(xs, ys, where="post", color="tab:red", lw=1.0, ls="--", alpha=0.7, label="readable front")
+        ax.plot(on["params"], on["test_error"], "o", color="tab:red", ms=5, label="readable, on the front")
+        ax.plot(off["params"], off["test_error"], "o", color="tab:blue", ms=4, alpha=0.8, label="readable, dominated")
+        ax.plot(references["params"], references["test_error"], "s", mfc="none", color="0.4", ms=5, label="reference")
+        for rec in here.to_dict("records"):
+            ax.annotate(rec["method"], (rec["params"], rec["test_error"]), fontsize=6, xytext=(3, 3),
+                        textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        # The errors of one cell often span less than a decade: label 1, 1.5, 2, 3, 5 and 7 of each.
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("parameters (log scale)", fontsize=8)
+        ax.set_ylabel(f"test {word} (log scale)", fontsize=8)
+        runs = int(here["runs"].iloc[0])
+        ax.set_title(f"{cell} ({runs} paired run{'s' if runs != 1 else ''})", fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    _finish(fig, axes, f"{exp.name}: test {word} against parameters (means over paired runs)")
+    return _save(fig, path)
+
+
 def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path], list[str]]:
     """All figures of one experiment, and for each kind that cannot be drawn, why not."""
     stem = slug(exp.name)
@@ -417,9 +463,12 @@ def experiment_figures(exp: ExperimentReport, out_dir: Path) -> tuple[list[Path]
     made = compaction_figure(exp, out_dir / f"{stem}_compaction.png")
     if made is not None:
         written.append(made)
+    made = pareto_figure(exp, out_dir / f"{stem}_pareto.png")
+    if made is not None:
+        written.append(made)
     # A figure of an earlier render that this one could not draw must not stay behind
     # looking current.
-    for kind in (*kinds, "covering", "scaling", "compaction"):
+    for kind in (*kinds, "covering", "scaling", "compaction", "pareto"):
         stale = out_dir / f"{stem}_{kind}.png"
         if stale not in written:
             stale.unlink(missing_ok=True)

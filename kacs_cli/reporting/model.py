@@ -83,6 +83,7 @@ class ExperimentReport:
     refinement: pd.DataFrame | None = None  # refinement.analyse: refined methods, before and after
     compaction: pd.DataFrame | None = None  # compaction.analyse: compacted methods, before and after
     variants: pd.DataFrame | None = None  # variants.analyse: each variant against its base
+    pareto: Any = None  # pareto.Pareto: accuracy against size, the readable front (None: no readable baseline)
     # Methods whose runs were compacted: the tables of every method show them by their
     # compacted model (loading.final_models) and say so.
     compacted_methods: tuple[str, ...] = ()
