@@ -2,10 +2,11 @@
 (docs/explain.md, "Structural fidelity"): reads the effects that
 `scripts/fidelity_grid.py --effects DIR` wrote (FUNCTION_nN_runR_SETTING.npz, already on the
 [-1, 1] target scale) and draws kacs_cli.estimators.fidelity.comparison_figure, one row per
-model, one column per chosen input. docs/fidelity/f4_n10_run0_compare.png is
+model (NAME=SETTING: the row's label, then the setting's file; the last `=` separates
+them), one column per chosen input. docs/fidelity/f4_n10_run0_compare.png is
 
     python scripts/fidelity_compare.py DIR docs/fidelity/f4_n10_run0_compare.png --function f4 --n 10 --run 0 \\
-        --models "KACS refined=refined,EBM=ebm,KAN=kan" --inputs x1,x2,x3
+        --models "KACS N=25600 refined=refined-N25600,EBM=ebm,KAN=kan" --inputs x1,x2,x3
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ def main() -> None:
     ap.add_argument("--function", required=True)
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--run", type=int, default=0)
-    ap.add_argument("--models", required=True, help="NAME=SETTING,...: row label and fidelity_grid.py setting")
+    ap.add_argument("--models", required=True, help="NAME=SETTING,...: row label (no comma) and fidelity_grid.py setting")
     ap.add_argument("--inputs", default=None, help="comma-separated input labels (default: all)")
     args = ap.parse_args()
     models = {}
     for item in args.models.split(","):
-        name, _, setting = item.partition("=")
+        name, _, setting = item.rpartition("=")
         models[name] = load_effects(args.effects / f"{args.function}_n{args.n}_run{args.run}_{setting or name}.npz")
     fig = comparison_figure(models, None if args.inputs is None else args.inputs.split(","))
     import matplotlib.pyplot as plt
