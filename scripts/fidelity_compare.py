@@ -6,7 +6,7 @@ model (NAME=SETTING: the row's label, then the setting's file; the last `=` sepa
 them), one column per chosen input. docs/fidelity/f4_n10_run0_compare.png is
 
     python scripts/fidelity_compare.py DIR docs/fidelity/f4_n10_run0_compare.png --function f4 --n 10 --run 0 \\
-        --models "KACS N=25600 refined=refined-N25600,EBM=ebm,KAN=kan" --inputs x1,x2,x3
+        --models "KACS refined all levers=refined-levers,EBM=ebm,KAN=kan" --inputs x1,x2,x3
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ Settings (--settings, comma-separated; default `kacs`):
 `seconds` is the CPU time of the cell's fits and scoring (all rows of one fit share it).
 With --figures, each model's table and figure too: docs/fidelity/f1_n10_run0_refined.png is
 the figure of `--runs 1 --functions f1 --ns 10 --figures DIR` (f4 likewise). docs/fidelity/grid.csv
-is `--settings kacs,ebm,kan` over the default grid (3 runs) plus the levers at n = 10
-(`--settings refined-N25600,refined-m-n+1,refined-quantile,refined-levers --ns 10`).
+holds the default sweep (3 runs) and, as far as they ran, `--settings ebm,kan` and
+`--settings refined-N25600,refined-m-n+1,refined-quantile,refined-levers` at `--ns 10`
+(docs/explain.md says which runs).
 
     python scripts/fidelity_grid.py OUT.csv [--settings kacs] [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10] [--figures DIR] [--effects DIR]
 """
