@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kacs_cli.errors import UserError
-from kacs_cli.estimators.fidelity import effect_grid, partial_dependence, structural_fidelity
+from kacs_cli.estimators.fidelity import comparison_figure, effect_grid, partial_dependence, structural_fidelity
 from kacs_cli.experiments.data.benchmarks import DOMAINS, evaluate
 
 
@@ -165,3 +165,22 @@ def test_cli_writes_table_and_figure_and_matches_the_api(tmp_path, capsys):
     np.savetxt(wide, np.ones((5, 5)), delimiter=",")
     code, _, err = run_kacs(capsys, "fidelity", model, "f4", "--data", wide)
     assert code == 2 and "found 5 columns" in err and "takes 2 inputs" in err
+
+
+def test_comparison_figure_draws_each_models_effects_of_the_chosen_inputs():
+    X = _rows(3)
+    exact = structural_fidelity(additive, additive, X)
+    partial = structural_fidelity(lambda Z: g1(Z[:, 0]) + 0.5 * g2(Z[:, 1]), additive, X)
+    fig = comparison_figure({"exact": exact, "partial": partial}, inputs=["x2", "x3"])
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 4  # 2 models x 2 inputs, row by row
+    for ax, (fid, p) in zip(axes, [(exact, 1), (exact, 2), (partial, 1), (partial, 2)]):
+        true_line, learned_line = ax.get_lines()
+        assert np.array_equal(true_line.get_xdata(), fid.grid[:, p])
+        assert np.array_equal(true_line.get_ydata(), fid.true[:, p])
+        assert np.array_equal(learned_line.get_ydata(), fid.learned[:, p])
+    # partial: x2 at half its size (R^2 0.75), x3 missing (R^2 0)
+    assert [ax.get_title() for ax in axes] == ["x2: R² 1.000", "x3: R² 1.000", "x2: R² 0.750", "x3: R² 0.000"]
+    assert axes[2].get_ylabel().startswith("partial")
+    with pytest.raises(UserError, match="no input 'x4'"):
+        comparison_figure({"exact": exact}, inputs=["x4"])

@@ -31,8 +31,8 @@ import pandas as pd
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
 
-__all__ = ["Fidelity", "FIDELITY_COLUMNS", "GRID_POINTS", "BACKGROUND_ROWS", "effect_grid",
-           "partial_dependence", "structural_fidelity"]
+__all__ = ["Fidelity", "FIDELITY_COLUMNS", "GRID_POINTS", "BACKGROUND_ROWS", "comparison_figure",
+           "effect_grid", "partial_dependence", "structural_fidelity"]
 
 # 100 grid values resolve the fastest true term of the benchmarks (f1's cosine: 10.24
 # periods over an input's range) with about 10 points per period.
@@ -229,3 +229,39 @@ def structural_fidelity(model, truth: Callable[[np.ndarray], np.ndarray], X, *,
     if len(names) != n:
         raise UserError(f"fidelity got {len(names)} labels for {n} inputs; give one label per input")
     return Fidelity(names, grid, true, learned, _r2(true, learned), (lo, hi), B.shape[0])
+
+
+def comparison_figure(models: dict[str, Fidelity], inputs: list[str] | None = None, dpi: int = 100):
+    """Several models' fidelity to one function side by side: one row of panels per model (its
+    name on the left), one column per input of `inputs` (default: all of the first model's),
+    the true effect (black) and the model's learned one (orange) in each, one shared y axis,
+    each panel titled with the input and its R^2. The models must share the inputs' labels."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    if not models:
+        raise UserError("comparison_figure needs at least one model's fidelity")
+    first = next(iter(models.values()))
+    inputs = list(first.labels) if inputs is None else list(inputs)
+    for name, fid in models.items():
+        missing = [label for label in inputs if label not in fid.labels]
+        if missing:
+            raise UserError(f"model {name!r} has no input {missing[0]!r}; its inputs are {', '.join(fid.labels)}")
+    rows, cols = len(models), len(inputs)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.2 * rows), sharey=True, squeeze=False, dpi=dpi)
+    for i, (name, fid) in enumerate(models.items()):
+        for j, label in enumerate(inputs):
+            p = fid.labels.index(label)
+            ax = axes[i][j]
+            ax.plot(fid.grid[:, p], fid.true[:, p], color="black", lw=1.2, label="true")
+            ax.plot(fid.grid[:, p], fid.learned[:, p], color="tab:orange", lw=1.2, label="learned")
+            r2 = fid.r2[p]
+            ax.set_title(f"{label}: R² {r2:.3f}" if np.isfinite(r2) else f"{label}: no effect", fontsize=9)
+            ax.tick_params(labelsize=7)
+            if j == 0:
+                ax.set_ylabel(f"{name}\ncentred effect", fontsize=8)
+    axes[0][0].legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
