@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from kacs_cli.cli.model_rows import make_folder, model_rows, output_folder
+from kacs_cli.cli.model_rows import model_rows, output_folder, write_results
 from kacs_cli.errors import UserError
 
 OUTPUTS = ("rules.csv", "rules.json", "shares.csv", "inputs.png", "channels.png", "shares.png")
@@ -34,10 +34,7 @@ def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> Non
     # Everything is measured and every figure drawn before the folder is made: bad data
     # leaves nothing behind.
     explanation = explain_model(est, X)
-    make_folder(folder)
-    written = explanation.write(folder)
-    typer.echo(f"{model_path}: " + explanation.summary())
-    typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")
+    write_results(folder, explanation, str(model_path))
 
 
 def register(app: typer.Typer) -> None:

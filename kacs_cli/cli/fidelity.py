@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from kacs_cli.cli.model_rows import make_folder, model_rows, output_folder
+from kacs_cli.cli.model_rows import model_rows, output_folder, write_results
 from kacs_cli.errors import UserError
 
 
@@ -39,10 +39,7 @@ def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Option
     folder = output_folder(out, default_folder(model_path), "fidelity")
     fid = structural_fidelity(est, lambda Z: benchmarks.evaluate(key, Z), X,
                               y_range=(float(np.min(y)), float(np.max(y))))
-    make_folder(folder)
-    written = fid.write(folder)
-    typer.echo(f"{model_path} against {key}: " + fid.summary())
-    typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")
+    write_results(folder, fid, f"{model_path} against {key}")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import typer
+
 from kacs_cli.errors import UserError
 
 
@@ -30,9 +32,13 @@ def output_folder(out, default: Path, what: str) -> Path:
     return folder
 
 
-def make_folder(folder: Path) -> None:
-    """Create --out's folder, only once everything is computed: bad data leaves nothing behind."""
+def write_results(folder: Path, result, heading: str) -> None:
+    """Create --out's folder, only once everything is computed (bad data leaves nothing
+    behind), write `result` (an object with write(folder) and summary()) into it, and say so."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {folder}: cannot create the folder: {exc.strerror or exc}") from None
+    written = result.write(folder)
+    typer.echo(f"{heading}: " + result.summary())
+    typer.echo(f"wrote {', '.join(p.name for p in written)} to {folder}")
