@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_compaction import pieces_prediction
 from test_refine import central_differences
 
 from kacs_cli import KACSRegressor, XCSFRegressor, load
@@ -305,23 +306,8 @@ def test_refinement_and_compaction_at_m_channels_keep_their_invariants(m):
     piecewise(model, X, y, max_rules=max(1, rules // 10))
     frame = model.population_frame()
     assert 0 < len(frame) <= rules // 10 and frame["q"].between(1, m).all()
-    # Within a submodel the pieces do not overlap (but at shared bounds): the model is the
-    # two-stage sum of the one piece holding each value.
     Xq = np.random.default_rng(4).uniform(0.01, 0.99, (40, n))
-
-    def piece(sub_rules, z):
-        hit = sub_rules[(sub_rules.lower < z) & (z < sub_rules.upper)]
-        assert len(hit) <= 1
-        return 0.0 if hit.empty else hit.w0.iloc[0] + hit.w1.iloc[0] * z
-
-    expected = []
-    for x in Xq:
-        total = 0.0
-        for q in range(1, m + 1):
-            z = sum(piece(frame[(frame.type == "inner") & (frame.q == q) & (frame.p == p)], x[p - 1])
-                    for p in range(1, n + 1))
-            total += piece(frame[(frame.type == "outer") & (frame.q == q)], z)
-        expected.append(total)
+    expected = pieces_prediction(frame, Xq, m)
     assert np.allclose(model.predict(Xq), expected, atol=1e-9)
 
 

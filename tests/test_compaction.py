@@ -75,6 +75,27 @@ def test_a_constant_inner_function_is_folded_into_its_outer_function():
     assert np.allclose(model.predict(X), before, atol=1e-9)
 
 
+def pieces_prediction(frame, Xq, m):
+    """A compacted model's prediction by hand from its rules (population_frame()): within a
+    submodel the pieces do not overlap (but at their shared bounds), so a row's value is the
+    line of the one piece holding it, and the model is their two-stage sum over m channels."""
+    def piece(sub_rules, z):
+        hit = sub_rules[(sub_rules.lower < z) & (z < sub_rules.upper)]
+        assert len(hit) <= 1
+        return 0.0 if hit.empty else hit.w0.iloc[0] + hit.w1.iloc[0] * z
+
+    n = Xq.shape[1]
+    expected = []
+    for x in Xq:
+        total = 0.0
+        for q in range(1, m + 1):
+            z = sum(piece(frame[(frame.type == "inner") & (frame.q == q) & (frame.p == p)], x[p - 1])
+                    for p in range(1, n + 1))
+            total += piece(frame[(frame.type == "outer") & (frame.q == q)], z)
+        expected.append(total)
+    return expected
+
+
 def test_the_compacted_model_predicts_what_its_pieces_say():
     X = np.random.default_rng(3).random((400, 3))
     y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2]
@@ -83,23 +104,8 @@ def test_the_compacted_model_predicts_what_its_pieces_say():
     piecewise(model, X, y, max_rules=max(1, model.n_rules // 10))
     rules = model.population_frame()
     assert len(rules) <= (1500 // 10)
-    # Within a submodel the pieces do not overlap (but at their shared bounds): a row's value
-    # is the line of the one piece holding it, and the model is their two-stage sum.
     Xq = np.random.default_rng(4).uniform(0.01, 0.99, (50, 3))
-
-    def piece(sub_rules, z):
-        hit = sub_rules[(sub_rules.lower < z) & (z < sub_rules.upper)]
-        assert len(hit) <= 1
-        return 0.0 if hit.empty else hit.w0.iloc[0] + hit.w1.iloc[0] * z
-
-    expected = []
-    for x in Xq:
-        total = 0.0
-        for q in range(1, 8):
-            z = sum(piece(rules[(rules.type == "inner") & (rules.q == q) & (rules.p == p)], x[p - 1])
-                    for p in range(1, 4))
-            total += piece(rules[(rules.type == "outer") & (rules.q == q)], z)
-        expected.append(total)
+    expected = pieces_prediction(rules, Xq, m=7)
     assert np.allclose(model.predict(Xq), expected, atol=1e-9)
 
 

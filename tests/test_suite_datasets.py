@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from cli_support import run_kacs
+from test_datasets import message
 
-from kacs_cli.errors import UserError
 from kacs_cli.experiments.data import packaged
 from kacs_cli.experiments.data.datasets import is_real_world, load_dataset
 from kacs_cli.experiments.data.fetch import fetch_datasets
@@ -25,14 +25,6 @@ SUITE = ["diabetes", "boston", "auto", "carseats", "windsor", "college", "sarato
 def _no_env(monkeypatch):
     monkeypatch.delenv("KACS_DATA_DIR", raising=False)
     monkeypatch.delenv("KACS_FETCH_BASE_URL", raising=False)
-
-
-def message(call) -> str:
-    with pytest.raises(UserError) as info:
-        call()
-    text = str(info.value)
-    assert "\n" not in text
-    return text
 
 
 # ----------------------------------------------------------------------------- conversion
