@@ -31,7 +31,7 @@ from kacs_cli.reporting.tables import Table, fmt_value, tcell
 _DEFAULTS = {name: getattr(Hyperparameters(), name) for name in Hyperparameters.__dataclass_fields__}
 
 
-def _away_from_defaults(settings: Any) -> dict | None:
+def away_from_defaults(settings: Any) -> dict | None:
     """The settings a learner method holds away from the defaults; None for a baseline."""
     if not isinstance(settings, dict) or "estimator" in settings:
         return None
@@ -44,7 +44,7 @@ def bases(config: results.ResolvedConfig, methods: list[str]) -> dict[str, str]:
     if cell is None:
         return {}
     engine = {m: config.method_engines.get(m, m) for m in methods}
-    away = {m: _away_from_defaults(cell.settings_of(m)) for m in methods}
+    away = {m: away_from_defaults(cell.settings_of(m)) for m in methods}
     found = {}
     for variant in methods:
         if away[variant] is None:

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.reporting.loading import load_config
-from kacs_cli.reporting.variants import bases, compare, summary
+from kacs_cli.reporting.variants import away_from_defaults, bases, compare, summary
 
 from tools.doctables.common import ALPHA, MAIN_BENCHMARKS, Runs, integer, name, table
 
 ABLATION = "ablation_semantics"
-_DEFAULTS = {f: getattr(Hyperparameters(), f) for f in Hyperparameters.__dataclass_fields__}
-
-
 def switch_of(settings: dict, base: dict) -> str:
-    """The setting a variant adds to its base (the one key they differ in; `+`-joined if several)."""
-    keys = [k for k in settings if settings.get(k, _DEFAULTS.get(k)) != base.get(k, _DEFAULTS.get(k))]
-    return " + ".join(keys)
+    """The settings a variant adds to its base (`+`-joined if several)."""
+    variant, base = away_from_defaults(settings), away_from_defaults(base)
+    return " + ".join(k for k, v in variant.items() if k not in base or base[k] != v)
 
 
 _SEEN: dict = {}
