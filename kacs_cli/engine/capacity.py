@@ -6,9 +6,10 @@ Each is trained, with the run's seed and iterations and every other setting of t
 scored by its MAE on that part. The candidates are tried from the smallest, and the ladder
 stops at the first one that does not lower the best score so far: a larger population only
 pays while the held-out error still falls, and stopping there keeps the search to the budgets
-up to one past the chosen one (the time of the search then stays within a few fits at the chosen
-budget, where the whole ladder would cost fifteen fits at N when N wins). The smallest budget with
-the lowest score wins, and the caller refits it on all the train rows. The held-out rows are drawn from the seed, so the
+up to one past the chosen one (the time of the search then stays within a few fits at the
+chosen budget, where the whole ladder would cost fifteen fits at N when N wins). The smallest
+budget with the lowest score wins, and the caller refits it on all the train rows. The
+held-out rows are drawn from the seed, so the
 choice is deterministic for a seed. The data are those the learner sees (scaled and
 transformed on all the train rows: the transform sees the held-out inputs, never their
 targets).

@@ -65,13 +65,13 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
-        if key == "channels" and guideline_ok and isinstance(v, str) and PER_N.match(v):
+        if key == "channels" and guideline_ok and isinstance(v, str):
+            if not PER_N.match(v):
+                fail(where, f"must be a whole number or a number per input such as 4n + 1, got {v!r}")
             if per_n_channels(v, 1) < 1:
                 fail(where, f"{v!r} gives no channel; a n + b needs a >= 1 or b >= 1")
             out[key] = v
             continue
-        if key == "channels" and guideline_ok and isinstance(v, str):
-            fail(where, f"must be a whole number or a number per input such as 4n + 1, got {v!r}")
         declared = DECLARED[key]
         if declared.choices:
             v = choice(v, where, declared.choices)
