@@ -54,7 +54,7 @@ PACKAGES = {
     "kacs_cli.experiments.data": ["fetch", "packaged", "datasets", "registry", "protocols", "benchmarks"],
     "kacs_cli.estimators": ["regressors", "base", "validation", "explain", "fidelity", "plots", "inspection", "loading",
                             "classes", "persistence"],
-    "kacs_cli.reporting": ["build", "cd_diagram", "compaction", "figures", "files", "include",
+    "kacs_cli.reporting": ["build", "capacity", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
                            "pareto", "refinement", "scaling", "stats", "suprb", "tables", "variants"],
     "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "run",

@@ -341,3 +341,29 @@ def test_every_method_table_shows_a_compaction_variant_by_its_compacted_model(tm
     # the compaction table: the trained model (KACS's numbers) before, the compacted one after
     compaction = md.split("### squeeze: compaction")[1].split("###")[0]
     assert _row(compaction, "f1")[3:8] == ["1400", "145.0", "10.4 %", "0.2250 ± 0.0187", "0.1750 ± 0.0187"]
+
+
+def test_capacity_table_counts_the_chosen_budgets_and_the_cost_in_fits(tmp_path) -> None:
+    """A searching method's runs record the budget chosen and the search's seconds: the table
+    counts each budget and divides the search by the run's own fit (evolution plus refinement);
+    a method that did not search gets no row."""
+    rows = []
+    for r in range(4):
+        common = dict(train_mae=0.19, test_mae=0.20 + 0.01 * r, train_mse=0.04, test_mse=0.05, rules=1400,
+                      params=2800, aic=500.0)
+        rows += [run_row("sized", "f1", "xcsf", r, **common), run_row("sized", "f1", "kacs", r, **common),
+                 run_row("sized", "f1", "kacs-search", r, **common, seconds=4.0 + r, refine_seconds=1.0,
+                         capacity_N=6400 if r < 3 else 12800, capacity_seconds=10.0 + 5 * r)]
+    exp = tmp_path / "sized"
+    exp.mkdir()
+    pd.DataFrame(rows).to_csv(exp / "runs.csv", index=False)
+    (exp / "config.yaml").write_text("experiment: sized\nmethods: [xcsf, kacs, kacs-search]\n"
+                                     "protocol: {name: main, runs: 4}\n")
+    build_report(exp, formats=("md", "csv"), figures=False)
+    section = (exp / "report" / "report.md").read_text().split("### sized: capacity search")[1].split("###")[0]
+    # fits 5, 6, 7, 8 s (mean 6.5); searches 10, 15, 20, 25 s (mean 17.5); ratios 2, 2.5, 2.857, 3.125
+    assert _rows_after(section, "f1", 1)[0] == ["f1", "kacs-search", "6400 x 3, 12800 x 1", "4", "17.5", "6.5",
+                                                f"{(2 + 2.5 + 20 / 7 + 3.125) / 4:.2f}", "3.12"]
+    assert "kacs |" not in section and "xcsf" not in section
+    frame = pd.read_csv(exp / "report" / "sized_capacity.csv")
+    assert frame["chosen_median"].tolist() == [6400.0]

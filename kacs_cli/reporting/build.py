@@ -27,7 +27,7 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import compaction, kmethods, pareto, refinement, suprb, variants
+from kacs_cli.reporting import capacity, compaction, kmethods, pareto, refinement, suprb, variants
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -93,6 +93,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     exp.kmethods = kmethods.analyse(exp, final, config, control)
     exp.refinement = refinement.analyse(exp, runs) if cells else None
     exp.compaction = compaction.analyse(exp, runs) if cells else None
+    exp.capacity = capacity.analyse(exp, runs) if cells else None
     exp.variants = variants.analyse(exp, final, config, methods) if cells else None
     exp.pareto = pareto.analyse(exp, runs, config) if cells else None
     if exp.pareto is not None:
@@ -230,6 +231,10 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_compaction.csv"
         write_csv(path, exp.compaction)
         written.append(path)
+    if exp.capacity is not None:
+        path = out / f"{stem}_capacity.csv"
+        write_csv(path, exp.capacity)
+        written.append(path)
     if exp.variants is not None:
         path = out / f"{stem}_variants.csv"
         write_csv(path, exp.variants)
@@ -277,6 +282,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
             tables.append(refinement.table(exp, exp.refinement))
         if exp.compaction is not None:
             tables.append(compaction.table(exp, exp.compaction))
+        if exp.capacity is not None:
+            tables.append(capacity.table(exp, exp.capacity))
         if exp.variants is not None:
             tables += variants.tables(exp, exp.variants)
         tables += pareto.tables(exp)
@@ -293,7 +300,8 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
                 exp.summary_markdown = rendered
                 console.append(rendered)
             elif (t.title.startswith(f"{exp.name}: scaling")
-                  or t.label.endswith(("-suprb", "-refinement", "-compaction", "-variants", "-pareto-summary"))
+                  or t.label.endswith(("-suprb", "-refinement", "-compaction", "-capacity", "-variants",
+                                     "-pareto-summary"))
                   or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:
