@@ -15,18 +15,10 @@ import pandas as pd
 
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
-from kacs_cli.reporting.refinement import groups
+from kacs_cli.reporting.refinement import groups, training_seconds
 from kacs_cli.reporting.tables import Table, tcell
 
 CHOSEN, SEARCH_SECONDS = "capacity_N", "capacity_seconds"
-
-
-def fit_seconds(runs: pd.DataFrame) -> np.ndarray:
-    """Each run's own training time: its evolution, plus its refinement where it has one."""
-    seconds = runs["seconds"].to_numpy(float)
-    if "refine_seconds" in runs.columns:
-        seconds = seconds + runs["refine_seconds"].fillna(0.0).to_numpy(float)
-    return seconds
 
 
 def chosen_counts(chosen: pd.Series) -> str:
@@ -39,7 +31,7 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     """One row per (cell, searching method), or None when no run searched."""
     records = []
     for cell, method, r in groups(exp, runs, CHOSEN):
-        fit = fit_seconds(r)
+        fit = training_seconds(r)
         search = r[SEARCH_SECONDS].to_numpy(float)
         ratio = search / fit
         records.append({

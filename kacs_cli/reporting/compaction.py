@@ -18,7 +18,7 @@ import pandas as pd
 
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.model import ExperimentReport
-from kacs_cli.reporting.refinement import error_metric, groups, sd
+from kacs_cli.reporting.refinement import error_metric, groups, sd, training_seconds
 from kacs_cli.reporting.stats import wilcoxon_p
 from kacs_cli.reporting.tables import Table, fmt_value, tcell
 
@@ -34,9 +34,7 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
         after = r[f"{COMPACTED}{error}"].to_numpy(float)
         rules = r["rules"].to_numpy(float)
         kept = r[f"{COMPACTED}rules"].to_numpy(float)
-        training = r["seconds"].to_numpy(float)
-        if "refine_seconds" in r.columns:
-            training = training + r["refine_seconds"].fillna(0.0).to_numpy(float)
+        training = training_seconds(r)
         records.append({
             "cell": cell.label, "method": method, "runs": len(r),
             "rules": rules.mean(), "compacted_rules": kept.mean(),

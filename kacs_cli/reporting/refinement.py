@@ -62,6 +62,14 @@ def analyse(exp: ExperimentReport, runs: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame.from_records(records) if records else None
 
 
+def training_seconds(runs: pd.DataFrame) -> np.ndarray:
+    """Each run's own training time: its evolution, plus its refinement where it has one."""
+    seconds = runs["seconds"].to_numpy(float)
+    if "refine_seconds" in runs.columns:
+        seconds = seconds + runs["refine_seconds"].fillna(0.0).to_numpy(float)
+    return seconds
+
+
 def sd(values: np.ndarray) -> float:
     return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
 
