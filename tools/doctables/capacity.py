@@ -1,0 +1,179 @@
+"""The capacity campaigns (docs/capacity.md and the README): the recommended setting against
+refined KACS and among the regressors, the budgets N and the outer channels m swept, and the
+recommended setting on the real-data suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kacs_cli.reporting import stats
+
+from tools.doctables.common import (ALPHA, MAIN_BENCHMARKS, Runs, holm, integer, methods, name, p_text, table)
+
+RECOMMENDED = "kacs-recommended"
+XCSF_RECOMMENDED = "xcsf-recommended"
+# The refined KACS of the issue's target (min-max inputs, N = 6,400) and the same with quantile
+# inputs: the recommended setting less its capacity search.
+REFINED, QUANTILE_REFINED = "kacs-refined", "kacs-quantile-refined"
+
+
+def paired(r: pd.DataFrame, bench: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
+    """Test MAE of methods a and b over the runs both have on a benchmark, in run order."""
+    x = r[(r.benchmark == bench) & (r.method == a)].set_index("run").test_mae
+    y = r[(r.benchmark == bench) & (r.method == b)].set_index("run").test_mae
+    common = x.index.intersection(y.index).sort_values()
+    return x.loc[common].to_numpy(float), y.loc[common].to_numpy(float)
+
+
+def holm_verdicts(r: pd.DataFrame, a: str, b: str, benchmarks) -> dict[str, str]:
+    """a against b per benchmark: better / level / worse, paired two-sided Wilcoxon over runs,
+    Holm over the benchmarks; with the change of the mean."""
+    pairs = {bench: paired(r, bench, a, b) for bench in benchmarks}
+    adjusted = holm({bench: stats.wilcoxon_p(x, y) for bench, (x, y) in pairs.items()})
+    out = {}
+    for bench, (x, y) in pairs.items():
+        change = f"{100 * (x.mean() / y.mean() - 1):+.1f} %"
+        p = adjusted[bench]
+        word = "level" if not p < ALPHA else ("better" if x.mean() < y.mean() else "worse")
+        out[bench] = f"{change}, {word} (p {p_text(p)})"
+    return out
+
+
+def verdict_count(verdicts: dict[str, str], word: str) -> int:
+    return sum(f", {word} (" in v for v in verdicts.values())
+
+
+def _mean(r: pd.DataFrame, bench: str, method: str, runs: np.ndarray) -> float:
+    sel = r[(r.benchmark == bench) & (r.method == method) & r.run.isin(runs)]
+    return float(sel.test_mae.mean())
+
+
+def _searched(r: pd.DataFrame, bench: str, method: str) -> pd.DataFrame:
+    return r[(r.benchmark == bench) & (r.method == method)]
+
+
+def chosen(sel: pd.DataFrame) -> str:
+    """The budgets chosen, as 'median (smallest-largest)' in thousands."""
+    n = sel.capacity_N.to_numpy(float) / 1000
+    return f"{np.median(n):g}k ({n.min():g}k-{n.max():g}k)"
+
+
+def cost(sel: pd.DataFrame) -> str:
+    """The search's seconds over the run's own fit (evolution plus refinement), mean per run."""
+    fit = sel.seconds.to_numpy(float) + sel.get("refine_seconds", pd.Series(0.0, index=sel.index)).fillna(0.0).to_numpy(float)
+    return f"{np.mean(sel.capacity_seconds.to_numpy(float) / fit):.2f}"
+
+
+def recommended(runs: Runs) -> str:
+    """The recommended KACS against refined KACS (N = 6,400, min-max and quantile inputs), and
+    the recommended XCSF against XCSF, per main benchmark; paired runs, Holm over the eight."""
+    r = runs("recommended")
+    vs_refined = holm_verdicts(r, RECOMMENDED, REFINED, MAIN_BENCHMARKS)
+    vs_quantile = holm_verdicts(r, RECOMMENDED, QUANTILE_REFINED, MAIN_BENCHMARKS)
+    vs_xcsf = holm_verdicts(r, XCSF_RECOMMENDED, "xcsf", MAIN_BENCHMARKS)
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        mine = _searched(r, bench, RECOMMENDED)
+        xs = _searched(r, bench, XCSF_RECOMMENDED)
+        ids = mine.run.to_numpy()
+        rows.append([name(bench), str(len(mine)), f"{_mean(r, bench, REFINED, ids):.4f}",
+                     f"{mine.test_mae.mean():.4f}", vs_refined[bench], vs_quantile[bench], chosen(mine), cost(mine),
+                     f"{xs.test_mae.mean():.4f}", vs_xcsf[bench], chosen(xs), cost(xs)])
+    head = ["benchmark", "runs", "refined KACS", "recommended KACS", "against refined KACS",
+            "against refined, quantile inputs", "N chosen", "search / fit", "recommended XCSF",
+            "against XCSF", "N chosen", "search / fit"]
+    return table(head, rows, ["l", "r", "r", "r", "l", "l", "r", "r", "r", "l", "r", "r"])
+
+
+def common_runs(r: pd.DataFrame, bench: str) -> np.ndarray:
+    """The runs every method of the folder has on a benchmark."""
+    sel = r[r.benchmark == bench]
+    per_method = [set(g.run) for _, g in sel.groupby("method")]
+    return np.array(sorted(set.intersection(*per_method)))
+
+
+def ranks(r: pd.DataFrame, benchmarks) -> tuple[pd.DataFrame, pd.Series]:
+    """Each method's mean test MAE per benchmark over the runs all methods have there, and their
+    average ranks, best first."""
+    means = pd.DataFrame({m: {b: _mean(r, b, m, common_runs(r, b)) for b in benchmarks} for m in methods(r)})
+    return means, stats.average_ranks(means).sort_values()
+
+
+def recommended_ranks(runs: Runs) -> str:
+    """Every method of the regressors campaign with the recommended settings: average rank of
+    the mean test MAE over the eight benchmarks, and the benchmarks each method is best on."""
+    r = runs("recommended")
+    means, avg = ranks(r, MAIN_BENCHMARKS)
+    best = means.idxmin(axis=1)
+    rows = [[m, f"{avg[m]:.2f}", ", ".join(name(b) for b in MAIN_BENCHMARKS if best[b] == m) or "—"]
+            for m in avg.index]
+    return table(["method", "average rank", "best on"], rows, ["l", "r", "l"])
+
+
+def v_recommended_runs(runs: Runs, _arg) -> str:
+    """The recommended KACS's runs per benchmark (the fewest, where they differ)."""
+    r = runs("recommended")
+    return integer(min(len(_searched(r, b, RECOMMENDED)) for b in MAIN_BENCHMARKS))
+
+
+def v_recommended_rank(runs: Runs, method: str | None) -> str:
+    _, avg = ranks(runs("recommended"), MAIN_BENCHMARKS)
+    return f"{avg[method or RECOMMENDED]:.2f}"
+
+
+def v_recommended_count(runs: Runs, arg: str | None) -> str:
+    """How many of the eight the recommended KACS is `arg` ('better', 'worse', 'level') than
+    refined KACS on."""
+    r = runs("recommended")
+    return str(verdict_count(holm_verdicts(r, RECOMMENDED, REFINED, MAIN_BENCHMARKS), arg or "better"))
+
+
+def _sweep(r: pd.DataFrame, settings: tuple[tuple[str, str], ...], base: str) -> str:
+    """Per dataset and setting of a sweep: mean test MAE (change against the base setting,
+    Holm over the datasets' paired Wilcoxon tests), rules, seconds per run (evolution plus
+    refinement, wall time under the campaign's load) and runs; only settings with runs."""
+    rows = []
+    benches = list(dict.fromkeys(r.benchmark))
+    for method, label in settings:
+        if not (r.method == method).any():
+            continue
+        here = [b for b in benches if ((r.benchmark == b) & (r.method == method)).any()]
+        against = holm_verdicts(r, method, base, here) if method != base else {}
+        for bench in here:
+            sel = _searched(r, bench, method)
+            fit = sel.seconds.to_numpy(float) + sel.refine_seconds.fillna(0.0).to_numpy(float)
+            rows.append([name(bench), label, str(len(sel)), f"{sel.test_mae.mean():.4f}",
+                         against.get(bench, "—"), integer(sel.rules.mean()), integer(sel.params.mean()),
+                         f"{fit.mean():.1f}"])
+    rows.sort(key=lambda row: benches.index(row[0].lower()))
+    return table(["dataset", "setting", "runs", "test MAE", "against the article's", "rules", "parameters",
+                  "seconds"], rows, ["l", "l", "r", "r", "l", "r", "r", "r"])
+
+
+BUDGETS = (("kacs-quantile-refined", "N = 6,400"), ("kacs-qr-n12800", "N = 12,800"),
+           ("kacs-qr-n25600", "N = 25,600"), ("kacs-qr-n51200", "N = 51,200"))
+CHANNELS = (("kacs-qr-m-n1", "m = n + 1"), ("kacs-quantile-refined", "m = 2n + 1"), ("kacs-qr-m-4n1", "m = 4n + 1"))
+
+
+def capacity_n(runs: Runs) -> str:
+    """Refined KACS with quantile inputs at four budgets N, each against N = 6,400."""
+    return _sweep(runs("capacity_n"), BUDGETS, "kacs-quantile-refined")
+
+
+def capacity_m(runs: Runs) -> str:
+    """Refined KACS with quantile inputs at three channel counts m, each against 2n + 1."""
+    return _sweep(runs("capacity_m"), CHANNELS, "kacs-quantile-refined")
+
+
+TABLES = {
+    "capacity-n": capacity_n,
+    "capacity-m": capacity_m,
+    "recommended": recommended,
+    "recommended-ranks": recommended_ranks,
+}
+VALUES = {
+    "recommended-runs": v_recommended_runs,
+    "recommended-rank": v_recommended_rank,
+    "recommended-count": v_recommended_count,
+}
