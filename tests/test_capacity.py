@@ -100,9 +100,11 @@ def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
     from kacs_cli.experiments.campaign.methods import parse_methods
 
     assert preset("recommended", "kacs") == PRESETS["recommended"]
-    assert "refinement" not in preset("recommended", "xcsf")  # XCSF has no refinement
+    # XCSF has no refinement and no outer channels
+    assert "refinement" not in preset("recommended", "xcsf") and "channels" not in preset("recommended", "xcsf")
     est = KACSRegressor.from_preset("recommended", N=3200)
-    assert (est.input_transform, est.refinement, est.capacity, est.N) == ("quantile", True, "search", 3200)
+    assert (est.input_transform, est.refinement, est.capacity, est.channels, est.N) == ("quantile", True, "search",
+                                                                                       "n + 1", 3200)
     methods = parse_methods(["kacs-recommended", "xcsf-recommended"])
     assert methods["kacs-recommended"] == ("kacs", PRESETS["recommended"])
     assert methods["xcsf-recommended"] == ("xcsf", preset("recommended", "xcsf"))
@@ -124,6 +126,7 @@ def test_kacs_fit_starts_from_the_preset_and_a_flag_given_at_its_default_still_o
     assert code == 0, err
     a = load(tmp_path / "a.kacs")
     assert (a.input_transform, a.refinement, a.capacity, a.capacity_N_ in (40, 80)) == ("quantile", True, "search", True)
+    assert a.model_.n_channels == 3  # n + 1 at two inputs
     code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "b.kacs", "--preset", "recommended",
                             "--input-transform", "minmax", "--capacity", "fixed", *small)
     assert code == 0, err

@@ -226,14 +226,37 @@ def test_kacs_fit_takes_channels_and_refuses_bad_ones(capsys, tmp_path):
     code, text, err = run_kacs(capsys, "plot-model", out, "--out", tmp_path / "m.png")
     assert code == 0, err
     assert "drew 6 inner and 3 outer functions" in text
+    code, text, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "p.kacs", "-n", 2000, "--channels", "n + 1")
+    assert code == 0, err
+    assert ", 3 outer channels (n + 1)" in text and load(tmp_path / "p.kacs").model_.n_channels == 3
     for argv, message in [
-        (("--channels", "-1"), "hyperparameter channels = -1 is invalid: the number of outer channels must "
-                               "be a whole number >= 1 (0: the article's 2n + 1)"),
+        (("--channels", "-1"), "hyperparameter channels = '-1' is invalid: must be a whole number or a number "
+                               "per input such as 4n + 1, got '-1'"),
+        (("--channels", "0n"), "hyperparameter channels = '0n' is invalid: '0n' gives no channel"),
         (("--channels", "3", "--method", "xcsf"), "--channels: channels exists only for KACS, not XCSF"),
     ]:
         code, _, err = run_kacs(capsys, "fit", data, "--out", tmp_path / "x.kacs", "-n", 200, *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "x.kacs").exists()
+
+
+def test_an_estimator_takes_channels_per_input_as_the_number_they_mean_at_its_data(tmp_path):
+    X, y = _data(3, 200)
+    per_input = KACSRegressor(channels="n + 1", n_iter=2000, N=600, random_state=2).fit(X, y)
+    number = KACSRegressor(channels=4, n_iter=2000, N=600, random_state=2).fit(X, y)
+    assert per_input.model_.n_channels == 4 and per_input.get_params()["channels"] == "n + 1"
+    Xq = np.random.default_rng(4).random((50, 3))
+    np.testing.assert_array_equal(per_input.predict(Xq), number.predict(Xq))
+    per_input.save(tmp_path / "m.kacs")
+    back = load(tmp_path / "m.kacs")
+    assert back.channels == "n + 1" and back.model_.n_channels == 4
+    np.testing.assert_array_equal(back.predict(Xq), number.predict(Xq))
+    # the same setting on data of two inputs is three channels
+    assert KACSRegressor(channels="n+1", n_iter=200, N=100).fit(X[:, :2], y).model_.n_channels == 3
+    with pytest.raises(UserError) as info:
+        KACSRegressor(channels="2x + 1", n_iter=200, N=100).fit(X, y)
+    assert str(info.value) == ("hyperparameter channels = '2x + 1' is invalid: must be a whole number or a number "
+                               "per input such as 4n + 1, got '2x + 1'")
 
 
 # ---------------------------------------------------------------------------- model files

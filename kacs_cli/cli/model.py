@@ -30,6 +30,10 @@ def _fit_options(method, options, switches, preset_name) -> dict:
     preset beneath them."""
     given = {name: value.strip().lower() if isinstance(value, str) else value
              for name, value in (options or {}).items() if value is not None}
+    # A setting that may be given per input (--channels "n + 1") arrives as text; a plain
+    # number stays a number.
+    given.update((name, int(value)) for name, value in given.items()
+                 if DECLARED[name].per_input and isinstance(value, str) and value.isdigit())
     for switch in switches:
         name = switch.strip().lower()
         if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):
@@ -103,7 +107,8 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
     if est.channels:
-        settings += f", {est.channels} outer channels"
+        settings += f", {est.model_.n_channels} outer channels"
+        settings += f" ({est.channels})" if isinstance(est.channels, str) else ""
     if est.capacity == "search":
         c = est.capacity_result_
         settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
@@ -222,7 +227,7 @@ def _with_declared_options(command) -> inspect.Signature:
     added = [inspect.Parameter(d.name, inspect.Parameter.KEYWORD_ONLY,
                                default=typer.Option(None, d.flag, help=_flag_help(d),
                                                     show_default=False if d.kind is bool else str(d.default)),
-                               annotation=Optional[str if d.choices else annotations[d.kind]])
+                               annotation=Optional[str if d.choices or d.per_input else annotations[d.kind]])
              for d in FIT_OPTIONS]
     return inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed] + added)
 
@@ -250,7 +255,7 @@ def register(app: typer.Typer) -> None:
             None, "--data-dir", help="Folder of the named datasets (default $KACS_DATA_DIR, else datasets/)."),
         preset_name: Optional[str] = typer.Option(
             None, "--preset", help=f"Start from a named setting ({', '.join(PRESETS)}: quantile inputs, "
-                                   f"refinement and a capacity search; docs/capacity.md); the options "
+                                   f"refinement, a capacity search and n + 1 channels; docs/capacity.md); the options "
                                    f"below, where given, override it.", show_default=False),
         switch: list[str] = typer.Option(
             [], "--switch", help="Turn one difference between prose and code on, e.g. article_mutation "

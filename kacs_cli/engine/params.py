@@ -11,6 +11,7 @@ file's fields and the table in docs/configs.md.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 from typing import Any, Callable, NamedTuple
 
@@ -64,6 +65,7 @@ class Declaration:
     switch: str | None = None
     config: str = "any"
     flag: str | None = None
+    per_input: bool = False  # may also be given per input, `a n + b` (per_input_value)
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -156,8 +158,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
       checks=(at_least(0.0, "must be >= 0 (0: find the tolerance that meets compact_rules)"),)),
     # KACS's number of outer channels m (inner psi_{q,p} and outer Phi_q for q < m): 0 stands
     # for the article's 2n + 1, which depends on the data's n and so cannot be a fixed default.
-    D("channels", int, 0, "the number m of outer channels (0: the article's 2n + 1)", learners=_KACS,
-      switch="channels", flag="--channels",
+    D("channels", int, 0, "the number m of outer channels (0: the article's 2n + 1), or per input as a n + b "
+      "(n + 1, 4n + 1)", learners=_KACS, switch="channels", flag="--channels", per_input=True,
       checks=(whole_from(0, "the number of outer channels must be a whole number >= 1 (0: the article's 2n + 1)"),)),
     # One switch per place where the article's prose and the authors' code disagree
     # (docs/algorithm.md, "Two semantics"): false follows the code, true the prose;
@@ -217,7 +219,7 @@ COMPACTIONS = CHOICES["compaction"]
 # Named settings, for a user's own data (docs/capacity.md says what each is and what it was measured to do).
 # A learner takes those of a preset's settings its declarations allow (XCSF has no refinement).
 PRESETS = {
-    "recommended": {"input_transform": "quantile", "refinement": True, "capacity": "search"},
+    "recommended": {"input_transform": "quantile", "refinement": True, "capacity": "search", "channels": "n + 1"},
 }
 
 
@@ -337,6 +339,33 @@ Hyperparameters.__module__ = __name__  # make_dataclass's `module=` argument is 
 # a field read is a register, and the engine's compiled code stays cacheable (unlike a jitclass).
 _ENGINE_TYPES = {d.name: d.kind for d in DECLARATIONS if d.engine}
 EngineHyperparameters = NamedTuple("EngineHyperparameters", list(_ENGINE_TYPES.items()))
+
+
+# A per-input value `a n + b` (declared per_input): a number of channels at every n, so one
+# setting spans data of any dimension, as the article's 2n + 1 does.
+PER_INPUT = re.compile(r"^\s*(\d*)\s*n\s*(?:\+\s*(\d+))?\s*$")
+
+
+def per_input_problem(text: str) -> str | None:
+    """Why `text` is not a per-input value (None when it is one)."""
+    match = PER_INPUT.match(text)
+    if match is None:
+        return f"must be a whole number or a number per input such as 4n + 1, got {text!r}"
+    if int(match.group(1) or 1) + int(match.group(2) or 0) < 1:
+        return f"{text!r} gives no channel; a n + b needs a >= 1 or b >= 1"
+    return None
+
+
+def per_input_value(name: str, value: Any, n: int) -> Any:
+    """A per-input value `a n + b` of the declaration `name` as its number at n inputs; any
+    other value as given. A malformed text is refused in one line."""
+    if not (DECLARED[name].per_input and isinstance(value, str)):
+        return value
+    problem = per_input_problem(value)
+    if problem is not None:
+        raise _bad(name, value, problem)
+    a, b = PER_INPUT.match(value).groups()
+    return int(a or 1) * int(n) + int(b or 0)
 
 
 def coerce(name: str, value: Any) -> Any:

@@ -50,7 +50,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model, capacity
-from kacs_cli.engine.params import DECLARATIONS, coerce, preset
+from kacs_cli.engine.params import DECLARATIONS, coerce, per_input_value, preset
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
@@ -95,15 +95,19 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     @classmethod
     def from_preset(cls, name: str = "recommended", **overrides):
         """An estimator with a named preset's settings (engine/params.py PRESETS; `recommended`:
-        quantile inputs, refinement where the learner has it, and the budget chosen by a capacity
-        search), under `overrides`."""
+        quantile inputs, refinement where the learner has it, the budget chosen by a capacity
+        search, and n + 1 outer channels where the learner has them), under `overrides`."""
         return cls(**{**preset(name, cls._method), **overrides})
 
     # ------------------------------------------------------------------ parameters
 
-    def hyperparameters(self) -> Hyperparameters:
-        """The validated engine hyperparameters of the current constructor arguments."""
-        return Hyperparameters(**{d.name: coerce(d.name, getattr(self, d.name)) for d in DECLARATIONS})
+    def hyperparameters(self, n_features: int | None = None) -> Hyperparameters:
+        """The validated engine hyperparameters of the current constructor arguments; a setting
+        given per input (`channels="n + 1"`) as its number at `n_features` inputs (at one input
+        when not given, which checks the settings only)."""
+        n = 1 if n_features is None else int(n_features)
+        return Hyperparameters(**{d.name: coerce(d.name, per_input_value(d.name, getattr(self, d.name), n))
+                                  for d in DECLARATIONS})
 
     def _call_seed(self, call_index: int) -> int:
         """Seed of training call k: the base seed for k = 0, then SeedSequence([base, k])."""
@@ -115,7 +119,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     def _start(self, X, y):
         """Validate every argument, then (only then) replace the fitted state by a fresh model."""
-        params = self.hyperparameters()
+        params = self.hyperparameters(X.shape[1])
         scaling = scaling_ranges(X, y, self.input_range, self.target_range)
         seed = base_seed(self.random_state)
         self.x_min_, self.x_max_, self.y_min_, self.y_max_ = scaling

@@ -17,24 +17,14 @@ from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
-from kacs_cli.engine.params import DECLARATIONS, DECLARED, PRESETS, Hyperparameters, default_p_hash, preset
+from kacs_cli.engine.params import (DECLARATIONS, DECLARED, PRESETS, Hyperparameters, default_p_hash, per_input_problem,
+                                    per_input_value, preset)
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.cells import BenchmarkEntry
 from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
 
 # A method override `N: guideline` is the article's budget guideline at each cell's n.
 GUIDELINE = "guideline"
-# A method override `channels: 4n + 1` (a n + b) is a number of outer channels at each cell's n,
-# so one method spans data of different dimensions as the article's 2n + 1 does.
-PER_N = re.compile(r"^\s*(\d*)\s*n\s*(?:\+\s*(\d+))?\s*$")
-
-
-def per_n_channels(text: str, n: int) -> int:
-    """The number of channels `a n + b` means at n inputs."""
-    a, b = PER_N.match(text).groups()
-    return int(a or 1) * n + int(b or 0)
-
-
 def guideline_budget(n: int) -> int:
     """The article's budget guideline for KACS at n inputs: N = 24 n (2n + 1)."""
     return 24 * n * (2 * n + 1)
@@ -65,11 +55,10 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
-        if key == "channels" and guideline_ok and isinstance(v, str):
-            if not PER_N.match(v):
-                fail(where, f"must be a whole number or a number per input such as 4n + 1, got {v!r}")
-            if per_n_channels(v, 1) < 1:
-                fail(where, f"{v!r} gives no channel; a n + b needs a >= 1 or b >= 1")
+        if DECLARED[key].per_input and guideline_ok and isinstance(v, str):
+            problem = per_input_problem(v)
+            if problem is not None:
+                fail(where, problem)
             out[key] = v
             continue
         declared = DECLARED[key]
@@ -222,11 +211,11 @@ def cell_params(
                 fail(f"methods.{method}.N", f"guideline needs the number of inputs, unknown for "
                                             f"the CSV file of {entry.where}; give that entry its own N")
             values["N"] = guideline_budget(entry.data.n)
-        if isinstance(values.get("channels"), str):
+        for key in [k for k, v in values.items() if DECLARED[k].per_input and isinstance(v, str)]:
             if entry.data.n is None:
-                fail(f"methods.{method}.channels", f"{values['channels']} needs the number of inputs, unknown for "
-                                                   f"the CSV file of {entry.where}; give that method a number")
-            values["channels"] = per_n_channels(values["channels"], entry.data.n)
+                fail(f"methods.{method}.{key}", f"{values[key]} needs the number of inputs, unknown for "
+                                                f"the CSV file of {entry.where}; give that method a number")
+            values[key] = per_input_value(key, values[key], entry.data.n)
         if entry.N is not None:
             values["N"] = entry.N
         if entry.P_hash is not None:
