@@ -59,10 +59,14 @@ def chosen(sel: pd.DataFrame) -> str:
     return f"{np.median(n):g}k ({n.min():g}k-{n.max():g}k)"
 
 
-def cost(sel: pd.DataFrame) -> str:
-    """The search's seconds over the run's own fit (evolution plus refinement), mean per run."""
+def cost_ratios(sel: pd.DataFrame) -> np.ndarray:
+    """Per run, the search's seconds over the run's own fit (evolution plus refinement)."""
     fit = sel.seconds.to_numpy(float) + sel.get("refine_seconds", pd.Series(0.0, index=sel.index)).fillna(0.0).to_numpy(float)
-    return f"{np.mean(sel.capacity_seconds.to_numpy(float) / fit):.2f}"
+    return sel.capacity_seconds.to_numpy(float) / fit
+
+
+def cost(sel: pd.DataFrame) -> str:
+    return f"{np.mean(cost_ratios(sel)):.2f}"
 
 
 def recommended(runs: Runs) -> str:
@@ -122,6 +126,28 @@ def v_recommended_rank(runs: Runs, method: str | None) -> str:
     return f"{avg[method or RECOMMENDED]:.2f}"
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def v_recommended_standing(runs: Runs, _arg) -> str:
+    """Where the recommended KACS stands among the campaign's methods: its place and average
+    rank, the methods ahead of it, the benchmarks it is best on and, for the others, which
+    method is."""
+    means, avg = ranks(runs("recommended"), MAIN_BENCHMARKS)
+    place = list(avg.index).index(RECOMMENDED)
+    ahead = ", ".join(f"{m} {avg[m]:.2f}" for m in avg.index[:place])
+    best = means.idxmin(axis=1)
+    own = [name(b) for b in MAIN_BENCHMARKS if best[b] == RECOMMENDED]
+    behind: dict[str, list[str]] = {}
+    for b in MAIN_BENCHMARKS:
+        if best[b] != RECOMMENDED:
+            behind.setdefault(best[b], []).append(name(b))
+    text = (f"{ORDINALS[place]} of {len(avg)} (average rank {avg[RECOMMENDED]:.2f}"
+            + (f"; ahead of it: {ahead}" if ahead else "") + ")")
+    text += f", the best on {', '.join(own) if own else 'none of the eight'}"
+    return text + "; the best elsewhere: " + "; ".join(f"{m} on {', '.join(bs)}" for m, bs in behind.items())
+
+
 def v_recommended_count(runs: Runs, arg: str | None) -> str:
     """How many of the eight the recommended KACS is `arg` ('better', 'worse', 'level') than
     refined KACS on."""
@@ -166,6 +192,16 @@ def capacity_m(runs: Runs) -> str:
     return _sweep(runs("capacity_m"), CHANNELS, "kacs-quantile-refined")
 
 
+def v_recommended_cost(runs: Runs, method: str | None) -> str:
+    """The search's cost in fits, per benchmark the mean over runs: 'smallest to largest' of
+    the eight, and the largest single run's."""
+    r = runs("recommended")
+    ratios = [cost_ratios(_searched(r, b, method or RECOMMENDED)) for b in MAIN_BENCHMARKS]
+    means = [float(np.mean(x)) for x in ratios]
+    return (f"{min(means):.2f} to {max(means):.2f} fits (largest single run "
+            f"{max(float(np.max(x)) for x in ratios):.2f})")
+
+
 TABLES = {
     "capacity-n": capacity_n,
     "capacity-m": capacity_m,
@@ -176,4 +212,6 @@ VALUES = {
     "recommended-runs": v_recommended_runs,
     "recommended-rank": v_recommended_rank,
     "recommended-count": v_recommended_count,
+    "recommended-cost": v_recommended_cost,
+    "recommended-standing": v_recommended_standing,
 }
