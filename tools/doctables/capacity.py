@@ -9,7 +9,7 @@ import pandas as pd
 
 from kacs_cli.reporting import stats
 
-from tools.doctables.common import (ALPHA, MAIN_BENCHMARKS, Runs, holm, integer, methods, name, p_text, table)
+from tools.doctables.common import (ALPHA, MAIN_BENCHMARKS, Runs, holm, integer, methods, name, p_text, pair, table)
 
 RECOMMENDED = "kacs-recommended"
 XCSF_RECOMMENDED = "xcsf-recommended"
@@ -18,18 +18,10 @@ XCSF_RECOMMENDED = "xcsf-recommended"
 REFINED, QUANTILE_REFINED = "kacs-refined", "kacs-quantile-refined"
 
 
-def paired(r: pd.DataFrame, bench: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
-    """Test MAE of methods a and b over the runs both have on a benchmark, in run order."""
-    x = r[(r.benchmark == bench) & (r.method == a)].set_index("run").test_mae
-    y = r[(r.benchmark == bench) & (r.method == b)].set_index("run").test_mae
-    common = x.index.intersection(y.index).sort_values()
-    return x.loc[common].to_numpy(float), y.loc[common].to_numpy(float)
-
-
 def holm_verdicts(r: pd.DataFrame, a: str, b: str, benchmarks) -> dict[str, str]:
     """a against b per benchmark: better / level / worse, paired two-sided Wilcoxon over runs,
     Holm over the benchmarks; with the change of the mean."""
-    pairs = {bench: paired(r, bench, a, b) for bench in benchmarks}
+    pairs = {bench: pair(r, bench, a, b, "test_mae") for bench in benchmarks}
     adjusted = holm({bench: stats.wilcoxon_p(x, y) for bench, (x, y) in pairs.items()})
     out = {}
     for bench, (x, y) in pairs.items():
