@@ -132,3 +132,34 @@ def test_kacs_fit_starts_from_the_preset_and_a_flag_given_at_its_default_still_o
     assert code == 0, err
     b = load(tmp_path / "b.kacs")
     assert (b.input_transform, b.refinement, b.capacity) == ("minmax", True, "fixed")
+
+
+def test_a_campaigns_search_sees_the_train_rows_and_never_a_test_row(tmp_path, monkeypatch):
+    """The runner hands the search exactly the rows its final fit trains on, and not one of the
+    rows that fit is tested on (the split's test rows)."""
+    from kacs_cli.experiments.campaign import execution
+
+    searched, final = [], []
+    real_search, real_train = capacity.search, execution.train_run
+
+    def search_spy(method, X, y, *args, **kwargs):
+        searched.append((X.copy(), y.copy()))
+        return real_search(method, X, y, *args, **kwargs)
+
+    def train_spy(method, X_train, y_train, X_test, y_test, **kwargs):
+        final.append((X_train.copy(), y_train.copy(), X_test.copy()))
+        return real_train(method, X_train, y_train, X_test, y_test, **kwargs)
+
+    monkeypatch.setattr(capacity, "search", search_spy)
+    monkeypatch.setattr(execution, "train_run", train_spy)
+    raw = {"experiment": "leak", "benchmarks": [{"name": "f1", "n": 2, "samples": 120}],
+           "methods": {"kacs-cap": {"method": "kacs", "N": 60, "capacity": "search", "capacity_max": 120,
+                                    "input_transform": "quantile"}},
+           "protocol": {"name": "main", "runs": 2}, "iterations": 400, "eval_every": 400}
+    campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out", jobs=1)
+    assert len(searched) == len(final) == 2
+    for (X, y), (X_train, y_train, X_test) in zip(searched, final):
+        np.testing.assert_array_equal(X, X_train)
+        np.testing.assert_array_equal(y, y_train)
+        assert X.shape[0] == 108 and X_test.shape[0] == 12  # the main protocol's 90 / 10 split
+        assert not (X[:, None, :] == X_test[None, :, :]).all(axis=2).any()
