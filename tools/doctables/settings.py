@@ -14,7 +14,8 @@ def _allowed(declared) -> str:
         return ", ".join(declared.choices)
     if declared.kind is bool:
         return "true, false"
-    return "; ".join(dict.fromkeys(check.rule for check in declared.checks)) or "any number"
+    rules = "; ".join(dict.fromkeys(check.rule for check in declared.checks)) or "any number"
+    return f"{rules}, or per input a n + b" if declared.per_input else rules
 
 
 def hyperparameters(_: Runs) -> str:
