@@ -223,25 +223,14 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_suprb.csv"
         write_csv(path, suprb.suprb_frame(exp))
         written.append(path)
-    if exp.refinement is not None:
-        path = out / f"{stem}_refinement.csv"
-        write_csv(path, exp.refinement)
-        written.append(path)
-    if exp.compaction is not None:
-        path = out / f"{stem}_compaction.csv"
-        write_csv(path, exp.compaction)
-        written.append(path)
-    if exp.capacity is not None:
-        path = out / f"{stem}_capacity.csv"
-        write_csv(path, exp.capacity)
-        written.append(path)
-    if exp.variants is not None:
-        path = out / f"{stem}_variants.csv"
-        write_csv(path, exp.variants)
-        written.append(path)
-    if exp.pareto is not None and not exp.pareto.points.empty:
-        for path, data in ((out / f"{stem}_pareto.csv", exp.pareto.points),
-                           (out / f"{stem}_pareto-summary.csv", exp.pareto.summary)):
+    # The sections a campaign has only when its runs call for them (None: not this campaign).
+    pareto = exp.pareto is not None and not exp.pareto.points.empty
+    sections = (("refinement", exp.refinement), ("compaction", exp.compaction), ("capacity", exp.capacity),
+                ("variants", exp.variants), ("pareto", exp.pareto.points if pareto else None),
+                ("pareto-summary", exp.pareto.summary if pareto else None))
+    for suffix, data in sections:
+        if data is not None:
+            path = out / f"{stem}_{suffix}.csv"
             write_csv(path, data)
             written.append(path)
     return written + kmethods.write_csvs(exp, out)
