@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting import stats
+from kacs_cli.reporting.refinement import training_seconds
 
 from tools.doctables.common import (ALPHA, MAIN_BENCHMARKS, Runs, holm, integer, methods, name, p_text, pair, table)
 
@@ -53,8 +54,7 @@ def chosen(sel: pd.DataFrame) -> str:
 
 def cost_ratios(sel: pd.DataFrame) -> np.ndarray:
     """Per run, the search's seconds over the run's own fit (evolution plus refinement)."""
-    fit = sel.seconds.to_numpy(float) + sel.get("refine_seconds", pd.Series(0.0, index=sel.index)).fillna(0.0).to_numpy(float)
-    return sel.capacity_seconds.to_numpy(float) / fit
+    return sel.capacity_seconds.to_numpy(float) / training_seconds(sel)
 
 
 def cost(sel: pd.DataFrame) -> str:
@@ -160,7 +160,7 @@ def _sweep(r: pd.DataFrame, settings: tuple[tuple[str, str], ...], base: str) ->
         against = holm_verdicts(r, method, base, here) if method != base else {}
         for bench in here:
             sel = _searched(r, bench, method)
-            fit = sel.seconds.to_numpy(float) + sel.refine_seconds.fillna(0.0).to_numpy(float)
+            fit = training_seconds(sel)
             rows.append([name(bench), label, str(len(sel)), f"{sel.test_mae.mean():.4f}",
                          against.get(bench, "—"), integer(sel.rules.mean()), integer(sel.params.mean()),
                          f"{fit.mean():.1f}"])
