@@ -24,16 +24,21 @@ def _load_estimator(path: Path):
     return load_estimator(path)
 
 
+def _flag_value(name: str, value):
+    """A flag's value as the estimator takes it: texts stripped and lower-cased; a setting that
+    may be given per input (--channels "n + 1") arrives as text, and a plain number of it stays a
+    number."""
+    if not isinstance(value, str):
+        return value
+    value = value.strip().lower()
+    return int(value) if DECLARED[name].per_input and value.isdigit() else value
+
+
 def _fit_options(method, options, switches, preset_name) -> dict:
     """The declared hyperparameters `kacs fit` passes on: the flags given (an option left out is
     None, so a flag given at its default value still counts), the switches it turns on, and the
     preset beneath them."""
-    given = {name: value.strip().lower() if isinstance(value, str) else value
-             for name, value in (options or {}).items() if value is not None}
-    # A setting that may be given per input (--channels "n + 1") arrives as text; a plain
-    # number stays a number.
-    given.update((name, int(value)) for name, value in given.items()
-                 if DECLARED[name].per_input and isinstance(value, str) and value.isdigit())
+    given = {name: _flag_value(name, value) for name, value in (options or {}).items() if value is not None}
     for switch in switches:
         name = switch.strip().lower()
         if name not in (*ARTICLE_SWITCHES, *CODE_SWITCHES):

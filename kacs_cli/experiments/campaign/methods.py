@@ -25,6 +25,8 @@ from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonem
 
 # A method override `N: guideline` is the article's budget guideline at each cell's n.
 GUIDELINE = "guideline"
+
+
 def guideline_budget(n: int) -> int:
     """The article's budget guideline for KACS at n inputs: N = 24 n (2n + 1)."""
     return 24 * n * (2 * n + 1)
@@ -55,13 +57,13 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if key == "N" and guideline_ok and isinstance(v, str) and v.strip().lower() == GUIDELINE:
             out[key] = GUIDELINE
             continue
-        if DECLARED[key].per_input and guideline_ok and isinstance(v, str):
+        declared = DECLARED[key]
+        if declared.per_input and guideline_ok and isinstance(v, str):
             problem = per_input_problem(v)
             if problem is not None:
                 fail(where, problem)
             out[key] = v
             continue
-        declared = DECLARED[key]
         if declared.choices:
             v = choice(v, where, declared.choices)
         elif declared.kind is int:
