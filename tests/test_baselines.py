@@ -230,6 +230,29 @@ def test_a_finished_folder_resumes_without_the_extras_of_its_methods(capsys, tmp
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".lock"} == before
 
 
+def test_a_folder_started_without_an_extra_resumes_once_it_is_installed(capsys, tmp_path, monkeypatch):
+    """A campaign begun with `--methods ridge` where interpret is not importable records ebm
+    from the config alone; with interpret there the same folder resumes (it used to be
+    refused as "a different config"), its record of ebm completed to the class's parameters."""
+    cfg = tmp_path / "exp.yaml"
+    cfg.write_text("benchmarks: [f1]\nmethods: [ridge, ebm]\nprotocol: {name: main, runs: 1}\n")
+    out = tmp_path / "out"
+    real = importlib.util.find_spec
+    with monkeypatch.context() as hidden:
+        hidden.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "interpret" else real(name, *a))
+        code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--methods", "ridge")
+        assert code == 0, err
+    before = yaml.safe_load((out / "config.yaml").read_text())["cells"][0]["hyperparameters"]["ebm"]
+    assert before["partial"] is True and "learning_rate" not in before["params"]
+    runs = (out / "runs.csv").read_bytes()
+    code, text, err = run_kacs(capsys, "run", cfg, "--out", out, "--methods", "ridge")
+    assert code == 0, err
+    assert "Nothing to do" in text and (out / "runs.csv").read_bytes() == runs
+    after = yaml.safe_load((out / "config.yaml").read_text())["cells"][0]["hyperparameters"]["ebm"]
+    assert "partial" not in after and "learning_rate" in after["params"] and after["params"]["max_bins"] == 1024
+    assert all(after["params"][k] == v for k, v in before["params"].items())
+
+
 def test_unknown_method_on_the_command_line_exits_2(capsys, tmp_path):
     cfg = tmp_path / "exp.yaml"
     cfg.write_text("benchmarks: [f1]\nmethods: [ridge, lasso]\n")

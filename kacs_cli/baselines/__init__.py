@@ -25,9 +25,9 @@ from __future__ import annotations
 
 # The registry lives in registry.py; the package keeps its names, which the runner, configs
 # and tests use as `baselines.<name>`.
-from kacs_cli.baselines.registry import (JOBS_PARAM, OPEN, SEED_PARAM, Entry, Fitted, Spec, build, find,
-                                         fit_predict, get, import_estimator, names, preload, resolve,
+from kacs_cli.baselines.registry import (JOBS_PARAM, OPEN, PARTIAL, SEED_PARAM, Entry, Fitted, Spec, build,
+                                         find, fit_predict, get, import_estimator, names, preload, resolve,
                                          specs_of)
 
-__all__ = ["Entry", "Fitted", "JOBS_PARAM", "OPEN", "SEED_PARAM", "Spec", "build", "find", "fit_predict",
-           "get", "import_estimator", "names", "preload", "resolve", "specs_of"]
+__all__ = ["Entry", "Fitted", "JOBS_PARAM", "OPEN", "PARTIAL", "SEED_PARAM", "Spec", "build", "find",
+           "fit_predict", "get", "import_estimator", "names", "preload", "resolve", "specs_of"]

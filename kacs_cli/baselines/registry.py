@@ -18,6 +18,10 @@ from kacs_cli.baselines import interpretable, kan_net, sklearn_models, xcsf_lib,
 from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
 from kacs_cli.errors import UserError
 
+# The key a baseline's record carries when its class could not be asked for its parameters.
+PARTIAL = "partial"
+
+
 @dataclass(frozen=True, eq=False)
 class Spec:
     """One baseline method of a config, resolved: what to build, with every parameter."""
@@ -35,8 +39,13 @@ class Spec:
     missing: Optional[str] = None
 
     def as_dict(self) -> dict:
-        """The resolved config's record: a changed parameter is a different config."""
-        return {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
+        """The resolved config's record: a changed parameter is a different config. A spec
+        resolved without its extra says so (`partial`), so that the folder's record can be
+        completed once the extra is there instead of refusing the folder as another config."""
+        record = {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
+        if self.missing:
+            record[PARTIAL] = True
+        return record
 
 
 _ENTRIES: dict[str, Entry] = {e.name: e for e in (*sklearn_models.ENTRIES, xcsf_lib.ENTRY, kan_net.ENTRY,

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from kacs_cli.baselines import PARTIAL
+
 
 def int_or_none(value: Any) -> int | None:
     """A whole number written as a number or a text ("1000", 1000.0), rounded; None otherwise."""
@@ -48,6 +50,12 @@ class MethodSettings:
         """A baseline's parameters (None for a learner)."""
         params = self._get("params")
         return params if isinstance(params, dict) else None
+
+    @property
+    def partial(self) -> bool:
+        """A baseline recorded without its optional extra: `params` holds only what the
+        config and the entry gave, not every parameter of the class."""
+        return self._get(PARTIAL) is True
 
 
 # Fields of a resolved cell that name it or list its methods rather than say what its data are.

@@ -132,24 +132,30 @@ def _unavailable(config: ExperimentConfig) -> dict[str, str]:
             if isinstance(spec, baselines.Spec) and spec.missing}
 
 
-def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig,
-                 unavailable: dict[str, str]) -> results.ResolvedConfig:
-    """`new` with the folder's own record of each method in `unavailable`, where that record
-    agrees with everything the config says of it: without its extra the method's class cannot
-    be asked for its other parameters, and a finished folder must not be refused for that."""
-    if not unavailable or old.cells is None or new.cells is None:
-        return new
+def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig) -> tuple[results.ResolvedConfig, bool]:
+    """(`new` with the folder's own record of each baseline where one of the two was resolved
+    without its optional extra and the other agrees with everything it says, whether a record
+    of the folder's is to be completed). Without its extra a method's class cannot be asked
+    for its other parameters: a finished folder must not be refused for that, and a folder
+    started without an extra must not be refused once the extra is installed."""
+    if old.cells is None or new.cells is None:
+        return new, False
     recorded = {c.label: c for c in old.cells}
-    cells = []
+    cells, completed = [], False
     for cell in new.cells:
         before = recorded[cell.label].settings if cell.label in recorded else {}
         settings = dict(cell.settings)
-        for method in unavailable:
-            mine, theirs = settings.get(method), before.get(method)
-            if mine is not None and theirs is not None and _stands_for(theirs, mine):
+        for method, mine in cell.settings.items():
+            theirs = before.get(method)
+            if theirs is None or theirs.partial == mine.partial:
+                continue
+            if mine.partial and _stands_for(theirs, mine):
                 settings[method] = theirs
+            elif theirs.partial and _stands_for(mine, theirs):
+                settings[method] = theirs
+                completed = True
         cells.append(cell.with_settings(settings))
-    return new.with_cells(cells)
+    return new.with_cells(cells), completed
 
 
 def _stands_for(recorded: MethodSettings, asked: MethodSettings) -> bool:
@@ -187,14 +193,15 @@ def _folder_config(out: Path, config: ExperimentConfig, force: bool) -> tuple[Ex
     if old is None:
         raise UserError(f"{results.config_path(out)} is unreadable, so the results in {out} cannot be "
                         f"matched to this config; use --force to start over there or choose another --out")
-    diffs = _config_differences(old, _as_recorded(old, _resolved(config), _unavailable(config)))
+    comparable, completed = _as_recorded(old, _resolved(config))
+    diffs = _config_differences(old, comparable)
     if diffs:
         raise UserError(
             f"{out} holds results of a different config (differs in: {', '.join(diffs)}); "
             f"use --force to discard them and start over, or choose another --out"
         )
     folder = with_runs(config, old.runs) if old.runs is not None and old.runs > config.protocol.runs else config
-    return folder, True, old.runs is not None and old.runs < config.protocol.runs
+    return folder, True, completed or (old.runs is not None and old.runs < config.protocol.runs)
 
 
 # --------------------------------------------------------------------------- plan
