@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from tools.doctables import (adaptive, article, baselines, capacity, compaction, readable, refinement, semantics, settings,
-                             summary)
+from tools.doctables import (adaptive, article, baselines, capacity, compaction, fidelity, readable, refinement,
+                             semantics, settings, summary)
 from tools.doctables.common import Runs, v_runs, v_time
 
 __all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_document", "stale", "update",
@@ -35,7 +35,8 @@ __all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_d
 MARKER = re.compile(r"(<!-- table: ([a-z0-9-]+) -->\n)(.*?)(<!-- end table -->)", re.S)
 VALUE = re.compile(r"(<!-- value: ([a-z0-9-]+)(?: ([^ >]+))? -->)([^\n]*?)(<!-- end -->)")
 DOCUMENTS = ("README.md", "docs/*.md")
-_MODULES = (summary, article, adaptive, baselines, refinement, compaction, capacity, readable, semantics, settings)
+_MODULES = (summary, article, adaptive, baselines, refinement, compaction, capacity, readable, fidelity, semantics,
+            settings)
 
 
 def _gather(kind: str, first: dict) -> dict:
