@@ -166,6 +166,21 @@ def v_recommended_standing(runs: Runs, _arg) -> str:
     return text + "; the best elsewhere: " + "; ".join(f"{m} on {', '.join(bs)}" for m, bs in behind.items())
 
 
+def v_recommended_places(runs: Runs, _arg) -> str:
+    """Per benchmark the recommended KACS's place among the ranked methods and, where it is not
+    first, its mean test MAE over the best method's."""
+    means, _ = ranks(ranked(runs), MAIN_BENCHMARKS)
+    place = means.rank(axis=1)[RECOMMENDED]
+    parts = []
+    for b in MAIN_BENCHMARKS:
+        best = means.loc[b].idxmin()
+        text = f"{name(b)} {ORDINALS[int(place[b]) - 1]}"
+        if best != RECOMMENDED:
+            text += f" ({means.loc[b, RECOMMENDED] / means.loc[b, best]:.2f}x {best})"
+        parts.append(text)
+    return ", ".join(parts)
+
+
 def v_recommended_count(runs: Runs, arg: str | None) -> str:
     """How many of the eight the recommended KACS is `arg` ('better', 'worse', 'level') than
     refined KACS on."""
@@ -297,6 +312,7 @@ VALUES = {
     "recommended-count": v_recommended_count,
     "recommended-cost": v_recommended_cost,
     "recommended-standing": v_recommended_standing,
+    "recommended-places": v_recommended_places,
     "suite": v_suite,
     "suite-runs": v_suite_runs,
 }
