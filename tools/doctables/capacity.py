@@ -112,9 +112,9 @@ def recommended_channels(runs: Runs) -> str:
     verdicts = holm_verdicts(r, RECOMMENDED, CHANNEL_STUDY, MAIN_BENCHMARKS)
     rows = []
     for bench in MAIN_BENCHMARKS:
-        both = [_searched(r, bench, m) for m in (CHANNEL_STUDY, RECOMMENDED)]
-        ids = np.intersect1d(both[0].run, both[1].run)
-        without, mine = (sel[sel.run.isin(ids)] for sel in both)
+        both = r[r.method.isin((CHANNEL_STUDY, RECOMMENDED))]
+        ids = common_runs(both, bench)
+        without, mine = (_searched(both[both.run.isin(ids)], bench, m) for m in (CHANNEL_STUDY, RECOMMENDED))
         rows.append([name(bench), str(len(ids)), f"{without.test_mae.mean():.4f}", f"{mine.test_mae.mean():.4f}",
                      verdicts[bench], integer(without.rules.mean()), integer(mine.rules.mean()), chosen(without),
                      chosen(mine)])

@@ -36,15 +36,14 @@ def _runs_of(g: pd.DataFrame, cell, settings) -> pd.DataFrame:
     return sel[sel.run.isin(set.intersection(*per))]
 
 
-def _rows(g: pd.DataFrame, settings, mae: bool) -> list[list[str]]:
+def _rows(g: pd.DataFrame, settings, mae=()) -> list[list[str]]:
+    """Per cell the runs, each setting's fidelity and the test MAE of the settings in `mae`."""
     rows = []
     for cell in _cells(g, settings):
         sel = _runs_of(g, cell, settings)
-        by = {s: sel[sel.setting == s] for s in settings}
         row = [cell[0], str(cell[1]), ", ".join(str(r) for r in sorted(set(sel.run)))]
-        row += [_score(by[s]) for s in settings]
-        if mae:
-            row += [f"{by[s].test_mae.mean():.3f}" for s in settings]
+        row += [_score(sel[sel.setting == s]) for s in settings]
+        row += [f"{sel[sel.setting == s].test_mae.mean():.3f}" for s in mae]
         rows.append(row)
     return rows
 
@@ -52,26 +51,22 @@ def _rows(g: pd.DataFrame, settings, mae: bool) -> list[list[str]]:
 def kacs(runs: Runs) -> str:
     """KACS plain, refined and compacted: fidelity and test MAE per function and n."""
     head = ["function", "n", "runs", "plain", "refined", "compacted", "test MAE plain", "refined", "compacted"]
-    return table(head, _rows(grid(runs), KACS_SETTINGS, True), ["l", "r", "l"] + ["r"] * 6)
+    return table(head, _rows(grid(runs), KACS_SETTINGS, KACS_SETTINGS), ["l", "r", "l"] + ["r"] * 6)
 
 
 def baselines(runs: Runs) -> str:
     """Refined KACS, EBM and the KAN: fidelity and test MAE per function and n, paired runs."""
     settings = ("refined", *BASELINES)
     head = ["function", "n", "runs", "refined KACS", "EBM", "KAN", "test MAE refined KACS", "EBM", "KAN"]
-    return table(head, _rows(grid(runs), settings, True), ["l", "r", "l"] + ["r"] * 6)
+    return table(head, _rows(grid(runs), settings, settings), ["l", "r", "l"] + ["r"] * 6)
 
 
 def levers(runs: Runs) -> str:
-    """Refined KACS with each capacity lever at n = 10: fidelity (worst input) per function."""
-    g = grid(runs)
+    """Refined KACS with each capacity lever at n = 10: fidelity (worst input) per function,
+    test MAE of the default and of all three levers."""
     head = ["function", "n", "runs", "refined", "N = 25,600", "m = n + 1", "quantile", "all three",
             "test MAE refined", "all three"]
-    rows = []
-    for row, cell in zip(_rows(g, LEVERS, False), _cells(g, LEVERS)):
-        sel = _runs_of(g, cell, LEVERS)
-        row += [f"{sel[sel.setting == s].test_mae.mean():.3f}" for s in ("refined", "refined-levers")]
-        rows.append(row)
+    rows = _rows(grid(runs), LEVERS, ("refined", "refined-levers"))
     return table(head, rows, ["l", "r", "l"] + ["r"] * 7)
 
 
