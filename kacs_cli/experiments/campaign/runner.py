@@ -149,11 +149,11 @@ def _as_recorded(old: results.ResolvedConfig, new: results.ResolvedConfig) -> tu
             theirs = before.get(method)
             if theirs is None or theirs.partial == mine.partial:
                 continue
-            if mine.partial and _stands_for(theirs, mine):
+            # the complete record of the two must hold everything the partial one says
+            complete, partial = (theirs, mine) if mine.partial else (mine, theirs)
+            if _stands_for(complete, partial):
                 settings[method] = theirs
-            elif theirs.partial and _stands_for(mine, theirs):
-                settings[method] = theirs
-                completed = True
+                completed = completed or theirs.partial
         cells.append(cell.with_settings(settings))
     return new.with_cells(cells), completed
 
