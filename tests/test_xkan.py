@@ -333,6 +333,25 @@ def test_registry_entry_fits_a_run_and_counts_its_parameters():
     assert fitted.y_test.shape == (10,) and np.all(np.isfinite(fitted.y_test))
 
 
+def test_in_a_campaign_its_p_hash_follows_the_data_as_the_authors_set_it():
+    """The authors' runs: P# 0 on f1-f4, 0.8 on real data, as a learner's default; a method's
+    own P_hash beats that default and a benchmark entry's P_hash beats both (a learner's
+    precedence, tests/test_config.py). The other baselines stay one spec for every cell."""
+    from kacs_cli.experiments.campaign.config import resolve_config
+
+    config = resolve_config({
+        "experiment": "p-hash", "methods": {"xkan": None, "xkan-fixed": {"method": "xkan", "P_hash": 0.3}, "ridge": None},
+        "benchmarks": ["f1", "asn", {"name": "cs", "P_hash": 0.5}]})
+    f1, asn, cs = config.cells
+    assert [c.params["xkan"].params["P_hash"] for c in config.cells] == [0.0, 0.8, 0.5]
+    assert [c.params["xkan-fixed"].params["P_hash"] for c in config.cells] == [0.3, 0.3, 0.5]
+    assert f1.params["xkan"].args["P_hash"] == 0.0 and asn.params["xkan"].args["P_hash"] == 0.8
+    assert f1.params["ridge"] is asn.params["ridge"] is cs.params["ridge"]
+    # only the P_hash differs between the cells' X-KAN
+    assert {k: v for k, v in f1.params["xkan"].params.items() if k != "P_hash"} == \
+        {k: v for k, v in asn.params["xkan"].params.items() if k != "P_hash"}
+
+
 def test_bad_parameters_are_one_line_errors():
     with pytest.raises(UserError, match="tau"):
         baselines.resolve("xkan", {"tau": 0.0})

@@ -33,6 +33,11 @@ class Entry:
     modules: tuple[str, ...] = ()                # importable once that extra is installed
     # The estimator parameter that takes the config's `iterations` unless the method sets it.
     iterations_param: Optional[str] = None
+    # The estimator parameter that takes each cell's P_hash in a campaign, as a learner's does
+    # (docs/algorithm.md section 6: 0.0 on f1-f4, 0.8 on real-world data; the method's own
+    # value beats that default, the benchmark entry's P_hash beats both): for a rule learner
+    # whose authors set its covering's generality by the kind of data.
+    p_hash_param: Optional[str] = None
     # Run once per process before the first fit, beside importing `modules`: what the first
     # fit would otherwise pay inside its timing.
     warm_up: Optional[Callable[[], None]] = None

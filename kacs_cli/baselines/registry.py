@@ -119,11 +119,14 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def resolve(engine: str, overrides: Any, iterations: Optional[int] = None) -> Spec:
+def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_p_hash: Optional[float] = None,
+            entry_p_hash: Optional[float] = None) -> Spec:
     """A baseline method's config entry as a Spec, every parameter checked (UserError else).
 
     overrides: the method's mapping without `method`: estimator parameters given flat
     ({n_estimators: 50}) or under `params`, and for OPEN the class under `estimator`.
+    For an entry with a `p_hash_param`, a cell's P_hash: `cell_p_hash` (the kind of data's
+    default) unless the method sets it, `entry_p_hash` (the benchmark entry's own) in any case.
     """
     entry = get(engine)
     if overrides is None:
@@ -158,6 +161,10 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None) -> Sp
     args = {**entry.defaults, **user}
     if entry.iterations_param and entry.iterations_param not in user and iterations is not None:
         args[entry.iterations_param] = int(iterations)
+    if entry.p_hash_param and entry_p_hash is not None:
+        args[entry.p_hash_param] = float(entry_p_hash)
+    elif entry.p_hash_param and entry.p_hash_param not in user and cell_p_hash is not None:
+        args[entry.p_hash_param] = float(cell_p_hash)
     missing = _missing_extra(entry) if entry.modules else None
     if missing:
         its = args.get(entry.iterations_param) if entry.iterations_param else None

@@ -225,6 +225,16 @@ def capacity_m(runs: Runs) -> str:
     return _sweep(runs("capacity_m"), CHANNELS, "kacs-quantile-refined")
 
 
+def suite_capacity_n(runs: Runs) -> str:
+    """The budgets' sweep on the real-data suite (the same methods as capacity_n)."""
+    return _sweep(runs("suite_capacity"), BUDGETS, "kacs-quantile-refined")
+
+
+def suite_capacity_m(runs: Runs) -> str:
+    """The channels' sweep on the real-data suite (the same methods as capacity_m)."""
+    return _sweep(runs("suite_capacity"), CHANNELS, "kacs-quantile-refined")
+
+
 def v_recommended_cost(runs: Runs, method: str | None) -> str:
     """The search's cost in fits, per benchmark the mean over runs: 'smallest to largest' of
     the eight, and the largest single run's."""
@@ -302,6 +312,8 @@ TABLES = {
     "suite-recommended": suite_recommended,
     "capacity-n": capacity_n,
     "capacity-m": capacity_m,
+    "suite-capacity-n": suite_capacity_n,
+    "suite-capacity-m": suite_capacity_m,
     "recommended": recommended,
     "recommended-ranks": recommended_ranks,
     "recommended-channels": recommended_channels,

@@ -29,7 +29,7 @@ single keys schema.py's and the configs of `kacs scale` sweeps.py's):
   its inputs (docs/algorithm.md section 8). The main experiment says `source: published` explicitly; a
   published sample is fixed, so n, samples, dataset_seed and variant are refused with it.
 - P_hash defaults per benchmark (docs/algorithm.md section 6): 0.0 on f1-f4, 0.8 on real-world data and
-  on user CSV files.
+  on user CSV files; for the learners and for a baseline whose entry takes it (X-KAN).
 - Precedence of hyperparameters, lowest first: the defaults (docs/algorithm.md section 6), the benchmark's P_hash
   default, top-level `hyperparameters`, the method's overrides, and finally the benchmark
   entry's own `N` / `P_hash` (the most specific setting wins).
@@ -259,7 +259,7 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
     cells = []
     for i, (e, label) in enumerate(zip(entries, labels)):
         runs_here = cell_methods(bench[i], e.where, all_methods)
-        params = cell_params(e, methods, specs, shared, semantics, runs_here)
+        params = cell_params(e, methods, {**specs, **baseline_specs(methods, its, e)}, shared, semantics, runs_here)
         cells.append(Cell(index=i, label=label, data=e.data, params=params, methods=runs_here,
                           engines={m: methods[m][0] for m in runs_here if m in engines}))
 

@@ -7,7 +7,8 @@ hyperparameters on a cell come from, lowest first: the defaults of docs/algorith
 default, the config's shared `hyperparameters`, the method's overrides (`N: guideline` is
 the article's budget guideline at the cell's n, `channels: 4n + 1` a number of channels at
 the cell's n), and the benchmark entry's own N / P_hash.
-A baseline's parameters are resolved once, the same on every cell.
+A baseline's parameters are resolved once, the same on every cell, except the P_hash of a
+baseline whose entry takes one (X-KAN's covering): that follows the cell as a learner's does.
 """
 
 from __future__ import annotations
@@ -178,16 +179,22 @@ def cell_methods(raw_entry: Any, where: str, methods: tuple[str, ...]) -> tuple[
     return tuple(m for m in methods if m in chosen)
 
 
-def baseline_specs(methods: dict[str, tuple[str, Any]], iterations: int) -> dict[str, baselines.Spec]:
-    """The baselines among `methods`, each resolved once (every parameter spelled out, checked,
-    its extras present), the same on every cell."""
+def baseline_specs(methods: dict[str, tuple[str, Any]], iterations: int,
+                   entry: BenchmarkEntry | None = None) -> dict[str, baselines.Spec]:
+    """The baselines among `methods`, resolved (every parameter spelled out, checked, its
+    extras present): all of them, the same on every cell; or with `entry`, those whose P_hash
+    follows the cell, resolved on that benchmark entry."""
     specs: dict[str, baselines.Spec] = {}
     for method, (engine, overrides) in methods.items():
-        if baselines.find(engine) is not None:
-            try:
-                specs[method] = baselines.resolve(engine, overrides, iterations)
-            except UserError as exc:
-                fail(f"methods.{method}", str(exc))
+        found = baselines.find(engine)
+        if found is None or (entry is not None and found.p_hash_param is None):
+            continue
+        cell = {} if entry is None else {"cell_p_hash": default_p_hash(entry.data.real_world),
+                                         "entry_p_hash": entry.P_hash}
+        try:
+            specs[method] = baselines.resolve(engine, overrides, iterations, **cell)
+        except UserError as exc:
+            fail(f"methods.{method}", str(exc))
     return specs
 
 
