@@ -147,6 +147,8 @@ def test_the_readable_config_resolves():
     f1 = config.cells[0].params
     assert [f1[f"kacs-r{r}"].compact_rules for r in ("20", "10", "05", "02", "01")] == [0.2, 0.1, 0.05, 0.02, 0.01]
     assert f1["xcsf-closest"].compaction == "closest"
+    # X-KAN's P# as its authors run it: 0 on f1-f4, 0.8 on the real data
+    assert [c.params["xkan"].params["P_hash"] for c in config.cells] == [0.0] * 4 + [0.8] * 4
     assert [f1[m].params["max_rules"] for m in ("figs-12", "figs", "figs-200", "rulefit-30", "rulefit")] == \
         [12, 50, 200, 30, 100]
 
