@@ -47,6 +47,30 @@ def front(runs: Runs) -> str:
                  rows, ["l", "r", "l", "l", "l"])
 
 
+XKAN = "xkan"
+
+
+def xkan(runs: Runs) -> str:
+    """Per benchmark X-KAN's compacted model (test MAE, parameters) beside the most accurate
+    compacted KACS, whether X-KAN is on the readable front, and else what dominates it."""
+    p = points(runs)
+    rows = []
+    for bench in MAIN_BENCHMARKS:
+        here = p[(p.cell == bench) & (p.kind == "readable")]
+        mine = here[here.method == XKAN]
+        if mine.empty:
+            continue
+        rec = mine.iloc[0]
+        kacs = here[here.method.str.startswith(KACS_PREFIX)].sort_values("test_error").iloc[0]
+        where = "on the front" if rec["on_front"] == True else (  # noqa: E712 - object column
+            f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})")
+        rows.append([name(bench), str(int(rec["runs"])), f"{rec['test_error']:.4f}", f"{rec['params']:,.0f}",
+                     f"{kacs['method']} ({kacs['test_error']:.4f}, {kacs['params']:,.0f})", where])
+    return table(["benchmark", "runs", "X-KAN test MAE", "X-KAN parameters",
+                  "most accurate compacted KACS (test MAE, parameters)", "X-KAN on the readable front"],
+                 rows, ["l", "r", "r", "r", "l", "l"])
+
+
 def v_front_count(runs: Runs, _arg) -> str:
     """On how many of the eight benchmarks some compacted KACS budget is on the readable front."""
     p = points(runs)
@@ -54,5 +78,5 @@ def v_front_count(runs: Runs, _arg) -> str:
     return f"{on.cell.nunique()} of {p.cell.nunique()}"
 
 
-TABLES = {"readable-front": front}
+TABLES = {"readable-front": front, "readable-xkan": xkan}
 VALUES = {"readable-front-count": v_front_count}
