@@ -110,9 +110,9 @@ def recommended_channels(runs: Runs) -> str:
     over the eight; rules and the budgets chosen beside."""
     r = runs("recommended")
     verdicts = holm_verdicts(r, RECOMMENDED, CHANNEL_STUDY, MAIN_BENCHMARKS)
+    both = r[r.method.isin((CHANNEL_STUDY, RECOMMENDED))]
     rows = []
     for bench in MAIN_BENCHMARKS:
-        both = r[r.method.isin((CHANNEL_STUDY, RECOMMENDED))]
         ids = common_runs(both, bench)
         without, mine = (_searched(both[both.run.isin(ids)], bench, m) for m in (CHANNEL_STUDY, RECOMMENDED))
         rows.append([name(bench), str(len(ids)), f"{without.test_mae.mean():.4f}", f"{mine.test_mae.mean():.4f}",

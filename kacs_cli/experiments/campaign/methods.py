@@ -182,12 +182,13 @@ def cell_methods(raw_entry: Any, where: str, methods: tuple[str, ...]) -> tuple[
 def baseline_specs(methods: dict[str, tuple[str, Any]], iterations: int,
                    entry: BenchmarkEntry | None = None) -> dict[str, baselines.Spec]:
     """The baselines among `methods`, resolved (every parameter spelled out, checked, its
-    extras present): all of them, the same on every cell; or with `entry`, those whose P_hash
-    follows the cell, resolved on that benchmark entry."""
+    extras present): without `entry`, those that are the same on every cell; with it, those
+    whose P_hash follows the cell, resolved on that benchmark entry."""
     specs: dict[str, baselines.Spec] = {}
     for method, (engine, overrides) in methods.items():
         found = baselines.find(engine)
-        if found is None or (entry is not None and found.p_hash_param is None):
+        # each baseline is resolved once per cell it differs on, or once for all
+        if found is None or (found.p_hash_param is None) != (entry is None):
             continue
         cell = {} if entry is None else {"cell_p_hash": default_p_hash(entry.data.real_world),
                                          "entry_p_hash": entry.P_hash}
