@@ -113,6 +113,24 @@ def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
         preset("best", "kacs")
 
 
+def test_the_small_budget_study_starts_both_searches_at_1600_and_changes_nothing_else():
+    """configs/suite_small_budget.yaml: the recommended settings with the ladder started at
+    N = 1,600 (1,600 to 51,200) beside the same settings as the suite campaign ran them."""
+    from pathlib import Path
+
+    from kacs_cli.experiments.campaign.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    cell = load_config(root / "configs" / "suite_small_budget.yaml").cells[0]
+    suite = load_config(root / "configs" / "suite_recommended.yaml").cells[0]
+    for learner in ("kacs", "xcsf"):
+        start, low = cell.params[f"{learner}-recommended"], cell.params[f"{learner}-recommended-n1600"]
+        assert start == suite.params[f"{learner}-recommended"]
+        assert capacity.candidate_budgets(low) == (1600, 3200, 6400, 12800, 25600, 51200)
+        assert capacity.candidate_budgets(start) == (6400, 12800, 25600, 51200)
+        assert vars(low) == {**vars(start), "N": 1600}
+
+
 def test_kacs_fit_starts_from_the_preset_and_a_flag_given_at_its_default_still_overrides_it(capsys, tmp_path):
     from cli_support import run_kacs
 

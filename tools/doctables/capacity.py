@@ -308,8 +308,72 @@ def v_suite_runs(runs: Runs, _arg) -> str:
     return integer(min((len(_searched(r, b, RECOMMENDED)) for b in datasets), default=0))
 
 
+def suite_fit(runs: Runs) -> str:
+    """The suite campaign's train and test MAE of the recommended KACS and XCSF and of gradient
+    boosting, over the runs all four methods have: where each fits and where it generalizes."""
+    r, datasets = suite_runs(runs)
+    rows = []
+    for bench in datasets:
+        row = [bench, integer(_searched(r, bench, RECOMMENDED).samples.iloc[0])]
+        for method in (RECOMMENDED, XCSF_RECOMMENDED, "gbr"):
+            sel = _searched(r, bench, method)
+            row += [f"{sel.train_mae.mean():.4f}", f"{sel.test_mae.mean():.4f}"]
+        rows.append(row)
+    head = ["dataset", "rows", "KACS train", "KACS test", "XCSF train", "XCSF test", "boosting train",
+            "boosting test"]
+    return table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "r"])
+
+
+# The suite's search ladder started at N = 1,600 instead of 6,400 (configs/suite_small_budget.yaml).
+SMALL_START = {RECOMMENDED: "kacs-recommended-n1600", XCSF_RECOMMENDED: "xcsf-recommended-n1600"}
+
+
+def _small_budget(runs: Runs) -> tuple[pd.DataFrame, list[str]]:
+    """The small-budget study's rows over the runs its four methods all have, and its datasets."""
+    r = runs("suite_small_budget")
+    datasets = [b for b in dict.fromkeys(r.benchmark) if r[r.benchmark == b].method.nunique() == 4]
+    keep = [r[(r.benchmark == b) & r.run.isin(common_runs(r, b))] for b in datasets]
+    return (pd.concat(keep) if keep else r.iloc[:0]), datasets
+
+
+def suite_small_budget(runs: Runs) -> str:
+    """Both recommended settings with the search started at 1,600 against at 6,400 (paired,
+    Holm over the datasets), the budgets chosen, and KACS against XCSF when both start low."""
+    r, datasets = _small_budget(runs)
+    changes = {m: holm_verdicts(r, low, m, datasets) for m, low in SMALL_START.items()}
+    low_vs = holm_verdicts(r, SMALL_START[RECOMMENDED], SMALL_START[XCSF_RECOMMENDED], datasets)
+    rows = []
+    for bench in datasets:
+        row = [bench, str(r[(r.benchmark == bench)].run.nunique())]
+        for method, low in SMALL_START.items():
+            start, started_low = _searched(r, bench, method), _searched(r, bench, low)
+            row += [f"{start.test_mae.mean():.4f}", f"{started_low.test_mae.mean():.4f}", changes[method][bench],
+                    chosen(started_low)]
+        rows.append(row + [low_vs[bench]])
+    head = ["dataset", "runs", "KACS from 6.4k", "KACS from 1.6k", "change", "N chosen", "XCSF from 6.4k",
+            "XCSF from 1.6k", "change", "N chosen", "KACS against XCSF, both from 1.6k"]
+    return table(head, rows, ["l", "r", "r", "r", "l", "r", "r", "r", "l", "r", "l"])
+
+
+def v_suite_small(runs: Runs, arg: str | None) -> str:
+    """'k of D' for the small-budget study: `kacs-better` / `kacs-worse` the datasets where KACS
+    from 1,600 is better / worse than from 6,400 (`xcsf-...` likewise), `ahead` / `behind` where
+    KACS from 1,600 is better / worse than XCSF from 1,600."""
+    r, datasets = _small_budget(runs)
+    who, _, word = (arg or "ahead").rpartition("-")
+    if who:
+        method = RECOMMENDED if who == "kacs" else XCSF_RECOMMENDED
+        verdicts = holm_verdicts(r, SMALL_START[method], method, datasets)
+    else:
+        verdicts = holm_verdicts(r, SMALL_START[RECOMMENDED], SMALL_START[XCSF_RECOMMENDED], datasets)
+        word = {"ahead": "better", "behind": "worse"}[word]
+    return f"{verdict_count(verdicts, word)} of {len(datasets)}"
+
+
 TABLES = {
     "suite-recommended": suite_recommended,
+    "suite-fit": suite_fit,
+    "suite-small-budget": suite_small_budget,
     "capacity-n": capacity_n,
     "capacity-m": capacity_m,
     "suite-capacity-n": suite_capacity_n,
@@ -327,4 +391,5 @@ VALUES = {
     "recommended-places": v_recommended_places,
     "suite": v_suite,
     "suite-runs": v_suite_runs,
+    "suite-small": v_suite_small,
 }
