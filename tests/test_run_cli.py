@@ -322,16 +322,24 @@ def test_workers_with_a_run_leave_the_stop_signals_to_the_campaign(tmp_path):
     out = tmp_path / "out"
     proc = start_campaign(cfg, out)
     try:
-        # Both workers got a run at the start (one run per worker), so both have set up.
         wait_for_a_finished_run(proc, out)
         workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
                    if "popen_loky_posix" in " ".join(p.cmdline())]
         assert len(workers) == 2, [p.cmdline() for p in workers]
-        for worker in workers:
+
+        def ignored(worker) -> int:
             status = Path(f"/proc/{worker.pid}/status").read_text()
-            ignored = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+            return int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+
+        # A worker sets the mask when its first run starts; on a loaded machine the second
+        # worker may start its first run only after the other has finished one, so wait for it.
+        stops = sum(1 << (signum - 1) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(ignored(w) & stops == stops for w in workers):
+            time.sleep(0.2)
+        for worker in workers:
             for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                assert ignored >> (signum - 1) & 1, f"worker {worker.pid} does not ignore {signum.name}"
+                assert ignored(worker) >> (signum - 1) & 1, f"worker {worker.pid} does not ignore {signum.name}"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
