@@ -250,21 +250,25 @@ SUITE_METHODS = (RECOMMENDED, XCSF_RECOMMENDED, "gbr", "rf")
 WITHIN_GBR = 0.10
 
 
-def suite_runs(runs: Runs) -> tuple[pd.DataFrame, list[str]]:
-    """The suite campaign's rows of the runs all four methods have on a dataset, and the
-    datasets where they have at least one, in the config's order."""
-    r = runs("suite_recommended")
-    r = r[r.method.isin(SUITE_METHODS)]
+def shared_runs(r: pd.DataFrame, methods) -> tuple[pd.DataFrame, list[str]]:
+    """`r`'s rows of `methods` over the runs all of them have on a dataset, and the datasets
+    where they have at least one, in the config's order."""
+    r = r[r.method.isin(methods)]
     keep, datasets = [], []
     for bench in dict.fromkeys(r.benchmark):
         sel = r[r.benchmark == bench]
-        if set(sel.method) != set(SUITE_METHODS):
+        if set(sel.method) != set(methods):
             continue
         ids = common_runs(sel, bench)
         if len(ids):
             keep.append(sel[sel.run.isin(ids)])
             datasets.append(bench)
     return (pd.concat(keep) if keep else r.iloc[:0]), datasets
+
+
+def suite_runs(runs: Runs) -> tuple[pd.DataFrame, list[str]]:
+    """The suite campaign's rows of the runs all four methods have on a dataset, and those datasets."""
+    return shared_runs(runs("suite_recommended"), SUITE_METHODS)
 
 
 def _gbr_ratio(r: pd.DataFrame, bench: str) -> float:
@@ -346,10 +350,7 @@ SMALL_START = {RECOMMENDED: "kacs-recommended-n1600", XCSF_RECOMMENDED: "xcsf-re
 
 def _small_budget(runs: Runs) -> tuple[pd.DataFrame, list[str]]:
     """The small-budget study's rows over the runs its four methods all have, and its datasets."""
-    r = runs("suite_small_budget")
-    datasets = [b for b in dict.fromkeys(r.benchmark) if r[r.benchmark == b].method.nunique() == 4]
-    keep = [r[(r.benchmark == b) & r.run.isin(common_runs(r, b))] for b in datasets]
-    return (pd.concat(keep) if keep else r.iloc[:0]), datasets
+    return shared_runs(runs("suite_small_budget"), (*SMALL_START, *SMALL_START.values()))
 
 
 def suite_small_budget(runs: Runs) -> str:
