@@ -312,6 +312,25 @@ def v_suite_runs(runs: Runs, _arg) -> str:
     return integer(min((len(_searched(r, b, RECOMMENDED)) for b in datasets), default=0))
 
 
+def v_suite_worst(runs: Runs, arg: str | None) -> str:
+    """The `arg` (default 2) suite datasets where the recommended KACS's test MAE is furthest
+    above gradient boosting's, largest first, with their size and the ratio."""
+    r, datasets = suite_runs(runs)
+    worst = sorted(datasets, key=lambda b: -_gbr_ratio(r, b))[: int(arg or 2)]
+    return ", ".join(
+        f"{b} ({int(r[r.benchmark == b].n.iloc[0])} inputs, {integer(r[r.benchmark == b].samples.iloc[0])} rows) "
+        f"{_gbr_ratio(r, b):.2f}x" for b in worst)
+
+
+def v_suite_gap(runs: Runs, bench: str | None) -> str:
+    """On suite dataset `bench`, the recommended KACS's and XCSF's train and test MAE: how far
+    each one's fit of the training rows is from its error on the test rows."""
+    r, _ = suite_runs(runs)
+    kacs, xcsf = (_searched(r, bench, m) for m in (RECOMMENDED, XCSF_RECOMMENDED))
+    return (f"{kacs.train_mae.mean():.3f} against {kacs.test_mae.mean():.3f}, XCSF "
+            f"{xcsf.train_mae.mean():.3f} against {xcsf.test_mae.mean():.3f}")
+
+
 def suite_fit(runs: Runs) -> str:
     """The suite campaign's train and test MAE of the recommended KACS and XCSF and of gradient
     boosting, over the runs all four methods have: where each fits and where it generalizes."""
@@ -410,4 +429,6 @@ VALUES = {
     "suite-runs": v_suite_runs,
     "suite-small": v_suite_small,
     "suite-best-fixed": v_suite_best_fixed,
+    "suite-worst": v_suite_worst,
+    "suite-gap": v_suite_gap,
 }
