@@ -337,14 +337,25 @@ def suite_fit(runs: Runs) -> str:
     r, datasets = suite_runs(runs)
     rows = []
     for bench in datasets:
-        row = [bench, integer(_searched(r, bench, RECOMMENDED).samples.iloc[0])]
+        mine = _searched(r, bench, RECOMMENDED)
+        row = [bench, integer(mine.samples.iloc[0]), f"{mine.evolved_train_mae.mean():.4f}",
+               f"{mine.evolved_test_mae.mean():.4f}"]
         for method in (RECOMMENDED, XCSF_RECOMMENDED, "gbr"):
             sel = _searched(r, bench, method)
             row += [f"{sel.train_mae.mean():.4f}", f"{sel.test_mae.mean():.4f}"]
         rows.append(row)
-    head = ["dataset", "rows", "KACS train", "KACS test", "XCSF train", "XCSF test", "boosting train",
-            "boosting test"]
-    return table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "r"])
+    head = ["dataset", "rows", "KACS before refinement, train", "before refinement, test", "KACS train",
+            "KACS test", "XCSF train", "XCSF test", "boosting train", "boosting test"]
+    return table(head, rows, ["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"])
+
+
+def v_suite_refined(runs: Runs, _arg) -> str:
+    """On the suite, 'k of D': the datasets where refinement lowered the recommended KACS's
+    mean test MAE (against the same runs' evolved models, before refinement)."""
+    r, datasets = suite_runs(runs)
+    k = sum(_searched(r, b, RECOMMENDED).test_mae.mean() < _searched(r, b, RECOMMENDED).evolved_test_mae.mean()
+            for b in datasets)
+    return f"{k} of {len(datasets)}"
 
 
 def v_suite_best_fixed(runs: Runs, _arg) -> str:
@@ -406,10 +417,48 @@ def v_suite_small(runs: Runs, arg: str | None) -> str:
     return f"{verdict_count(verdicts, word)} of {len(datasets)}"
 
 
+# The recommended KACS with a wider error threshold (configs/suite_error_threshold.yaml).
+WIDER_E0 = "kacs-recommended-e05"
+
+
+def _error_threshold(runs: Runs) -> tuple[pd.DataFrame, list[str]]:
+    """The error-threshold study's rows over the runs its three methods all have, and its datasets."""
+    return shared_runs(runs("suite_error_threshold"), (RECOMMENDED, XCSF_RECOMMENDED, WIDER_E0))
+
+
+def suite_error_threshold(runs: Runs) -> str:
+    """The recommended KACS with e0 = 0.05 against at 0.01 (paired, Holm over the datasets),
+    with train and test MAE and rules, and against the recommended XCSF."""
+    r, datasets = _error_threshold(runs)
+    change = holm_verdicts(r, WIDER_E0, RECOMMENDED, datasets)
+    vs_xcsf = holm_verdicts(r, WIDER_E0, XCSF_RECOMMENDED, datasets)
+    rows = []
+    for bench in datasets:
+        start, wider = _searched(r, bench, RECOMMENDED), _searched(r, bench, WIDER_E0)
+        rows.append([bench, str(len(wider)), f"{start.train_mae.mean():.4f}", f"{start.test_mae.mean():.4f}",
+                     f"{wider.train_mae.mean():.4f}", f"{wider.test_mae.mean():.4f}", change[bench],
+                     integer(start.rules.mean()), integer(wider.rules.mean()), chosen(wider),
+                     f"{_searched(r, bench, XCSF_RECOMMENDED).test_mae.mean():.4f}", vs_xcsf[bench]])
+    head = ["dataset", "runs", "e0 0.01 train", "e0 0.01 test", "e0 0.05 train", "e0 0.05 test", "change",
+            "rules at 0.01", "rules at 0.05", "N chosen", "recommended XCSF", "e0 0.05 against XCSF"]
+    return table(head, rows, ["l", "r", "r", "r", "r", "r", "l", "r", "r", "r", "r", "l"])
+
+
+def v_suite_e0(runs: Runs, arg: str | None) -> str:
+    """'k of D' for the error-threshold study: `better` / `worse` the datasets where KACS at
+    e0 = 0.05 is better / worse than at 0.01, `ahead` / `behind` than the recommended XCSF."""
+    r, datasets = _error_threshold(runs)
+    word = arg or "better"
+    other = RECOMMENDED if word in ("better", "worse") else XCSF_RECOMMENDED
+    word = {"ahead": "better", "behind": "worse"}.get(word, word)
+    return f"{verdict_count(holm_verdicts(r, WIDER_E0, other, datasets), word)} of {len(datasets)}"
+
+
 TABLES = {
     "suite-recommended": suite_recommended,
     "suite-fit": suite_fit,
     "suite-small-budget": suite_small_budget,
+    "suite-error-threshold": suite_error_threshold,
     "capacity-n": capacity_n,
     "capacity-m": capacity_m,
     "suite-capacity-n": suite_capacity_n,
@@ -431,4 +480,6 @@ VALUES = {
     "suite-best-fixed": v_suite_best_fixed,
     "suite-worst": v_suite_worst,
     "suite-gap": v_suite_gap,
+    "suite-e0": v_suite_e0,
+    "suite-refined": v_suite_refined,
 }
