@@ -131,6 +131,23 @@ def test_the_small_budget_study_starts_both_searches_at_1600_and_changes_nothing
         assert vars(low) == {**vars(start), "N": 1600}
 
 
+def test_the_error_threshold_study_changes_only_kacs_e0_to_0_05():
+    """configs/suite_error_threshold.yaml: the recommended KACS with e0 = 0.05 beside the
+    recommended KACS and XCSF exactly as the suite campaign ran them (whose runs it copies)."""
+    from pathlib import Path
+
+    from kacs_cli.experiments.campaign.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    cell = load_config(root / "configs" / "suite_error_threshold.yaml").cells[0]
+    suite = load_config(root / "configs" / "suite_recommended.yaml").cells[0]
+    for learner in ("kacs", "xcsf"):
+        assert cell.params[f"{learner}-recommended"] == suite.params[f"{learner}-recommended"]
+    start, wider = cell.params["kacs-recommended"], cell.params["kacs-recommended-e05"]
+    assert start.e0 == 0.01
+    assert vars(wider) == {**vars(start), "e0": 0.05}
+
+
 def test_kacs_fit_starts_from_the_preset_and_a_flag_given_at_its_default_still_overrides_it(capsys, tmp_path):
     from cli_support import run_kacs
 

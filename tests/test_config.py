@@ -243,7 +243,7 @@ def test_cell_labels_show_only_what_tells_cells_apart():
 BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budget_100k",
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
                       "compaction_suprb", "channels", "capacity_n", "capacity_m", "ablation_semantics", "xcsf_residuals",
-                      "xcsf_residuals_alt", "recommended", "suite_recommended", "suite_capacity", "suite_small_budget", "suite_first_look",
+                      "xcsf_residuals_alt", "recommended", "suite_recommended", "suite_capacity", "suite_small_budget", "suite_error_threshold", "suite_first_look",
                       "readable")
 ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
