@@ -248,6 +248,8 @@ def v_recommended_cost(runs: Runs, method: str | None) -> str:
 SUITE_METHODS = (RECOMMENDED, XCSF_RECOMMENDED, "gbr", "rf")
 # The issue's measure against gradient boosting: a test MAE at most this much above its.
 WITHIN_GBR = 0.10
+# A value's argument for a comparison with the recommended XCSF, as the verdict it counts.
+AGAINST_XCSF = {"ahead": "better", "behind": "worse"}
 
 
 def shared_runs(r: pd.DataFrame, methods) -> tuple[pd.DataFrame, list[str]]:
@@ -301,7 +303,7 @@ def v_suite(runs: Runs, arg: str | None) -> str:
     if arg == "gbr":
         k = sum(_gbr_ratio(r, b) <= 1 + WITHIN_GBR for b in datasets)
     else:
-        word = {"ahead": "better", "behind": "worse"}[arg or "ahead"]
+        word = AGAINST_XCSF[arg or "ahead"]
         k = verdict_count(holm_verdicts(r, RECOMMENDED, XCSF_RECOMMENDED, datasets), word)
     return f"{k} of {len(datasets)}"
 
@@ -316,10 +318,10 @@ def v_suite_worst(runs: Runs, arg: str | None) -> str:
     """The `arg` (default 2) suite datasets where the recommended KACS's test MAE is furthest
     above gradient boosting's, largest first, with their size and the ratio."""
     r, datasets = suite_runs(runs)
-    worst = sorted(datasets, key=lambda b: -_gbr_ratio(r, b))[: int(arg or 2)]
-    return ", ".join(
-        f"{b} ({int(r[r.benchmark == b].n.iloc[0])} inputs, {integer(r[r.benchmark == b].samples.iloc[0])} rows) "
-        f"{_gbr_ratio(r, b):.2f}x" for b in worst)
+    ratios = {b: _gbr_ratio(r, b) for b in datasets}
+    worst = sorted(datasets, key=lambda b: -ratios[b])[: int(arg or 2)]
+    first = r.drop_duplicates("benchmark").set_index("benchmark")
+    return ", ".join(f"{b} ({first.n[b]} inputs, {integer(first.samples[b])} rows) {ratios[b]:.2f}x" for b in worst)
 
 
 def v_suite_gap(runs: Runs, bench: str | None) -> str:
@@ -353,8 +355,8 @@ def v_suite_refined(runs: Runs, _arg) -> str:
     """On the suite, 'k of D': the datasets where refinement lowered the recommended KACS's
     mean test MAE (against the same runs' evolved models, before refinement)."""
     r, datasets = suite_runs(runs)
-    k = sum(_searched(r, b, RECOMMENDED).test_mae.mean() < _searched(r, b, RECOMMENDED).evolved_test_mae.mean()
-            for b in datasets)
+    mine = r[r.method == RECOMMENDED].groupby("benchmark")[["test_mae", "evolved_test_mae"]].mean()
+    k = int((mine.test_mae < mine.evolved_test_mae)[datasets].sum())
     return f"{k} of {len(datasets)}"
 
 
@@ -413,7 +415,7 @@ def v_suite_small(runs: Runs, arg: str | None) -> str:
         verdicts = holm_verdicts(r, SMALL_START[method], method, datasets)
     else:
         verdicts = holm_verdicts(r, SMALL_START[RECOMMENDED], SMALL_START[XCSF_RECOMMENDED], datasets)
-        word = {"ahead": "better", "behind": "worse"}[word]
+        word = AGAINST_XCSF[word]
     return f"{verdict_count(verdicts, word)} of {len(datasets)}"
 
 
@@ -449,8 +451,8 @@ def v_suite_e0(runs: Runs, arg: str | None) -> str:
     e0 = 0.05 is better / worse than at 0.01, `ahead` / `behind` than the recommended XCSF."""
     r, datasets = _error_threshold(runs)
     word = arg or "better"
-    other = RECOMMENDED if word in ("better", "worse") else XCSF_RECOMMENDED
-    word = {"ahead": "better", "behind": "worse"}.get(word, word)
+    other = XCSF_RECOMMENDED if word in AGAINST_XCSF else RECOMMENDED
+    word = AGAINST_XCSF.get(word, word)
     return f"{verdict_count(holm_verdicts(r, WIDER_E0, other, datasets), word)} of {len(datasets)}"
 
 
