@@ -2,6 +2,7 @@
 the choice, and the refit: a searched model is the fixed-budget model at the chosen N."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ from kacs_cli import KACSRegressor, XCSFRegressor
 from kacs_cli.engine import capacity
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.campaign.config import resolve_config
+from kacs_cli.experiments.campaign.config import load_config, resolve_config
 from kacs_cli.experiments.data.benchmarks import generate
 
 from test_runner import campaign
@@ -113,16 +114,15 @@ def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
         preset("best", "kacs")
 
 
+def first_cell(config: str):
+    """The first cell of the project's configs/<config>.yaml, its methods' settings resolved."""
+    return load_config(Path(__file__).resolve().parents[1] / "configs" / f"{config}.yaml").cells[0]
+
+
 def test_the_small_budget_study_starts_both_searches_at_1600_and_changes_nothing_else():
     """configs/suite_small_budget.yaml: the recommended settings with the ladder started at
     N = 1,600 (1,600 to 51,200) beside the same settings as the suite campaign ran them."""
-    from pathlib import Path
-
-    from kacs_cli.experiments.campaign.config import load_config
-
-    root = Path(__file__).resolve().parents[1]
-    cell = load_config(root / "configs" / "suite_small_budget.yaml").cells[0]
-    suite = load_config(root / "configs" / "suite_recommended.yaml").cells[0]
+    cell, suite = first_cell("suite_small_budget"), first_cell("suite_recommended")
     for learner in ("kacs", "xcsf"):
         start, low = cell.params[f"{learner}-recommended"], cell.params[f"{learner}-recommended-n1600"]
         assert start == suite.params[f"{learner}-recommended"]
@@ -134,13 +134,7 @@ def test_the_small_budget_study_starts_both_searches_at_1600_and_changes_nothing
 def test_the_error_threshold_study_changes_only_kacs_e0_to_0_05():
     """configs/suite_error_threshold.yaml: the recommended KACS with e0 = 0.05 beside the
     recommended KACS and XCSF exactly as the suite campaign ran them (whose runs it copies)."""
-    from pathlib import Path
-
-    from kacs_cli.experiments.campaign.config import load_config
-
-    root = Path(__file__).resolve().parents[1]
-    cell = load_config(root / "configs" / "suite_error_threshold.yaml").cells[0]
-    suite = load_config(root / "configs" / "suite_recommended.yaml").cells[0]
+    cell, suite = first_cell("suite_error_threshold"), first_cell("suite_recommended")
     for learner in ("kacs", "xcsf"):
         assert cell.params[f"{learner}-recommended"] == suite.params[f"{learner}-recommended"]
     start, wider = cell.params["kacs-recommended"], cell.params["kacs-recommended-e05"]
