@@ -5,7 +5,6 @@ one-line errors. xcsf-lib and kan run where their extras are installed."""
 import importlib.util
 import shutil
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import yaml
 from kacs_cli import baselines
 from kacs_cli.engine.train import CURVE_COLUMNS, aic
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.campaign.config import load_config, resolve_config
+from kacs_cli.experiments.campaign.config import resolve_config
 from kacs_cli.experiments.campaign.execution import RunSettings, execute_task, load_cell_data
 from kacs_cli.experiments.data.protocols import make_split
 from kacs_cli.experiments.campaign.results import RUN_COLUMNS, _runs_csv_records, records_frame
@@ -23,8 +22,8 @@ from kacs_cli.experiments.campaign.runner import with_runs
 from kacs_cli.experiments.campaign.tasks import expand_tasks
 
 from cli_support import run_kacs
+from repo_support import REPO, CONFIGS, project_config
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = {
     "experiment": "tiny",
     "methods": {"ridge": None, "rf-5": {"method": "rf", "n_estimators": 5, "max_depth": 3},
@@ -148,8 +147,8 @@ def test_campaign_numbers_do_not_depend_on_jobs_and_runs_csv_leaves_empty_fields
 
 def test_committed_runs_csv_files_render_byte_identical():
     """Nullable integer columns write the committed results exactly as before."""
-    for folder in sorted((ROOT / "results" / "paper").glob("*/runs.csv")):
-        config = load_config(ROOT / "configs" / f"{folder.parent.name}.yaml")
+    for folder in sorted((REPO / "results" / "paper").glob("*/runs.csv")):
+        config = project_config(folder.parent.name)
         runs = pd.read_csv(folder)
         config = with_runs(config, max(config.protocol.runs, int(runs["run"].max()) + 1))
         tasks = expand_tasks(config)
@@ -217,13 +216,13 @@ def test_a_finished_folder_resumes_without_the_extras_of_its_methods(capsys, tmp
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in modules else real(name, *a))
     out = tmp_path / "baselines"
-    shutil.copytree(ROOT / "results" / "baselines", out, ignore=shutil.ignore_patterns("report"))
+    shutil.copytree(REPO / "results" / "baselines", out, ignore=shutil.ignore_patterns("report"))
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    code, text, err = run_kacs(capsys, "run", ROOT / "configs" / "baselines.yaml", "--out", out)
+    code, text, err = run_kacs(capsys, "run", CONFIGS / "baselines.yaml", "--out", out)
     assert code == 0, err
     assert "Nothing to do: all 2400 selected runs" in " ".join(text.split())
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".lock"} == before
-    code, _, err = run_kacs(capsys, "run", ROOT / "configs" / "baselines.yaml", "--out", out, "--runs", 31,
+    code, _, err = run_kacs(capsys, "run", CONFIGS / "baselines.yaml", "--out", out, "--runs", 31,
                             "--methods", "kan", "--benchmarks", "f1")
     assert code == 2 and err == ("error: method kan needs the optional extra: pip install 'kacs[kan]' (1 of its "
                                  f"runs are still to do in {out})\n")
@@ -266,11 +265,11 @@ def test_the_baselines_config_resolves():
     if missing:
         # Without an extra the config resolves all the same (a finished folder needs no extra);
         # the method's spec names the install, which `kacs run` says where a run is to do.
-        config = load_config(ROOT / "configs" / "baselines.yaml")
+        config = project_config("baselines")
         method = {"xcsf-lib": "xcsf-lib", "kan": "kan"}[missing[0]]
         assert f"pip install 'kacs[{missing[0]}]'" in config.cells[0].params[method].missing
         pytest.skip(f"the {', '.join(missing)} extra(s) not installed: the config cannot resolve fully")
-    config = load_config(ROOT / "configs" / "baselines.yaml")
+    config = project_config("baselines")
     assert config.methods == ("xcsf", "kacs", "ridge", "knn", "rf", "gbr", "mlp", "svr", "xcsf-lib", "kan")
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     assert config.protocol.runs == 30 and config.protocol.name == "main"
@@ -317,11 +316,11 @@ def test_kan_counts_spline_coefficients_and_scales_per_edge_and_is_deterministic
 def test_committed_baselines_hold_every_run_once_and_reuse_the_main_experiment():
     """results/baselines is configs/baselines.yaml run in full (8 benchmarks x 10 methods x
     30 runs, once each), and its KACS and XCSF rows are results/paper/main's, copied."""
-    folder = ROOT / "results" / "baselines"
+    folder = REPO / "results" / "baselines"
     if not (folder / "runs.csv").is_file():
         pytest.skip("results/baselines/runs.csv is not committed")
     # the raw YAML: resolving it would need the optional extras that xcsf-lib and kan name
-    raw = yaml.safe_load((ROOT / "configs" / "baselines.yaml").read_text())
+    raw = yaml.safe_load((CONFIGS / "baselines.yaml").read_text())
     benchmarks = [b if isinstance(b, str) else b["name"] for b in raw["benchmarks"]]
     runs = pd.read_csv(folder / "runs.csv")
     keys = runs[["benchmark", "method", "run"]].apply(tuple, axis=1)
@@ -329,7 +328,7 @@ def test_committed_baselines_hold_every_run_once_and_reuse_the_main_experiment()
     assert len(expected) == 8 * 10 * 30
     assert keys.is_unique and set(keys) == expected
     assert runs["test_mae"].notna().all() and runs["params"].notna().all()
-    main = pd.read_csv(ROOT / "results" / "paper" / "main" / "runs.csv")
+    main = pd.read_csv(REPO / "results" / "paper" / "main" / "runs.csv")
     pair = runs[runs["method"].isin(["kacs", "xcsf"])].drop(columns="experiment")
     copied = pair.merge(main.drop(columns="experiment"), how="left", indicator=True)
     assert len(copied) == 2 * 8 * 30 and (copied["_merge"] == "both").all()
@@ -339,17 +338,17 @@ def test_committed_regressors_reuse_the_baselines_and_refine_the_plain_runs():
     """results/regressors is configs/regressors.yaml: every run once; the methods it shares
     with results/baselines (all but the MLP, whose budget converges now) are those runs,
     copied; and each refined run's evolved errors are the plain KACS run's of the same seed."""
-    folder = ROOT / "results" / "regressors"
+    folder = REPO / "results" / "regressors"
     if not (folder / "runs.csv").is_file():
         pytest.skip("results/regressors/runs.csv is not committed")
-    raw = yaml.safe_load((ROOT / "configs" / "regressors.yaml").read_text())
+    raw = yaml.safe_load((CONFIGS / "regressors.yaml").read_text())
     benchmarks = [b if isinstance(b, str) else b["name"] for b in raw["benchmarks"]]
     runs = pd.read_csv(folder / "runs.csv")
     keys = runs[["benchmark", "method", "run"]].apply(tuple, axis=1)
     expected = {(b, m, r) for b in benchmarks for m in raw["methods"] for r in range(raw["protocol"]["runs"])}
     assert len(expected) == 8 * 12 * 30
     assert keys.is_unique and set(keys) <= expected
-    old = pd.read_csv(ROOT / "results" / "baselines" / "runs.csv").drop(columns="experiment")
+    old = pd.read_csv(REPO / "results" / "baselines" / "runs.csv").drop(columns="experiment")
     shared = runs[runs["method"].isin(set(old["method"]) - {"mlp"})]
     shared = shared.drop(columns=["experiment", *(c for c in runs.columns if c not in old.columns)])
     copied = shared.merge(old, how="left", indicator=True)
@@ -364,7 +363,7 @@ def test_committed_regressors_reuse_the_baselines_and_refine_the_plain_runs():
 def test_the_committed_budget_runs_at_100000_iterations_are_the_regressors_runs():
     """Two campaigns, at other times and loads, trained refined KACS runs 0-9 with the same
     settings: the same numbers, bit for bit (the engines and the refinement are deterministic)."""
-    budget, regressors = (ROOT / "results" / "budget" / "100k", ROOT / "results" / "regressors")
+    budget, regressors = (REPO / "results" / "budget" / "100k", REPO / "results" / "regressors")
     if not ((budget / "runs.csv").is_file() and (regressors / "runs.csv").is_file()):
         pytest.skip("results/budget/100k or results/regressors is not committed")
     a = pd.read_csv(budget / "runs.csv")

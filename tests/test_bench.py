@@ -4,7 +4,6 @@ profile (no timing asserts)."""
 import json
 import math
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,7 @@ from kacs_cli.cli import timing as bench
 from kacs_cli.engine.kacs import PHASES
 from kacs_cli.engine.train import Profile
 from kacs_cli.cli.timing import Timing, WORKLOADS, get_workload, median_timing, phase_profile
+from repo_support import REPO
 
 
 kacs = run_kacs
@@ -102,7 +102,7 @@ def test_bench_runs_both_learners_and_prints_what_it_measured(capsys):
 def test_the_performance_table_shows_what_kacs_bench_prints(capsys):
     """docs/performance.md's fingerprints (test MAE, rules of the reference workload) are the
     numbers a user gets from `kacs bench`: a full 100,000-iteration run of each learner (about 5 s)."""
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "performance.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
     table = readme[readme.index("| workload | learner |"):].splitlines()
     assert table[2].startswith("| reference") and "| KACS |" in table[2] and "| XCSF |" in table[3]
     rows = {}

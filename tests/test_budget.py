@@ -17,8 +17,9 @@ from kacs_cli.engine.population import (
 )
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.data.benchmarks import generate
+from repo_support import REPO, project_config
 
-RESULTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "results" / "paper" / "main"
+RESULTS = REPO / "results" / "paper" / "main"
 
 
 def small_f3(n=6, rows=300, seed=0):
@@ -141,14 +142,13 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
 def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
     """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
     iterations, every reported number equal."""
-    from kacs_cli.experiments.campaign.config import load_config
     from kacs_cli.experiments.campaign.execution import RunSettings, execute_task
     from kacs_cli.experiments.campaign.tasks import Task
 
     committed = pd.read_csv(RESULTS / "runs.csv")
     row = committed[(committed["benchmark"] == "asn") & (committed["method"] == "kacs")
                     & (committed["run"] == 0)].iloc[0]
-    config = load_config(RESULTS.parents[2] / "configs" / "main.yaml")
+    config = project_config("main")
     cell = config.cell("asn")
     settings = RunSettings("main", config.protocol, config.iterations, config.eval_every,
                            str(shared_data_dir))

@@ -2,7 +2,6 @@
 the choice, and the refit: a searched model is the fixed-budget model at the chosen N."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,10 +11,11 @@ from kacs_cli import KACSRegressor, XCSFRegressor
 from kacs_cli.engine import capacity
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.campaign.config import load_config, resolve_config
+from kacs_cli.experiments.campaign.config import resolve_config
 from kacs_cli.experiments.data.benchmarks import generate
 
 from test_runner import campaign
+from repo_support import project_config
 
 
 def test_the_candidates_double_from_N_up_to_the_ceiling():
@@ -116,7 +116,7 @@ def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
 
 def first_cell(config: str):
     """The first cell of the project's configs/<config>.yaml, its methods' settings resolved."""
-    return load_config(Path(__file__).resolve().parents[1] / "configs" / f"{config}.yaml").cells[0]
+    return project_config(config).cells[0]
 
 
 def test_the_small_budget_study_starts_both_searches_at_1600_and_changes_nothing_else():

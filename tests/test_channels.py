@@ -4,7 +4,6 @@ m != 2n + 1, the default unchanged bit for bit, and the one-line refusals."""
 
 import json
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from kacs_cli.engine.refine import Objective, design
 from kacs_cli.errors import UserError
 from kacs_cli.estimators.inspection import kacs_functions, submodel_table
 from test_engine_support import np_kacs_forward, snapshot
+from repo_support import project_config
 
 
 def _data(n, rows, seed=1):
@@ -152,9 +152,8 @@ eval_every: 1000
 
 
 def test_the_shipped_channels_config_runs_n_plus_1_2n_plus_1_and_4n_plus_1_channels():
-    from kacs_cli.experiments.campaign.config import load_config
 
-    config = load_config(Path(__file__).resolve().parent.parent / "configs" / "channels.yaml")
+    config = project_config("channels")
     assert config.methods == ("kacs-m11", "kacs-m21", "kacs-m41")
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4"]
     for cell in config.cells:

@@ -1,7 +1,6 @@
 """The experiment config schema: validation with key paths, resolution, shipped configs."""
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -14,8 +13,8 @@ from kacs_cli.experiments.campaign.config import load_config, resolve_config
 from kacs_cli.experiments.campaign.methods import guideline_budget
 from kacs_cli.experiments.campaign.schema import load_yaml
 from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
+from repo_support import CONFIGS
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 
 
 def _base(**extra) -> dict:
@@ -245,12 +244,12 @@ BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budg
                       "compaction_suprb", "channels", "capacity_n", "capacity_m", "ablation_semantics", "xcsf_residuals",
                       "xcsf_residuals_alt", "recommended", "suite_recommended", "suite_capacity", "suite_small_budget", "suite_error_threshold", "suite_first_look",
                       "readable")
-ARTICLE_CONFIGS = sorted(p for p in CONFIG_DIR.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
+ARTICLE_CONFIGS = sorted(p for p in CONFIGS.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
 
 @pytest.mark.parametrize("stem", BEYOND_THE_ARTICLE)
 def test_every_config_beyond_the_article_validates(stem):
-    path = CONFIG_DIR / f"{stem}.yaml"
+    path = CONFIGS / f"{stem}.yaml"
     try:
         config = load_config(path)
     except UserError as exc:
@@ -271,20 +270,20 @@ def test_every_shipped_config_validates(path):
 def test_the_committed_resolved_config_is_still_what_main_yaml_resolves_to():
     """results/paper/main/config.yaml was written before the budget option: the resolved
     main config must still equal it, or the runner would refuse that folder."""
-    committed = yaml.safe_load((CONFIG_DIR.parent / "results" / "paper" / "main" / "config.yaml").read_text())
-    assert yaml.safe_load(load_config(CONFIG_DIR / "main.yaml").to_yaml()) == committed
+    committed = yaml.safe_load((CONFIGS.parent / "results" / "paper" / "main" / "config.yaml").read_text())
+    assert yaml.safe_load(load_config(CONFIGS / "main.yaml").to_yaml()) == committed
 
 
 def test_the_adaptive_budget_config():
     from kacs_cli.experiments.data.registry import get_registry
 
-    raw = load_yaml(CONFIG_DIR / "adaptive.yaml")
+    raw = load_yaml(CONFIGS / "adaptive.yaml")
     names = [b["name"] for b in raw["benchmarks"]]
     assert names[-1] == "pt"
     if "pt" not in get_registry():
         # PT joins the data registry in another change; everything else must resolve now.
         raw["benchmarks"] = raw["benchmarks"][:-1]
-    config = resolve_config(raw, default_name="adaptive", base_dir=CONFIG_DIR)
+    config = resolve_config(raw, default_name="adaptive", base_dir=CONFIGS)
     assert config.methods == ("xcsf", "kacs", "kacs-guideline", "kacs-adaptive")
     assert config.engines == {"kacs-guideline": "kacs", "kacs-adaptive": "kacs"}
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 30, 100_000)
@@ -305,7 +304,7 @@ def test_the_adaptive_budget_config():
 def test_the_semantics_ablation_config():
     """One method per difference between prose and code, each with exactly one switch on, for
     the learner the difference concerns (docs/algorithm.md, "Two semantics")."""
-    config = load_config(CONFIG_DIR / "ablation_semantics.yaml")
+    config = load_config(CONFIGS / "ablation_semantics.yaml")
     assert config.semantics == "reference"
     assert (config.protocol.name, config.protocol.runs, config.iterations) == ("main", 10, 100_000)
     assert [c.label for c in config.cells] == ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
@@ -325,8 +324,8 @@ def test_the_semantics_ablation_config():
 
 
 def test_the_main_experiment_under_the_article_semantics():
-    article = load_config(CONFIG_DIR / "main_article.yaml")
-    main = load_config(CONFIG_DIR / "main.yaml")
+    article = load_config(CONFIGS / "main_article.yaml")
+    main = load_config(CONFIGS / "main.yaml")
     assert article.semantics == "article"
     assert [c.label for c in article.cells] == [c.label for c in main.cells]
     assert article.plan() == main.plan() and article.iterations == main.iterations
@@ -377,32 +376,32 @@ def test_method_variant_refusals(methods, benchmarks, path, words):
 
 def test_shipped_configs_match_the_article():
     main_labels = ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
-    main = load_config(CONFIG_DIR / "main.yaml")
+    main = load_config(CONFIGS / "main.yaml")
     assert [c.label for c in main.cells] == main_labels
     assert [c.data.source for c in main.cells[:4]] == ["published"] * 4
     assert [c.params["kacs"].P_hash for c in main.cells] == [0.0] * 4 + [0.8] * 4
     assert (main.protocol.name, main.protocol.runs, main.iterations, main.eval_every) == ("main", 30, 100_000, 2000)
 
-    alt = load_config(CONFIG_DIR / "alt_protocol.yaml")
+    alt = load_config(CONFIGS / "alt_protocol.yaml")
     assert [c.label for c in alt.cells] == main_labels
     assert (alt.protocol.name, alt.protocol.runs, alt.protocol.metric) == ("alternative", 64, "mse")
 
-    smoke = load_config(CONFIG_DIR / "smoke.yaml")
+    smoke = load_config(CONFIGS / "smoke.yaml")
     assert [c.label for c in smoke.cells] == main_labels
     assert (smoke.protocol.runs, smoke.iterations) == (2, 4000)
 
-    samples = load_config(CONFIG_DIR / "sample_scaling.yaml")
+    samples = load_config(CONFIGS / "sample_scaling.yaml")
     assert [c.data.samples for c in samples.cells] == [125, 250, 500, 1000, 2000, 4000, 8000]
     assert {(c.data.benchmark, c.data.source, c.data.n) for c in samples.cells} == {("f3", "generated", 10)}
 
-    dims = load_config(CONFIG_DIR / "dim_scaling.yaml")
+    dims = load_config(CONFIGS / "dim_scaling.yaml")
     grid = [(c.data.n, c.params["kacs"].N) for c in dims.cells]
     assert grid == [(n, 6400) for n in range(2, 21, 2)] + [(n, guideline_budget(n)) for n in (16, 18, 20)]
     assert [guideline_budget(n) for n in (16, 18, 20)] == [12672, 15984, 19680]
     assert {c.data.samples for c in dims.cells} == {1000}
     assert dims.cells[-2].label == "f3-n18-N15984" and dims.cells[4].label == "f3-n10"
 
-    variants = load_config(CONFIG_DIR / "f3_variants.yaml")
+    variants = load_config(CONFIGS / "f3_variants.yaml")
     assert [(c.data.variant, c.data.n, c.data.samples) for c in variants.cells] == [
         ("rotated", 10, 1000), ("translated", 10, 1000), ("scaled", 10, 1000)]
 
@@ -442,8 +441,8 @@ def test_a_resolved_config_is_recognized_as_a_record(tmp_path):
 
 
 def test_suprb_config_trains_pppts_and_pt_and_takes_the_rest_from_alt_protocol():
-    config = load_config(CONFIG_DIR / "suprb.yaml")
-    alt = load_config(CONFIG_DIR / "alt_protocol.yaml")
+    config = load_config(CONFIGS / "suprb.yaml")
+    alt = load_config(CONFIGS / "alt_protocol.yaml")
     assert [c.label for c in config.cells] == ["pppts", "pt"]
     assert {m: config.cell("pt").params[m].N for m in ("xcsf", "kacs")} == {"xcsf": 15984, "kacs": 15984}
     assert guideline_budget(18) == 15984
@@ -462,14 +461,14 @@ def test_suprb_config_trains_pppts_and_pt_and_takes_the_rest_from_alt_protocol()
 
 
 def test_the_robustness_and_budget_configs():
-    robust = load_config(CONFIG_DIR / "robustness.yaml")
+    robust = load_config(CONFIGS / "robustness.yaml")
     assert robust.methods == ("xcsf", "kacs", "kacs-refined", "xcsf-quantile", "kacs-quantile-refined")
     assert [c.label for c in robust.cells] == [f"f{k}-{law}" for law in ("skewed", "discrete")
                                                for k in range(1, 5)]
     assert {c.data.variant for c in robust.cells} == {"skewed", "discrete"}
     assert all(c.data.n == 10 and c.data.samples == 1000 for c in robust.cells)
     for k in (100, 200, 400):
-        budget = load_config(CONFIG_DIR / f"budget_{k}k.yaml")
+        budget = load_config(CONFIGS / f"budget_{k}k.yaml")
         assert budget.methods == ("kacs-refined",) and budget.iterations == k * 1000
         assert budget.protocol.runs == 10 and len(budget.cells) == 8
         assert all(c.params["kacs-refined"].refinement for c in budget.cells)
@@ -482,12 +481,12 @@ def test_the_regressors_config_reuses_every_baselines_run_but_the_mlp():
     optional = ("xcsf-lib", "kan")
 
     def without_extras(name):
-        raw = load_yaml(CONFIG_DIR / f"{name}.yaml")
+        raw = load_yaml(CONFIGS / f"{name}.yaml")
         if isinstance(raw["methods"], dict):
             raw["methods"] = {k: v for k, v in raw["methods"].items() if k not in optional}
         else:
             raw["methods"] = [m for m in raw["methods"] if m not in optional]
-        return resolve_config(raw, default_name=name, base_dir=CONFIG_DIR)
+        return resolve_config(raw, default_name=name, base_dir=CONFIGS)
 
     new, old = without_extras("regressors"), without_extras("baselines")
     assert new.methods == ("xcsf", "kacs", "kacs-refined", "kacs-quantile-refined", "ridge", "knn",
@@ -503,9 +502,9 @@ def test_the_regressors_config_reuses_every_baselines_run_but_the_mlp():
 
 
 def test_the_compaction_config_trains_the_main_runs_once_more_for_each_compaction():
-    config = load_config(CONFIG_DIR / "compaction.yaml")
+    config = load_config(CONFIGS / "compaction.yaml")
     assert config.methods == ("xcsf", "kacs", "kacs-piecewise", "kacs-single-winner", "xcsf-closest")
-    main = load_config(CONFIG_DIR / "main.yaml")
+    main = load_config(CONFIGS / "main.yaml")
     assert [c.label for c in config.cells] == [c.label for c in main.cells]
     for cell, main_cell in zip(config.cells, main.cells):
         # Everything but the compaction is the main experiment's setting: the same runs.
@@ -519,7 +518,7 @@ def test_the_compaction_config_trains_the_main_runs_once_more_for_each_compactio
 def test_the_compaction_sweeps_resolve_to_their_rule_budgets():
     for name, budgets, protocol in (("compaction_sweep", (0.2, 0.1, 0.05, 0.02, 0.01), "main"),
                                     ("compaction_suprb", (0.1, 0.02, 0.01), "alternative")):
-        config = load_config(CONFIG_DIR / f"{name}.yaml")
+        config = load_config(CONFIGS / f"{name}.yaml")
         assert config.protocol.name == protocol
         for cell in config.cells:
             got = tuple(cell.params[m].compact_rules for m in config.methods)

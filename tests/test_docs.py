@@ -20,9 +20,9 @@ import pytest
 from tools import doctables
 
 from layer_support import imports
+from repo_support import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = doctables.documents(ROOT)
+DOCS = doctables.documents(REPO)
 LINK = re.compile(r"!?\[[^\]\n]*\]\(([^()\s]+)\)")
 HEADING = re.compile(r"^#{1,6} +(.+?) *$", re.M)
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
@@ -42,18 +42,18 @@ def anchors(path: Path) -> set[str]:
 
 
 def test_documents_are_found() -> None:
-    names = {p.relative_to(ROOT).as_posix() for p in DOCS}
+    names = {p.relative_to(REPO).as_posix() for p in DOCS}
     assert {"README.md", "docs/algorithm.md", "docs/experiments.md"} <= names
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_tables_and_numbers_match_the_committed_runs(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    rendered = doctables.render_document(text, doctables.Runs(ROOT))
+    rendered = doctables.render_document(text, doctables.Runs(REPO))
     if rendered != text:
         old, new = text.splitlines(), rendered.splitlines()
         first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
-        pytest.fail(f"{path.relative_to(ROOT)} differs from the committed runs at line {first + 1}:\n"
+        pytest.fail(f"{path.relative_to(REPO)} differs from the committed runs at line {first + 1}:\n"
                     f"  document: {old[first] if first < len(old) else '(end)'}\n"
                     f"  runs:     {new[first] if first < len(new) else '(end)'}\n"
                     f"run `make docs-tables` and commit the result")
@@ -71,24 +71,24 @@ def test_every_marker_is_closed_and_known() -> None:
 
 
 def test_a_stale_table_or_number_is_rendered_anew() -> None:
-    runs = doctables.Runs(ROOT)
-    rows = sum(1 for _ in (ROOT / "results" / "baselines" / "runs.csv").open(encoding="utf-8")) - 1
+    runs = doctables.Runs(REPO)
+    rows = sum(1 for _ in (REPO / "results" / "baselines" / "runs.csv").open(encoding="utf-8")) - 1
     stale = "<!-- value: runs baselines -->1<!-- end --> runs\n<!-- table: suprb-literature -->\nold\n<!-- end table -->\n"
     rendered = doctables.render_document(stale, runs)
     assert rendered.startswith(f"<!-- value: runs baselines -->{rows:,}<!-- end --> runs\n")
     table = rendered.split("<!-- table: suprb-literature -->\n")[1].split("<!-- end table -->")[0]
-    assert "old" not in table and table in (ROOT / "docs" / "algorithm.md").read_text(encoding="utf-8")
+    assert "old" not in table and table in (REPO / "docs" / "algorithm.md").read_text(encoding="utf-8")
 
 
 def test_the_package_never_imports_the_generator() -> None:
-    package = ROOT / "kacs_cli"
-    found = [f"{path.relative_to(ROOT)}: {name}" for path in package.rglob("*.py")
+    package = REPO / "kacs_cli"
+    found = [f"{path.relative_to(REPO)}: {name}" for path in package.rglob("*.py")
              for name, _ in imports(path) if name == "tools" or name.startswith("tools.")]
     assert not found, found
     assert not list(package.rglob("doctables*")), "the document generator lives in tools/doctables"
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_relative_links_resolve(path: Path) -> None:
     text = FENCE.sub("", path.read_text(encoding="utf-8"))
     broken = []
@@ -101,9 +101,9 @@ def test_relative_links_resolve(path: Path) -> None:
             broken.append(f"{target}: no such file")
         elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
             broken.append(f"{target}: no heading with that anchor")
-        elif dest.exists() and ROOT not in dest.parents and dest != ROOT:
+        elif dest.exists() and REPO not in dest.parents and dest != REPO:
             broken.append(f"{target}: outside the repository")
-    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+    assert not broken, f"{path.relative_to(REPO)}: " + "; ".join(broken)
 
 
 def package_imports(text: str) -> list[tuple[str, str | None]]:
@@ -127,7 +127,7 @@ def test_package_imports_finds_both_forms() -> None:
     assert package_imports(text) == [("kacs_cli.a", "B"), ("kacs_cli.a", "C"), ("kacs_cli.e", None)]
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_examples_import_what_the_package_has(path: Path) -> None:
     broken = []
     for module, name in package_imports(path.read_text(encoding="utf-8")):
@@ -141,13 +141,13 @@ def test_examples_import_what_the_package_has(path: Path) -> None:
                 importlib.import_module(f"{module}.{name}")
             except ImportError:
                 broken.append(f"{module} has no {name}")
-    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+    assert not broken, f"{path.relative_to(REPO)}: " + "; ".join(broken)
 
 
 def _sources() -> list[Path]:
-    files = [*DOCS, ROOT / "datasets" / "README.md", ROOT / "Makefile"]
+    files = [*DOCS, REPO / "datasets" / "README.md", REPO / "Makefile"]
     for folder in ("kacs_cli", "tests", "configs", "tools"):
-        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md")]
+        files += [p for p in (REPO / folder).rglob("*") if p.suffix in (".py", ".yaml", ".md")]
     return [p for p in files if p.is_file() and p != Path(__file__)]
 
 
@@ -156,8 +156,8 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
     for path in _sources():
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.search(r"\bSPEC\b|SPEC\.md|NOTES\.md|\bNOTES\b", line):
-                bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+                bad.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
             for ref in re.findall(r"\.\./shared/?[\w./-]*", line):
                 if not ref.startswith("../shared/datasets") and ref.rstrip("/") != "../shared":
-                    bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+                    bad.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
     assert not bad, "cite docs/algorithm.md instead:\n" + "\n".join(bad)

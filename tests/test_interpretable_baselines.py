@@ -12,6 +12,7 @@ import yaml
 from kacs_cli import baselines
 
 from cli_support import run_kacs
+from repo_support import project_config
 
 needs_ebm = pytest.mark.skipif(importlib.util.find_spec("interpret") is None,
                                reason="the ebm extra is not installed (pip install 'kacs[ebm]')")
@@ -134,11 +135,9 @@ def test_a_missing_extra_names_its_install(monkeypatch):
 
 
 def test_the_readable_config_resolves():
-    from pathlib import Path
 
-    from kacs_cli.experiments.campaign.config import load_config
 
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml")
+    config = project_config("readable")
     assert config.methods == ("kacs-r20", "kacs-r10", "kacs-r05", "kacs-r02", "kacs-r01", "xcsf-closest", "xkan",
                               "ebm", "ebm-additive", "ebm-interpretml", "figs-12", "figs", "figs-200", "rulefit-30",
                               "rulefit", "kan", "gbr")
@@ -156,13 +155,11 @@ def test_the_readable_config_resolves():
 @needs_ebm
 def test_the_readable_config_runs_ebm_at_three_sizes():
     """The entry's measured budget, a small additive model, and InterpretML's own defaults."""
-    from pathlib import Path
 
     from interpret.glassbox import ExplainableBoostingRegressor
 
-    from kacs_cli.experiments.campaign.config import load_config
 
-    f1 = load_config(Path(__file__).resolve().parents[1] / "configs" / "readable.yaml").cells[0].params
+    f1 = project_config("readable").cells[0].params
     budget = ("outer_bags", "max_bins", "max_interaction_bins", "interactions")
     assert [[f1[m].params[k] for k in budget] for m in ("ebm", "ebm-additive", "ebm-interpretml")] == \
         [[4, 1024, 16, "5x"], [4, 64, 16, 0], [14, 1024, 64, "5x"]]

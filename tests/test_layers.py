@@ -15,6 +15,7 @@ import pytest
 import kacs_cli
 
 from layer_support import imports
+from repo_support import REPO
 
 PACKAGE = Path(kacs_cli.__file__).parent
 # Lowest first. A module imports its own layer and the layers of lower rank; layers of equal
@@ -72,7 +73,7 @@ USES = {
 }
 LOCAL_IMPORTS = {"kacs_cli.experiments.campaign": ("dask", "distributed", "xcsf"),
                  "kacs_cli.experiments.data": (), "kacs_cli.estimators": ("matplotlib",)}
-ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 
 def _module(path: Path) -> str:

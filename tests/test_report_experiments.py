@@ -17,8 +17,8 @@ from kacs_cli.reporting.build import build_report
 from kacs_cli.reporting.loading import load_runs
 
 from test_report import _row, paper_rows, run_row, write_curves, write_experiment
+from repo_support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _kacs(capsys, *args: str) -> tuple[int, str, str]:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from kacs_cli.reporting import stats
+from repo_support import REPO
 
-PAPER = Path(__file__).resolve().parents[1] / "kacs_cli" / "experiments" / "data" / "paper_main_table.csv"
+PAPER = REPO / "kacs_cli" / "experiments" / "data" / "paper_main_table.csv"
 # Published per-benchmark test-MAE means (f1, f2, f3, f4, ASN, CCPP, CS, EEC).
 XCSF_TEST = [0.2642, 0.1564, 0.3246, 0.2303, 0.1478, 0.0929, 0.1350, 0.0847]
 KACS_TEST = [0.2351, 0.1253, 0.2329, 0.1430, 0.1144, 0.0926, 0.1288, 0.1020]

@@ -16,6 +16,7 @@ from kacs_cli.experiments.data import packaged
 from kacs_cli.experiments.data.datasets import is_real_world, load_dataset
 from kacs_cli.experiments.data.fetch import fetch_datasets
 from kacs_cli.experiments.data.registry import GROUPS, get_registry, group_members, load_registry
+from repo_support import project_config
 
 SUITE = ["diabetes", "boston", "auto", "carseats", "windsor", "college", "saratoga", "wage", "cps1988", "fair",
          "randhie", "diamonds"]
@@ -177,12 +178,10 @@ def test_a_missing_suite_file_says_how_to_build_it(tmp_path):
 
 
 def test_a_campaign_missing_suite_data_names_the_fetch_command(tmp_path):
-    from pathlib import Path
 
-    from kacs_cli.experiments.campaign.config import load_config
     from kacs_cli.experiments.campaign.execution import missing_data, missing_message
 
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "suite_first_look.yaml")
+    config = project_config("suite_first_look")
     text = missing_message(missing_data(config.cells, tmp_path), tmp_path)
     assert text.startswith(f"missing dataset(s) {', '.join(SUITE)} in {tmp_path}")
     assert f"get them with `kacs data fetch {' '.join(SUITE)}`" in text
@@ -268,16 +267,14 @@ def test_fetch_and_verify_the_suite_from_the_cli(capsys, tmp_path):
 
 
 def test_suite_config_names_every_dataset():
-    from pathlib import Path
 
-    from kacs_cli.experiments.campaign.config import load_config
 
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "suite.yaml")
+    config = project_config("suite")
     names = list(dict.fromkeys(cell.data.benchmark for cell in config.cells))
     assert names == SUITE + ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec", "pppts", "pt"]
     assert config.protocol.runs == 30 and config.methods == ("xcsf", "kacs")
     assert all(cell.data.real_world for cell in config.cells if cell.data.benchmark in SUITE)
-    first_look = load_config(Path(__file__).resolve().parents[1] / "configs" / "suite_first_look.yaml")
+    first_look = project_config("suite_first_look")
     assert [cell.data.benchmark for cell in first_look.cells] == SUITE and first_look.protocol.runs == 1
     assert first_look.methods == ("xcsf", "kacs-quantile-refined")
     quantile = first_look.cells[0].params["kacs-quantile-refined"]
