@@ -6,9 +6,11 @@ unchanged)."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
+
 import pandas as pd
 
-from tools.doctables.common import MAIN_BENCHMARKS, Runs, name, table
+from tools.doctables.common import MAIN_BENCHMARKS, REAL, Runs, name, table
 
 KACS_PREFIX = "kacs-r"
 
@@ -78,5 +80,178 @@ def v_front_count(runs: Runs, _arg) -> str:
     return f"{on.cell.nunique()} of {p.cell.nunique()}"
 
 
+# ---- the numbers of the reading's prose ---------------------------------------------------
+# Arguments name a benchmark and a method as BENCH:METHOD; METHODS is a comma-separated list
+# of shell patterns (kacs-r* is every compacted KACS budget); BENCHES is "all", "real", "front"
+# (the points on the front) or a comma-separated list of benchmarks.
+
+KACS_LARGEST = "kacs-r20"  # the prose compares X-KAN with KACS compacted to 20 % of its rules
+
+
+def _readable(runs: Runs) -> pd.DataFrame:
+    p = points(runs)
+    return p[p.kind == "readable"]
+
+
+def _one(runs: Runs, arg: str):
+    bench, method = arg.split(":")
+    return _readable(runs).set_index(["cell", "method"]).loc[(bench, method)]
+
+
+def _names(benches) -> str:
+    """f1, f2 and f4; all eight; none."""
+    benches = set(benches)
+    shown = [name(b) for b in MAIN_BENCHMARKS if b in benches]
+    if len(shown) == len(MAIN_BENCHMARKS):
+        return "all eight"
+    return "none" if not shown else shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _count(x: float) -> str:
+    """Parameters: whole below a thousand, else two significant figures (2,400; 76,000)."""
+    return f"{x:,.0f}" if x < 1000 else f"{float(f'{x:.2g}'):,.0f}"
+
+
+def _rules(x: float) -> str:
+    """Mean rules: one decimal below ten (3.7), whole above (32)."""
+    return f"{x:.1f}" if x < 10 else f"{x:,.0f}"
+
+
+def _xkan_rules(rec) -> float:
+    """X-KAN records its parameters, not its rules: every rule holds one KAN of [n, 2n + 1, 1]
+    at the estimator's grid and order, which the readable config leaves at their defaults."""
+    from kacs_cli.baselines.spline_kan import count_parameters
+    from kacs_cli.baselines.xkan import XKANRegressor
+    est, n = XKANRegressor(), int(rec["n"])
+    return rec["params"] / count_parameters(n, 2 * n + 1, est.grid, est.k)
+
+
+def v_mae(runs: Runs, arg: str) -> str:
+    return f"{_one(runs, arg)['test_error']:.3f}"
+
+
+def v_params(runs: Runs, arg: str) -> str:
+    return f"{_one(runs, arg)['params']:,.0f}"
+
+
+def v_best_kacs(runs: Runs, bench: str) -> str:
+    """The test MAE of the most accurate compacted KACS budget on a benchmark."""
+    p = _readable(runs)
+    return f"{p[(p.cell == bench) & p.method.str.startswith(KACS_PREFIX)].test_error.min():.3f}"
+
+
+def v_dominated(runs: Runs, arg: str) -> str:
+    rec = _one(runs, arg)
+    if rec["on_front"] == True:  # noqa: E712 - object column
+        return "on the front"
+    return f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})"
+
+
+def _matching(p: pd.DataFrame, patterns: str) -> pd.Series:
+    """Which points' methods match one of the comma-separated shell patterns (kacs-r* is every
+    compacted KACS budget)."""
+    return p.method.map(lambda m: any(fnmatch(m, w) for w in patterns.split(",")))
+
+
+def v_front_of(runs: Runs, methods: str) -> str:
+    """The benchmarks where one of the methods is on the readable front."""
+    p = _readable(runs)
+    return _names(p[(p.on_front == True) & _matching(p, methods)].cell)  # noqa: E712
+
+
+def v_top_of(runs: Runs, methods: str) -> str:
+    """The benchmarks whose most accurate readable model is one of the methods."""
+    p = _readable(runs)
+    top = p.loc[p.groupby("cell").test_error.idxmin()]
+    return _names(top[_matching(top, methods)].cell)
+
+
+def v_kacs_alone(runs: Runs, _arg) -> str:
+    """The benchmarks whose whole readable front is compacted KACS."""
+    on = _readable(runs)
+    on = on[on.on_front == True]  # noqa: E712
+    return _names(b for b, here in on.groupby("cell") if here.method.str.startswith(KACS_PREFIX).all())
+
+
+def v_least(runs: Runs, method: str) -> str:
+    """The benchmarks where the method is the least accurate readable model."""
+    p = _readable(runs)
+    return _names(b for b, here in p.groupby("cell") if here.loc[here.test_error.idxmax(), "method"] == method)
+
+
+def v_range(runs: Runs, arg: str) -> str:
+    """METRIC:METHODS:BENCHES: the smallest and largest mean over those points, 'X to Y'."""
+    metric, methods, benches = arg.split(":")
+    p = _readable(runs)
+    chosen = (set(MAIN_BENCHMARKS) if benches == "all" else set(MAIN_BENCHMARKS) & set(REAL) if benches == "real"
+              else None if benches == "front" else set(benches.split(",")))
+    sel = p[_matching(p, methods) & (p.on_front == True if chosen is None else p.cell.isin(chosen))]  # noqa: E712
+    if sel.empty:
+        raise ValueError(f"readable-range {arg}: no points")
+    if metric == "mae":
+        got, show = sel.test_error, (lambda x: f"{x:.2f}")
+    elif metric == "params":
+        got, show = sel.params, _count
+    elif metric == "rules" and methods == XKAN:
+        runs_n = runs("readable").groupby("benchmark").n.first()
+        got, show = sel.apply(lambda r: _xkan_rules({"params": r.params, "n": runs_n[r.cell]}), axis=1), _rules
+    else:
+        raise ValueError(f"readable-range {arg}: metric {metric!r} is one of mae, params, rules (X-KAN's)")
+    return f"{show(got.min())} to {show(got.max())}"
+
+
+def _xkan_against_kacs(runs: Runs) -> pd.DataFrame:
+    """On the real data: X-KAN's and the largest compacted KACS's test MAE and parameters."""
+    p = _readable(runs).set_index(["cell", "method"])
+    real = [b for b in MAIN_BENCHMARKS if b in REAL]
+    return pd.DataFrame({"xkan_mae": [p.loc[(b, XKAN), "test_error"] for b in real],
+                         "kacs_mae": [p.loc[(b, KACS_LARGEST), "test_error"] for b in real],
+                         "size": [p.loc[(b, XKAN), "params"] / p.loc[(b, KACS_LARGEST), "params"] for b in real]},
+                        index=real)
+
+
+def _xkan_gain(runs: Runs) -> pd.Series:
+    """Where X-KAN's test MAE is below KACS's at 20 % on the real data: by how much, least first."""
+    t = _xkan_against_kacs(runs)
+    return (1 - t.xkan_mae / t.kacs_mae)[t.xkan_mae < t.kacs_mae].sort_values()
+
+
+def v_xkan_beats(runs: Runs, _arg) -> str:
+    """On how many real datasets X-KAN's test MAE is below KACS's at 20 %."""
+    beaten, real = len(_xkan_gain(runs)), len(_xkan_against_kacs(runs))
+    return "all four" if beaten == real == 4 else f"{beaten} of {real}"
+
+
+def v_xkan_gain(runs: Runs, _arg) -> str:
+    """By how much, on the real datasets where it is lower: '5 % on CCPP to 60 % on EEC'."""
+    gain = _xkan_gain(runs)
+    ends = [f"{100 * gain.iloc[i]:.0f} % on {name(gain.index[i])}" for i in ((0, -1) if len(gain) > 1 else (0,))]
+    return " to ".join(ends) if ends and not gain.empty else "nowhere"
+
+
+def v_runs(runs: Runs, _arg) -> str:
+    """How many paired runs the tables use per benchmark (the runs every method has)."""
+    counts = _readable(runs).groupby("cell").runs.first()
+    low, high = int(counts.min()), int(counts.max())
+    return f"{low} runs" if low == high else f"{low} to {high} runs"
+
+
+def v_smallest_of(runs: Runs, methods: str) -> str:
+    """The benchmarks whose smallest readable model is one of the methods."""
+    p = _readable(runs)
+    small = p.loc[p.groupby("cell").params.idxmin()]
+    return _names(small[_matching(small, methods)].cell)
+
+
+def v_xkan_size(runs: Runs, _arg) -> str:
+    """How many times the parameters of KACS at 20 % X-KAN's model has on the real data."""
+    t = _xkan_against_kacs(runs)
+    return f"{t['size'].min():.0f} to {t['size'].max():.0f}"
+
+
 TABLES = {"readable-front": front, "readable-xkan": xkan}
-VALUES = {"readable-front-count": v_front_count}
+VALUES = {"readable-front-count": v_front_count, "readable-mae": v_mae, "readable-params": v_params,
+          "readable-best-kacs": v_best_kacs, "readable-dominated": v_dominated, "readable-front-of": v_front_of,
+          "readable-kacs-alone": v_kacs_alone, "readable-top-of": v_top_of, "readable-least": v_least, "readable-range": v_range,
+          "readable-xkan-beats": v_xkan_beats, "readable-xkan-gain": v_xkan_gain, "readable-xkan-size": v_xkan_size,
+          "readable-runs": v_runs, "readable-smallest-of": v_smallest_of}
