@@ -159,11 +159,27 @@ def v_front_of(runs: Runs, methods: str) -> str:
     return _names(p[(p.on_front == True) & _matching(p, methods)].cell)  # noqa: E712
 
 
+def _extreme_is(runs: Runs, methods: str, column: str, largest: bool) -> str:
+    """The benchmarks whose readable point with the smallest (largest) column is one of the methods."""
+    p = _readable(runs)
+    by_cell = p.groupby("cell")[column]
+    chosen = p.loc[by_cell.idxmax() if largest else by_cell.idxmin()]
+    return _names(chosen[_matching(chosen, methods)].cell)
+
+
 def v_top_of(runs: Runs, methods: str) -> str:
     """The benchmarks whose most accurate readable model is one of the methods."""
-    p = _readable(runs)
-    top = p.loc[p.groupby("cell").test_error.idxmin()]
-    return _names(top[_matching(top, methods)].cell)
+    return _extreme_is(runs, methods, "test_error", largest=False)
+
+
+def v_least(runs: Runs, methods: str) -> str:
+    """The benchmarks whose least accurate readable model is one of the methods."""
+    return _extreme_is(runs, methods, "test_error", largest=True)
+
+
+def v_smallest_of(runs: Runs, methods: str) -> str:
+    """The benchmarks whose smallest readable model is one of the methods."""
+    return _extreme_is(runs, methods, "params", largest=False)
 
 
 def v_kacs_alone(runs: Runs, _arg) -> str:
@@ -171,12 +187,6 @@ def v_kacs_alone(runs: Runs, _arg) -> str:
     on = _readable(runs)
     on = on[on.on_front == True]  # noqa: E712
     return _names(b for b, here in on.groupby("cell") if here.method.str.startswith(KACS_PREFIX).all())
-
-
-def v_least(runs: Runs, method: str) -> str:
-    """The benchmarks where the method is the least accurate readable model."""
-    p = _readable(runs)
-    return _names(b for b, here in p.groupby("cell") if here.loc[here.test_error.idxmax(), "method"] == method)
 
 
 def v_range(runs: Runs, arg: str) -> str:
@@ -234,13 +244,6 @@ def v_runs(runs: Runs, _arg) -> str:
     counts = _readable(runs).groupby("cell").runs.first()
     low, high = int(counts.min()), int(counts.max())
     return f"{low} runs" if low == high else f"{low} to {high} runs"
-
-
-def v_smallest_of(runs: Runs, methods: str) -> str:
-    """The benchmarks whose smallest readable model is one of the methods."""
-    p = _readable(runs)
-    small = p.loc[p.groupby("cell").params.idxmin()]
-    return _names(small[_matching(small, methods)].cell)
 
 
 def v_xkan_size(runs: Runs, _arg) -> str:
