@@ -196,7 +196,7 @@ def test_the_readable_reading_counts_what_a_hand_built_front_says(tmp_path: Path
     assert value("readable-xkan-gain") == "10 % on ASN to 50 % on EEC"
     assert value("readable-xkan-size") == "2 to 8"
     assert value("readable-range", "rules:xkan:real") == "2.0 to 6.7"
-    assert value("readable-range", "params:xkan:f1") == "1,200 to 1,200"
+    assert value("readable-range", "params:xkan:f1") == "1,200"
     assert value("readable-dominated", "f1:kacs-r20") == "dominated by ebm (MAE x1.50, params x2.00)"
     assert value("readable-best-kacs", "f1") == "0.250"
     assert value("readable-runs") == "3 runs"

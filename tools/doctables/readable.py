@@ -190,7 +190,7 @@ def v_kacs_alone(runs: Runs, _arg) -> str:
 
 
 def v_range(runs: Runs, arg: str) -> str:
-    """METRIC:METHODS:BENCHES: the smallest and largest mean over those points, 'X to Y'."""
+    """METRIC:METHODS:BENCHES: the smallest and largest mean over those points, 'X to Y' ('X' when they show alike)."""
     metric, methods, benches = arg.split(":")
     p = _readable(runs)
     chosen = (set(MAIN_BENCHMARKS) if benches == "all" else set(MAIN_BENCHMARKS) & set(REAL) if benches == "real"
@@ -207,7 +207,8 @@ def v_range(runs: Runs, arg: str) -> str:
         got, show = sel.apply(lambda r: _xkan_rules({"params": r.params, "n": runs_n[r.cell]}), axis=1), _rules
     else:
         raise ValueError(f"readable-range {arg}: metric {metric!r} is one of mae, params, rules (X-KAN's)")
-    return f"{show(got.min())} to {show(got.max())}"
+    low, high = show(got.min()), show(got.max())
+    return low if low == high else f"{low} to {high}"
 
 
 def _xkan_against_kacs(runs: Runs) -> pd.DataFrame:
