@@ -200,3 +200,10 @@ def test_the_readable_reading_counts_what_a_hand_built_front_says(tmp_path: Path
     assert value("readable-dominated", "f1:kacs-r20") == "dominated by ebm (MAE x1.50, params x2.00)"
     assert value("readable-best-kacs", "f1") == "0.250"
     assert value("readable-runs") == "3 runs"
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    readable = re.sub(r"(?m)^reuse:.*$", "", (REPO / "configs" / "readable.yaml").read_text())  # its folders are not here
+    (configs / "readable.yaml").write_text(readable.replace("runs: 30}", "runs: 5}"))
+    assert value("readable-runs", "configured") == "3 of the 5 configured runs"
+    (configs / "readable.yaml").write_text(readable.replace("runs: 30}", "runs: 3}"))
+    assert value("readable-runs", "configured") == "all 3 configured runs"

@@ -10,13 +10,17 @@ from fnmatch import fnmatch
 
 import pandas as pd
 
+from kacs_cli.experiments.campaign.config import load_config
+
 from tools.doctables.common import MAIN_BENCHMARKS, REAL, Runs, name, table
+
+READABLE = "readable"  # the experiment: configs/readable.yaml, results/readable
 
 KACS_PREFIX = "kacs-r"
 
 
 def points(runs: Runs) -> pd.DataFrame:
-    return pd.read_csv(runs.root / "results" / "readable" / "report" / "readable_pareto.csv")
+    return pd.read_csv(runs.root / "results" / READABLE / "report" / "readable_pareto.csv")
 
 
 def _point(rec) -> str:
@@ -203,7 +207,7 @@ def v_range(runs: Runs, arg: str) -> str:
     elif metric == "params":
         got, show = sel.params, _count
     elif metric == "rules" and methods == XKAN:
-        runs_n = runs("readable").groupby("benchmark").n.first()
+        runs_n = runs(READABLE).groupby("benchmark").n.first()
         got, show = sel.apply(lambda r: _xkan_rules({"params": r.params, "n": runs_n[r.cell]}), axis=1), _rules
     else:
         raise ValueError(f"readable-range {arg}: metric {metric!r} is one of mae, params, rules (X-KAN's)")
@@ -240,11 +244,16 @@ def v_xkan_gain(runs: Runs, _arg) -> str:
     return " to ".join(ends) if ends and not gain.empty else "nowhere"
 
 
-def v_runs(runs: Runs, _arg) -> str:
-    """How many paired runs the tables use per benchmark (the runs every method has)."""
+def v_runs(runs: Runs, arg) -> str:
+    """How many paired runs the tables use per benchmark (the runs every method has); with
+    `configured`, against the runs configs/readable.yaml asks for: '20 of the 30 configured runs'."""
     counts = _readable(runs).groupby("cell").runs.first()
     low, high = int(counts.min()), int(counts.max())
-    return f"{low} runs" if low == high else f"{low} to {high} runs"
+    held = f"{low}" if low == high else f"{low} to {high}"
+    if arg != "configured":
+        return f"{held} runs"
+    wanted = load_config(runs.root / "configs" / f"{READABLE}.yaml").protocol.runs
+    return f"all {wanted} configured runs" if low == high == wanted else f"{held} of the {wanted} configured runs"
 
 
 def v_xkan_size(runs: Runs, _arg) -> str:
