@@ -26,12 +26,12 @@ def recorded_for_these_kernels(recorded: dict):
     of commit aa605d1 with OPENBLAS_CORETYPE set to it."""
     from threadpoolctl import threadpool_info
 
-    kernels = {pool.get("architecture") for pool in threadpool_info() if pool["internal_api"] == "openblas"}
-    kernel = kernels.pop() if len(kernels) == 1 else None
-    if kernel not in recorded:
+    kernels = sorted({str(pool.get("architecture")) for pool in threadpool_info()
+                      if pool["internal_api"] == "openblas"})
+    if len(kernels) != 1 or kernels[0] not in recorded:
         pytest.skip(f"values are recorded for OpenBLAS kernels {sorted(recorded)}; numpy and scipy run on "
-                    f"{sorted(map(str, kernels | {kernel}))} here: set OPENBLAS_CORETYPE=Haswell to check them")
-    return recorded[kernel]
+                    f"{kernels} here: set OPENBLAS_CORETYPE=Haswell to check them")
+    return recorded[kernels[0]]
 
 
 # ------------------------------------------------------------------ the KAN
