@@ -54,7 +54,8 @@ def test_defaults_are_the_hyperparameters(cls):
     assert params["P_hash"] == 0.0
     assert params["n_iter"] == 100_000 and params["random_state"] == 0
     assert params["input_range"] is None and params["target_range"] is None
-    assert set(params) == set(Hyperparameters.names()) | {"n_iter", "n_passes", "random_state", "input_range", "target_range"}
+    assert set(params) == set(Hyperparameters.names()) | {"n_iter", "n_passes", "random_state", "input_range",
+                                                          "target_range", "n_jobs"}
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

@@ -36,14 +36,15 @@ BASE = ("kacs_cli.errors", "kacs_cli.atomic", "kacs_cli.scaling", "kacs_cli.vers
 # refinement's optimizer (L-BFGS-B), threadpoolctl only for the one BLAS thread of the steps
 # after training.
 ENGINE_USES = {"numpy", "numba", "llvmlite"}
-ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli.engine.refine": {"scipy"}}
+ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli.engine.refine": {"scipy"},
+                 "kacs_cli.engine.bagging": {"joblib"}}
 
 
 # Every module of the package, by package (its __init__ left out). In the ORDERED packages each
 # module imports only the modules after it in its package.
 PACKAGES = {
     "kacs_cli": ["atomic", "errors", "scaling", "version"],
-    "kacs_cli.engine": ["budget", "cache", "capacity", "compaction", "covering", "cycles", "deletion", "ga", "hot",
+    "kacs_cli.engine": ["bagging", "budget", "cache", "capacity", "compaction", "covering", "cycles", "deletion", "ga", "hot",
                         "identical", "kacs", "kacs_predict", "kacs_submodels", "lanes", "learner", "order",
                         "params", "population", "refine", "registry", "row_index", "scratch", "train",
                         "update", "xcsf"],

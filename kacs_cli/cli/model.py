@@ -51,7 +51,7 @@ def _fit_options(method, options, switches, preset_name) -> dict:
 
 
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
-         switches=()):
+         switches=(), jobs=None):
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
     import numpy as np
 
@@ -78,7 +78,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
     options = _fit_options(method, options, switches, preset_name)
-    est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), **options)
+    est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), n_jobs=jobs, **options)
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
         if not passes > 0:
@@ -118,7 +118,10 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         c = est.capacity_result_
         settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
                      f"({c.seconds:.1f} s)")
-    if est.refinement:
+    if est.bags > 1:
+        settings += f", {est.bags} bags on bootstrap samples averaged" + (
+            f" into one model of {est.model_.n_channels} channels" if est.model_.learner.channels else "")
+    if est.refinement and hasattr(est, "refine_result_"):
         r = est.refine_result_
         settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "
                      f"{r.validation_rows} validation rows, {r.seconds:.1f} s)")
@@ -265,11 +268,14 @@ def register(app: typer.Typer) -> None:
         switch: list[str] = typer.Option(
             [], "--switch", help="Turn one difference between prose and code on, e.g. article_mutation "
                                  "(repeatable; docs/algorithm.md, \"Two semantics\").", show_default=False),
+        jobs: Optional[int] = typer.Option(
+            None, "--jobs", "-j", help="Processes that train the bags of --bags at once (default 1; -1: every "
+                                       "core); the model is the same whatever their number.", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.

@@ -2,7 +2,8 @@
 
 The candidates are N, 2N, 4N, ... up to `capacity_max` (N alone when capacity_max < 2N).
 Each is trained, with the run's seed and iterations and every other setting of the run
-(refinement included, compaction left out), on the train rows less a held-out part, and
+(refinement included; compaction and bagging left out: a candidate is one model), on the
+train rows less a held-out part, and
 scored by its MAE on that part. The candidates are tried from the smallest, and the ladder
 stops at the first one that does not lower the best score so far: a larger population only
 pays while the held-out error still falls, and stopping there keeps the search to the budgets
@@ -63,7 +64,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     for N in candidates:
         if len(scores) >= 2 and scores[-1] >= min(scores[:-1]):
             break
-        trial = params.with_overrides(N=N, capacity="fixed", compaction="none")
+        trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
         result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
                            eval_every=iterations, seed=seed)
         scores.append(float(result.final["test_mae"]))

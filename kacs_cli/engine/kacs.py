@@ -23,8 +23,8 @@ from kacs_cli.engine.kacs_submodels import (
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
-    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
-    refresh_fitness_sum, set_bounds,
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact, copy_rules,
+    merge_state, refresh_fitness_sum, set_bounds,
 )
 from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.compaction import compact_kacs
@@ -387,6 +387,37 @@ def _population_frame(model):
     }
 
 
+def merge_models(models, make):
+    """The mean of the trained KACS models `models` (K of them, m channels each, the same n) as
+    one KACS model of K m channels (bagging.py): member k's channel q becomes channel k m + q,
+    its inner and outer rules keep everything but their submodel, and its outer rules'
+    weights are divided by K, so the sum of all outer functions is the mean of the members'
+    predictions. Adam's moments of those weights are scaled alike (the first by 1/K, the
+    second by 1/K^2), so that further learning continues from the same relative step.
+    `make(params)` gives the empty model to fill."""
+    first, K = models[0], len(models)
+    n, m = first.n, first.n_channels
+    if any(model.n != n or model.n_channels != m for model in models):
+        raise ValueError("the models to merge must have the same inputs and channels")
+    merged = make(first.params.with_overrides(N=sum(model.budget_N for model in models), channels=K * m,
+                                              bags=1, capacity="fixed"))
+    s_in, s_in_merged = n * m, n * K * m
+    pop = merged.pop
+    offset = 0
+    for k, model in enumerate(models):
+        P = copy_rules(model.pop, pop, offset)
+        sub = pop.counts.sub[offset:offset + P]
+        outer = sub >= s_in
+        sub[:] = np.where(outer, s_in_merged + k * m + (sub - s_in), sub + k * m * n)
+        rows = offset + np.flatnonzero(outer)
+        pop.weights.w[rows] /= K
+        pop.weights.m[rows] /= K
+        pop.weights.v[rows] /= K * K
+        offset += P
+    merge_state([model.pop for model in models], pop)
+    return merged
+
+
 def _components(model, X):
     rows, n = X.shape[0], model.n
     n_q = model.n_channels
@@ -412,6 +443,7 @@ LEARNER = Learner(
     refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, model.n_channels,
                                                           X, y, **settings),
     compact=compact_kacs, compactions=("piecewise", "single-winner"),
+    merge=merge_models,
     adaptive_budget=True,
     channels=True,
     phases=PHASES,

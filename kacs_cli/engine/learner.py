@@ -49,6 +49,9 @@ class Learner:
     # the model made smaller in place; `compactions` names the methods it knows.
     compact: Optional[Callable[..., Any]] = None
     compactions: tuple = ()
+    # merge(models, make) -> Model: the one model whose prediction is the mean of the trained
+    # single models' (bagging.py); make(params) gives it empty. None: the learner has no bags.
+    merge: Optional[Callable[..., Any]] = None
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
     channels: bool = False                       # accepts `channels` (outer channel count m)
     # (key, label) of the phases of an iteration that steps(clock=) counts cycles in; empty:

@@ -204,6 +204,12 @@ DECLARATIONS: tuple[Declaration, ...] = (
       engine=False, switch="capacity", flag="--capacity-validation",
       checks=(between(0, 1, "the held-out fraction of the train rows must lie in (0, 1)", low_open=True,
                       high_open=True),)),
+    # Bagging (engine/bagging.py): `bags` models, each trained on a bootstrap sample of the
+    # train rows with its own seed, averaged into one model (KACS: one model of bags x m
+    # channels; XCSF: an ensemble of bags populations).
+    D("bags", int, 1, "models trained on bootstrap samples of the train rows and averaged (1: one model)",
+      engine=False, switch="bags", flag="--bags",
+      checks=(whole_from(1, "the number of bags must be a whole number >= 1 (1: no bagging)"),)),
 )
 del D
 
@@ -274,6 +280,9 @@ def _validate(hp) -> None:
     if hp.budget == "adaptive" and hp.capacity != "fixed":
         raise _bad("capacity", hp.capacity, "the capacity search chooses a fixed budget N; it cannot be "
                                             "combined with budget: adaptive")
+    if hp.budget == "adaptive" and hp.bags > 1:
+        raise _bad("bags", hp.bags, "bagging averages models of a fixed budget; it cannot be combined with "
+                                    "budget: adaptive")
     if hp.budget == "adaptive" and hp.N_max < hp.N:
         raise _bad("N_max", hp.N_max, f"the ceiling of the adaptive budget must be >= the starting budget N = {hp.N}")
 

@@ -33,8 +33,8 @@ CURVE_COLUMNS = (
 # Columns filled by the compiled loop; the rest are derived in Python. `budget` is the
 # population budget N in force at the evaluation (constant unless budget: adaptive).
 # Cover rates (docs/algorithm.md section 7): covers over the iterations times the learner's cover slots.
-_COVER_RATES = ("cover_rate", "cover_rate_inner", "cover_rate_outer")
-_RAW = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
+COVER_RATES = ("cover_rate", "cover_rate_inner", "cover_rate_outer")
+RAW_COLUMNS = ("iteration", "train_mae", "test_mae", "train_mse", "test_mse", "rules", "micro",
         "covers", "covers_inner", "covers_outer", "deletions", "budget")
 # A model's errors (train_run's `final` and the curve name them alike; later layers take
 # these names for their columns).
@@ -132,6 +132,8 @@ class Model:
         self.hp = self.params.for_engine()
         if self.params.channels and not learner.channels:
             raise UserError(registry.channels_refusal(learner.label))
+        if self.params.bags > 1 and learner.merge is None:
+            raise UserError(bags_refusal(learner.label))
         self.n_submodels = learner.submodels(self.n, self.params)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
@@ -198,6 +200,9 @@ class Model:
 
         `clock`: an int64 array with a slot per phase of the learner (Learner.phases), to
         which each phase's cycles are added; for learners with phases only."""
+        if self.params.bags > 1:
+            raise UserError(f"this {self.learner.label} model averages {self.params.bags} populations "
+                            f"(bags) and cannot learn further; fit it again")
         X = self._check_inputs(X, "X_train")
         y = _as_vector(y, X.shape[0], "y_train")
         if X.shape[0] < 1:
@@ -219,7 +224,7 @@ class Model:
             X_eval = np.ascontiguousarray(np.vstack([X, X_test]))
             y_eval = np.concatenate([y, y_test])
         n_evals = iterations // eval_every + (1 if iterations % eval_every else 0)
-        curve = np.full((n_evals, len(_RAW)), np.nan)
+        curve = np.full((n_evals, len(RAW_COLUMNS)), np.nan)
         learner = self.learner
         # The population may have been edited since the last call (loaded, hand-built): the
         # antecedent keys are rebuilt when first needed.
@@ -276,6 +281,9 @@ class Model:
         settings not given are the model's compaction hyperparameters (`piecewise` when its
         compaction is `none`)."""
         learner = self.learner
+        if self.params.bags > 1:
+            raise ValueError(f"an average of {self.params.bags} {learner.label} populations (bags) "
+                             f"has no compaction")
         method = method or (self.params.compaction if self.params.compaction != "none"
                             else learner.compactions[0] if learner.compactions else "piecewise")
         if method not in learner.compactions:
@@ -334,20 +342,26 @@ class Model:
         return pd.DataFrame(cols)
 
     def curve_frame(self, raw: np.ndarray, n_train: int) -> pd.DataFrame:
-        df = pd.DataFrame(raw, columns=list(_RAW))
+        df = pd.DataFrame(raw, columns=list(RAW_COLUMNS))
         for c in ("iteration", "rules", "micro", "covers", "covers_inner", "covers_outer", "deletions",
                   "budget"):
             df[c] = df[c].astype(np.int64)
         df["params"] = df["rules"] * self.pop.weights.w.shape[1]
         df["aic"] = aic(n_train, df["train_mse"].to_numpy(), df["params"].to_numpy())
         steps = np.diff(np.concatenate([[0], df["iteration"].to_numpy()]))
-        for column, slots in zip(_COVER_RATES, self.learner.cover_slots(self.n, self.params)):
+        for column, slots in zip(COVER_RATES, self.learner.cover_slots(self.n, self.params)):
             covers = column.replace("cover_rate", "covers")
             df[column] = np.nan if slots is None else df[covers] / (steps * slots)
         return df[list(CURVE_COLUMNS)]
 
 
-def _final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test) -> None:
+def bags_refusal(label: str) -> str:
+    """Why `bags` is refused for the learner labelled `label`."""
+    able = [registry.label(m) for m in registry.names() if registry.get(m).merge is not None]
+    return f"bags (bagging) is defined for {', '.join(able)} only; {label} cannot average its models"
+
+
+def final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test) -> None:
     """The model's train (and, with test rows, test) MAE and MSE into final[prefix + name]."""
     final[f"{prefix}train_mae"], final[f"{prefix}train_mse"] = _errors(
         model.predict(X_train), np.asarray(y_train, dtype=np.float64))
@@ -367,7 +381,7 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
     for key in (*ERROR_KEYS, "aic"):
         final[f"evolved_{key}"] = final[key]
     result = model.refine(X_train, y_train, seed=seed)
-    _final_errors(model, final, "", X_train, y_train, X_test, y_test)
+    final_errors(model, final, "", X_train, y_train, X_test, y_test)
     final["aic"] = float(aic(X_train.shape[0], final["train_mse"], final["params"]))
     final["refine_iterations"] = int(result.iterations)
     final["refine_seconds"] = float(result.seconds)
@@ -379,13 +393,13 @@ COMPACT_KEYS = ("compacted_rules", "compacted_params", *(f"compacted_{k}" for k 
                 "compacted_seconds")
 
 
-def _compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
+def compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
     compacted = copy.deepcopy(model)
     result = compacted.compact(X_train, y_train, seed=seed)
     final["compacted_rules"] = compacted.n_rules
     final["compacted_params"] = compacted.n_params
     final["compacted_test_mae"], final["compacted_test_mse"] = math.nan, math.nan
-    _final_errors(compacted, final, "compacted_", X_train, y_train, X_test, y_test)
+    final_errors(compacted, final, "compacted_", X_train, y_train, X_test, y_test)
     final["compacted_seconds"] = float(result.seconds)
 
 
@@ -454,10 +468,10 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     if params.refinement:
         _refine_final(model, final, X_train, y_train, X_test, y_test, seed)
     if params.compaction != "none":
-        _compact_final(model, final, X_train, y_train, X_test, y_test, seed)
+        compact_final(model, final, X_train, y_train, X_test, y_test, seed)
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
-    for column, slots in zip(_COVER_RATES, model.learner.cover_slots(model.n, model.params)):
+    for column, slots in zip(COVER_RATES, model.learner.cover_slots(model.n, model.params)):
         covers = column.replace("cover_rate", "covers")
         final[column] = math.nan if slots is None else curve[covers].sum() / (total * slots)
     run_profile = (Profile(phases, tuple(int(c) for c in clock), int(cycles)) if profile

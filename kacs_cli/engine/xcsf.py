@@ -14,7 +14,7 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
-    S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds,
+    S_COVERS, S_P, S_T, compact, copy_rules, merge_state, refresh_fitness_sum, set_bounds,
 )
 from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.row_index import (
@@ -175,50 +175,77 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
 
 
 @njit(cache=True)
-def predict(pop, X, raw=False):
+def predict(pop, X, raw=False, members=1):
     """Fitness-weighted mean of P(x) over the match set; 0 where nothing matches. `raw`: the
-    rules predict with w . (1, x) (`article_xcsf_inputs`)."""
-    return _predict(pop, X, None, raw)
+    rules predict with w . (1, x) (`article_xcsf_inputs`). A population of `members` averaged
+    populations (bagging.py: each rule's `sub` is its member) predicts the mean of the members'
+    predictions."""
+    return _predict(pop, X, None, raw, members)
 
 
 @njit(cache=True)
-def predict_rows(pop, X, rx, raw):
+def predict_rows(pop, X, rx, raw, members=1):
     """`predict` on the rows of the row index (X is the matrix it was built from), with the
     match sets looked up."""
-    return _predict(pop, X, rx, raw)
+    return _predict(pop, X, rx, raw, members)
 
 
 @njit(cache=True)
-def _predict(pop, X, rx, raw):
+def _predict(pop, X, rx, raw, members):
     P = pop.scal[S_P]
     lo = pop.bounds.lo
     hi = pop.bounds.hi
     w = pop.weights.w
     F = pop.reals.F
+    sub = pop.counts.sub
     rows = X.shape[0]
     y_hat = np.zeros(rows)
     a = pop.pairs.a
     b = pop.pairs.b
     flags = np.empty(P, np.uint8)
-    members = np.empty(P, np.int64)
+    match = np.empty(P, np.int64)
     dx = np.empty(X.shape[1])
+    sum_f = np.zeros(members)
+    sum_fp = np.zeros(members)
     for r in range(rows):
         x = X[r]
-        sum_f = 0.0
-        sum_fp = 0.0
         if rx is None:
-            count = _match_set(lo, hi, P, x, flags, members)
+            count = _match_set(lo, hi, P, x, flags, match)
         else:
-            count = rx_members(rx, r, P, members)
-        for k in range(count):
-            i = index_at(members, k)
+            count = rx_members(rx, r, P, match)
+        for k in range(members):
+            sum_f[k] = 0.0
+            sum_fp[k] = 0.0
+        for j in range(count):
+            i = index_at(match, j)
             f = F[i]
-            sum_f += f
+            s = sub[i]
+            sum_f[s] += f
             _offsets(a, b, i, x, dx, raw)
-            sum_fp += f * _prediction_at(w, i, dx)
-        if sum_f > 0.0:
-            y_hat[r] = sum_fp / sum_f
+            sum_fp[s] += f * _prediction_at(w, i, dx)
+        # One member (sub = 0 for every rule): the member's own mean, divided by nothing.
+        total = 0.0
+        for k in range(members):
+            if sum_f[k] > 0.0:
+                total += sum_fp[k] / sum_f[k]
+        y_hat[r] = total if members == 1 else total / members
     return y_hat
+
+
+def merge_models(models, make):
+    """The ensemble of the trained single XCSF models `models` as one model (bagging.py): their
+    rules side by side, each tagged with its member in `sub`, predicting the mean of theirs.
+    `make(params)` gives the empty model to fill."""
+    first = models[0]
+    merged = make(first.params.with_overrides(N=sum(m.budget_N for m in models), bags=len(models),
+                                              capacity="fixed"))
+    offset = 0
+    for k, model in enumerate(models):
+        P = copy_rules(model.pop, merged.pop, offset)
+        merged.pop.counts.sub[offset:offset + P] = k
+        offset += P
+    merge_state([m.pop for m in models], merged.pop)
+    return merged
 
 
 # --------------------------------------------------------------------------- the learner entry
@@ -274,8 +301,8 @@ def _steps(model, X, y, order, start, stop, reshuffle):
 def _evaluate(model, X_eval):
     raw = model.hp.article_xcsf_inputs
     if model.row_index.state[0] != 0:
-        return predict_rows(model.pop, X_eval, model.row_index, raw)
-    return predict(model.pop, X_eval, raw)
+        return predict_rows(model.pop, X_eval, model.row_index, raw, model.params.bags)
+    return predict(model.pop, X_eval, raw, model.params.bags)
 
 
 def _population_frame(model):
@@ -290,6 +317,8 @@ def _population_frame(model):
         cols[f"b_{d + 1}"] = pop.pairs.b[:P, d].copy()
     for j in range(n + 1):
         cols[f"w{j}"] = pop.weights.w[:P, j].copy()
+    if model.params.bags > 1:
+        cols["member"] = pop.counts.sub[:P].copy()
     return cols
 
 
@@ -297,15 +326,17 @@ LEARNER = Learner(
     name="xcsf", label="XCSF",
     # Every rule is a hyperrectangle over the n inputs with a linear prediction in them.
     width=lambda n: n, consequent=lambda n: n + 1,
-    submodels=lambda n, params: 1,
+    # One rule set; an averaged ensemble (bags) keeps each member's rules as one.
+    submodels=lambda n, params: params.bags,
     cover_slots=lambda n, params: (1, None, None),
     new_buffers=_new_buffers,
     prepare=_prepare,
     steps=_steps,
-    predict=lambda model, X: predict(model.pop, X, model.hp.article_xcsf_inputs),
+    predict=lambda model, X: predict(model.pop, X, model.hp.article_xcsf_inputs, model.params.bags),
     evaluate=_evaluate,
     population_frame=_population_frame,
     compact=compact_xcsf, compactions=("closest",),
+    merge=merge_models,
     # Match sets grow with the budget N and each rule carries n+1 weights.
     cost=lambda n, N: N * (n + 1) * 1.5e-9,
 )

@@ -23,7 +23,8 @@ Explicit ranges (`input_range`, `target_range`) replace the learned min/max; the
 `partial_fit` on a stream whose first batch does not span the data's range.
 
 Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
-defaults, docs/algorithm.md section 6) plus `n_iter`, `n_passes`, `random_state`, `input_range`, `target_range`.
+defaults, docs/algorithm.md section 6) plus `n_iter`, `n_passes`, `random_state`, `input_range`,
+`target_range` and `n_jobs` (the processes that train the bags of `bags` > 1 at once; None: one).
 
 P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
 functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
@@ -49,12 +50,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kacs_cli.engine import Hyperparameters, Model, capacity
+from kacs_cli.engine import Hyperparameters, Model, bagging, capacity
 from kacs_cli.engine.params import DECLARATIONS, coerce, per_input_value, preset
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
-from kacs_cli.estimators.validation import (base_seed, check_fit_data, fit_iterations, json_param, plain,
+from kacs_cli.estimators.validation import (base_seed, check_fit_data, check_jobs, fit_iterations, json_param, plain,
                                             scaling_ranges, validate)
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
@@ -79,7 +80,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     # estimator's own. scikit-learn reads them from the signature (get_params, clone, repr),
     # so `__init__` is given one made from the declarations: keyword-only, declared defaults.
     _ESTIMATOR_ARGUMENTS = {"n_iter": 100_000, "n_passes": None, "random_state": 0, "input_range": None,
-                            "target_range": None}
+                            "target_range": None, "n_jobs": None}
 
     def __init__(self, **arguments):
         for name, default in type(self)._init_defaults().items():
@@ -175,9 +176,12 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         Xs, ys = self._scale_X(X), self._scale_y(y)
         if self.model_.params.capacity == "search":
             self._search_capacity(Xs, ys, n_iter)
-        self._train(Xs, ys, n_iter, reset_ranges=True)
-        if self.model_.params.refinement:
-            self._refine_scaled(Xs, ys, {})
+        if self.model_.params.bags > 1:
+            self._fit_bags(Xs, ys, n_iter)
+        else:
+            self._train(Xs, ys, n_iter, reset_ranges=True)
+            if self.model_.params.refinement:
+                self._refine_scaled(Xs, ys, {})
         if self.model_.params.compaction != "none":
             self._compact_scaled(Xs, ys, {})
         return self
@@ -191,6 +195,17 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
+
+    def _fit_bags(self, Xs, ys, iterations):
+        """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on
+        them with refinement), in `n_jobs` processes, merged into one model (engine/bagging.py)."""
+        try:
+            self.model_ = bagging.fit(self._method, Xs, ys, self.model_.params, iterations, self.seed_,
+                                      n_jobs=check_jobs(self.n_jobs))
+        except ValueError as exc:
+            raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
+        self.n_train_calls_ += 1
+        self._after_training(Xs, reset_ranges=True)
 
     @property
     def capacity_N_(self) -> int:
@@ -261,6 +276,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         first = not hasattr(self, "model_")
         X, y = validate(self, X, y, reset=first)
         if first:
+            if self.hyperparameters(X.shape[1]).bags > 1:
+                raise UserError("bags > 1 needs fit: each bag is trained on a bootstrap sample of all "
+                                "the rows, which a stream of batches does not have")
             self._start(X, y)
         self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
         return self

@@ -81,6 +81,16 @@ def fit_iterations(n_iter, n_passes, rows: int) -> int:
     return max(1, math.ceil(passes * rows))
 
 
+def check_jobs(value) -> int | None:
+    """n_jobs as joblib reads it: None (one process), a whole number >= 1, or -1 (every core)."""
+    jobs = plain(value)
+    if jobs is None:
+        return None
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or not (jobs >= 1 or jobs == -1):
+        raise UserError(f"n_jobs must be None, a whole number >= 1 or -1 (every core), got {value!r}")
+    return int(jobs)
+
+
 def base_seed(random_state) -> int:
     """The learner seed of the first training call: random_state itself when it is an int."""
     rs = random_state

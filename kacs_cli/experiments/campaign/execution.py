@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli import baselines
-from kacs_cli.engine import capacity
+from kacs_cli.engine import bagging, capacity
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
@@ -135,11 +135,15 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     if params.capacity == "search":
         chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
                                  task.seed)
-    result = train_run(
-        cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
-        params=params if chosen is None else params.with_overrides(N=chosen.chosen_N),
-        iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
-    )
+    run_params = params if chosen is None else params.with_overrides(N=chosen.chosen_N)
+    if params.bags > 1:
+        result = bagging.train_bagged_run(
+            cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
+            params=run_params, iterations=settings.iterations, seed=task.seed)
+    else:
+        result = train_run(
+            cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
+            params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed)
     # The engine's result names each final metric as its runs.csv column (metrics.py).
     measured = {m.name: _plain(result.final[m.name]) for m in metrics.FINAL}
     measured.update((m.name, int(measured[m.name])) for m in metrics.FINAL if m.integer)

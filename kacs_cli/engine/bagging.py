@@ -1,0 +1,156 @@
+"""Bagging: `bags` models of one learner, each trained on a bootstrap sample of the train rows
+with a seed of its own, averaged into one model.
+
+Member k trains on rows drawn with replacement (as many as there are rows) from the stream
+SeedSequence([seed, BAG_STREAM, k]), with the learner seed SeedSequence([seed, k]); with
+`refinement` each member is refined on its own sample. Every member depends on (seed, k)
+alone, so the averaged model is the same whether the members train one after another or in
+parallel processes, and whatever their number.
+
+The average is exact and stays one model of the learner (its `Learner.merge`): the mean of K
+KACS models of m channels each is one KACS model of K m channels whose outer functions are
+scaled by 1/K (kacs.merge_models); XCSF's prediction, a fitness-weighted mean over a match
+set, is not linear in its population, so its K populations stay apart inside one population,
+each rule tagged with its member (xcsf.merge_models), and its prediction is the mean of theirs.
+All members see the inputs through the same scaling and transform, fitted on all the train
+rows before the members are drawn: only then is the mean of their outputs one function of x.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kacs_cli.engine import registry
+from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.population import S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS
+from kacs_cli.engine.train import (
+    COVER_RATES, ERROR_KEYS, RAW_COLUMNS, Model, TrainResult, aic, bags_refusal, compact_final,
+    final_errors, warm_up,
+)
+from kacs_cli.errors import UserError
+
+# Mixed into the seed so that a member's rows do not follow any learner's own stream.
+BAG_STREAM = 0x62616773
+
+
+def member_rows(rows: int, k: int, seed: int) -> np.ndarray:
+    """The train rows of member k: a bootstrap sample (with replacement), sorted; the engine
+    draws its own visiting order from the member's seed."""
+    rng = np.random.default_rng([int(seed), BAG_STREAM, int(k)])
+    return np.sort(rng.integers(0, rows, rows))
+
+
+def member_seed(seed: int, k: int) -> int:
+    """The learner seed of member k."""
+    return int(np.random.SeedSequence([int(seed), int(k)]).generate_state(1)[0])
+
+
+@dataclass
+class Member:
+    """One trained member: the model (refined when the run refines), the evolved model before
+    refinement (None without it) and what training it cost."""
+
+    model: Model
+    evolved: Model | None
+    seconds: float
+    refine_seconds: float
+    refine_iterations: int
+
+
+def train_member(method: str, X, y, params: Hyperparameters, iterations: int, seed: int, k: int) -> Member:
+    """Member k of a bagged fit on the learner's scaled rows (X, y): trained on its bootstrap
+    sample for `iterations` iterations and, with `refinement`, refined on that sample."""
+    rows = member_rows(X.shape[0], k, seed)
+    Xk, yk = np.ascontiguousarray(X[rows]), np.ascontiguousarray(y[rows])
+    warm_up(method)
+    model = Model(method, X.shape[1], params.with_overrides(bags=1))
+    start = time.perf_counter()
+    model.train(Xk, yk, iterations, member_seed(seed, k), eval_every=iterations)
+    seconds = time.perf_counter() - start
+    evolved, refine_seconds, refine_iterations = None, 0.0, 0
+    if params.refinement:
+        evolved = copy.deepcopy(model)
+        result = model.refine(Xk, yk, seed=member_seed(seed, k))
+        refine_seconds, refine_iterations = float(result.seconds), int(result.iterations)
+    return Member(model, evolved, seconds, refine_seconds, refine_iterations)
+
+
+def train_members(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
+                  n_jobs: int | None = None) -> list[Member]:
+    """Every member of a bagged fit, in member order; with n_jobs > 1 (or -1: every core) in
+    parallel processes, with the same result."""
+    learner = registry.get(method)
+    if learner.merge is None:
+        raise UserError(bags_refusal(learner.label))
+    X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+    K = int(params.bags)
+    if n_jobs in (None, 0, 1) or K == 1:
+        return [train_member(method, X, y, params, iterations, seed, k) for k in range(K)]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(delayed(train_member)(method, X, y, params, iterations, seed, k)
+                                   for k in range(K))
+
+
+def merge(method: str, models: list[Model]) -> Model:
+    """The one model whose prediction is the mean of the members' (the learner's `merge`)."""
+    learner = registry.get(method)
+    if learner.merge is None:
+        raise UserError(bags_refusal(learner.label))
+    n = models[0].n
+    return learner.merge(models, lambda params: Model(method, n, params))
+
+
+def fit(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
+        n_jobs: int | None = None) -> Model:
+    """A bagged fit on the learner's scaled rows: the members trained (and refined), merged."""
+    return merge(method, [m.model for m in train_members(method, X, y, params, iterations, seed, n_jobs)])
+
+
+def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperparameters,
+                     iterations: int, seed: int = 0) -> TrainResult:
+    """One run with `bags` > 1, as `train_run` reports one: the merged model's final metrics and
+    rules. Its curve is one row, the merged model at the end: the members learn apart, so
+    there is no merged model before then. `seconds` is the members' training time added up,
+    the refinement's likewise; the cover rates are the members' covers over all of their
+    iterations (members x iterations x the learner's cover slots)."""
+    X_train = np.ascontiguousarray(X_train, dtype=np.float64)
+    members = train_members(method, X_train, y_train, params, iterations, seed)
+    model = merge(method, [m.model for m in members])
+    n_train, K = X_train.shape[0], len(members)
+    final: dict = {}
+    final_errors(model, final, "", X_train, y_train, X_test, y_test)
+    if X_test is None or not len(X_test):
+        final["test_mae"] = final["test_mse"] = math.nan
+    raw = np.full((1, len(RAW_COLUMNS)), np.nan)
+    scal = model.pop.scal
+    raw[0] = (iterations, final["train_mae"], final["test_mae"], final["train_mse"], final["test_mse"],
+              model.n_rules, model.n_micro, scal[S_COVERS], scal[S_COVERS_IN], scal[S_COVERS_OUT],
+              scal[S_DELETIONS], model.budget_N)
+    curve = model.curve_frame(raw, n_train)
+    slots = model.learner.cover_slots(model.n, members[0].model.params)
+    for column, slot in zip(COVER_RATES, slots):
+        covers = column.replace("cover_rate", "covers")
+        rate = math.nan if slot is None else float(curve[covers].iloc[0]) / (K * iterations * slot)
+        curve[column] = rate
+        final[column] = rate
+    final.update(rules=model.n_rules, micro=model.n_micro, params=model.n_params, final_N=model.budget_N,
+                 aic=float(aic(n_train, final["train_mse"], model.n_params)))
+    if params.refinement:
+        evolved = merge(method, [m.evolved for m in members])
+        before: dict = {}
+        final_errors(evolved, before, "", X_train, y_train, X_test, y_test)
+        for key in ERROR_KEYS:
+            final[f"evolved_{key}"] = before.get(key, math.nan)
+        final["evolved_aic"] = float(aic(n_train, before["train_mse"], evolved.n_params))
+        final["refine_iterations"] = sum(m.refine_iterations for m in members)
+        final["refine_seconds"] = sum(m.refine_seconds for m in members)
+    if params.compaction != "none":
+        compact_final(model, final, X_train, y_train, X_test, y_test, seed)
+    return TrainResult(method=method, curve=curve, population=model.population_frame(), final=final,
+                       seconds=sum(m.seconds for m in members))
