@@ -1,0 +1,90 @@
+"""docs/variance.md: bagging's members (results/bag_choice) and the levers against variance on
+the real-data suite (results/suite_bags)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kacs_cli.reporting import stats
+from tools.doctables.common import ALPHA, Runs, decimal, holm, pair, table
+
+BAG_CHOICE = "bag_choice/bag_choice.csv"
+# The variants of results/bag_choice against the single model, in the table's order.
+BAG_VARIANTS = (("boot", "5 bags, bootstrap, each refined"), ("boot_merged_refined", "the same, merged model refined again"),
+                ("half", "5 bags, half-samples, each refined"))
+
+
+def _bag_choice(runs: Runs) -> pd.DataFrame:
+    return pd.read_csv(runs.root / "results" / BAG_CHOICE)
+
+
+def bag_choice(runs: Runs) -> str:
+    frame = _bag_choice(runs)
+    rows = []
+    for name, part in frame.groupby("dataset", sort=False):
+        row = [name, str(len(part)), decimal(part["single"].mean())]
+        for column, _ in BAG_VARIANTS:
+            wins = int((part[column] < part["single"]).sum())
+            row.append(f"{decimal(part[column].mean())} ({wins} of {len(part)})")
+        row.append(f"{part['boot_seconds'].mean() / part['single_seconds'].mean():.1f}x")
+        rows.append(row)
+    return table(["dataset", "runs", "single model", *(label for _, label in BAG_VARIANTS), "time of 5 bags"],
+                 rows, ["l", "r", "r", "r", "r", "r", "r"])
+
+
+# results/suite_bags: each bagged setting against the same setting without bags.
+SUITE_BAGS = "suite_bags"
+BAGGED = (("kacs-recommended-bags", "kacs-recommended"), ("xcsf-recommended-bags", "xcsf-recommended"))
+REFERENCES = ("gbr", "rf", "ebm")
+
+
+def _shared(runs: Runs) -> pd.DataFrame:
+    """The runs of results/suite_bags that every method has on its dataset, so that a table
+    does not depend on where the campaign was cut."""
+    r = runs(SUITE_BAGS)
+    every = r.method.nunique()
+    counts = r.groupby(["benchmark", "run"]).method.nunique()
+    complete = counts[counts == every].index
+    return r.set_index(["benchmark", "run"]).loc[complete].reset_index()
+
+
+def suite_bags(runs: Runs) -> str:
+    if not runs.has(SUITE_BAGS):
+        return "(no committed runs yet)\n"
+    r = _shared(runs)
+    datasets = list(dict.fromkeys(r.benchmark))
+    verdict: dict[tuple[str, str], str] = {}
+    for bagged, plain in (*BAGGED, ("kacs-recommended-bags", "xcsf-recommended-bags")):
+        ps, diffs = {}, {}
+        for d in datasets:
+            x, y = pair(r, d, bagged, plain, "test_mae")
+            ps[d], diffs[d] = stats.wilcoxon_p(x, y), float(np.mean(x - y))
+        for d, p in holm(ps).items():
+            verdict[(bagged, plain, d)] = "~" if p >= ALPHA else ("+" if diffs[d] < 0 else "-")
+    methods = [m for pair_ in BAGGED for m in pair_] + [m for m in REFERENCES if m in set(r.method)]
+    rows = []
+    for d in datasets:
+        means = {m: r[(r.benchmark == d) & (r.method == m)].test_mae.mean() for m in methods}
+        runs_here = r[(r.benchmark == d)].run.nunique()
+        row = [d, str(runs_here)]
+        for m in methods:
+            cell = decimal(means[m])
+            if m == "kacs-recommended-bags":
+                cell += f" {verdict[(m, 'kacs-recommended', d)]}{verdict[(m, 'xcsf-recommended-bags', d)]}"
+            elif m == "xcsf-recommended-bags":
+                cell += f" {verdict[(m, 'xcsf-recommended', d)]}"
+            row.append(cell)
+        rows.append(row)
+    return table(["dataset", "runs", *methods], rows, ["l", "r", *("r" for _ in methods)])
+
+
+def v_below_boot(runs: Runs, column: str) -> str:
+    """In how many runs of results/bag_choice the variant `column` had a lower test MAE than
+    the bootstrap bags without it."""
+    frame = _bag_choice(runs)
+    return f"{int((frame[column] < frame['boot']).sum())} of {len(frame)}"
+
+
+TABLES = {"bag-choice": bag_choice, "suite-bags": suite_bags}
+VALUES = {"bag-choice-below-boot": v_below_boot}
