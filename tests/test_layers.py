@@ -57,8 +57,8 @@ PACKAGES = {
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "capacity", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
-                           "pareto", "refinement", "scaling", "stats", "suprb", "tables", "variants"],
-    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report",
+                           "pareto", "refinement", "reproduce", "scaling", "stats", "suprb", "tables", "variants"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "reproduce",
                      "run", "timing"],
 }
 ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
