@@ -104,9 +104,9 @@ def test_a_failed_run_record_write_keeps_every_finished_run_and_resumes(capsys, 
 
 def test_runs_csv_that_cannot_be_written_is_rebuilt_by_the_next_run(capsys, tmp_path, monkeypatch, cfg):
     out = tmp_path / "out"
-    # The output folder itself read-only after config.yaml: runs/, curves/ and populations/
-    # take the runs, runs.csv and curves.csv.gz cannot be written.
-    fail_writes(monkeypatch, PermissionError(errno.EACCES, "Permission denied"), where=lambda d: d == out, after=1)
+    # The output folder itself read-only after engine.yaml and config.yaml: runs/, curves/ and
+    # populations/ take the runs, runs.csv and curves.csv.gz cannot be written.
+    fail_writes(monkeypatch, PermissionError(errno.EACCES, "Permission denied"), where=lambda d: d == out, after=2)
     code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2)
     assert code == 2
     line = one_line(err)

@@ -50,7 +50,7 @@ PACKAGES = {
                         "update", "xcsf"],
     "kacs_cli.baselines": ["entry", "imodels_seeded", "interpretable", "kan_net", "registry", "sklearn_models",
                            "spline_kan", "xcsf_lib", "xkan"],
-    "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "curvestore",
+    "kacs_cli.experiments.campaign": ["runner", "workers", "execution", "tasks", "reuse", "provenance", "curvestore",
                                       "sweeps", "config", "methods", "cells", "schema", "results", "resolved",
                                       "metrics"],
     "kacs_cli.experiments.data": ["fetch", "packaged", "datasets", "registry", "protocols", "benchmarks"],
@@ -58,9 +58,9 @@ PACKAGES = {
                             "classes", "persistence"],
     "kacs_cli.reporting": ["build", "capacity", "cd_diagram", "compaction", "figures", "files", "include",
                            "index", "kmethods", "kstats", "loading", "missing", "model", "pair", "paper",
-                           "pareto", "refinement", "scaling", "stats", "suprb", "tables", "variants"],
-    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "run",
-                     "timing"],
+                           "pareto", "refinement", "reproduce", "scaling", "stats", "suprb", "tables", "variants"],
+    "kacs_cli.cli": ["bench", "campaign", "data", "explain", "fidelity", "model", "model_rows", "report", "reproduce",
+                     "run", "timing"],
 }
 ORDERED = ("kacs_cli.experiments.campaign", "kacs_cli.experiments.data", "kacs_cli.estimators")
 # What the ordered packages may use of the rest of the package, and what they may import inside

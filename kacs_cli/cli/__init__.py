@@ -1,5 +1,5 @@
 """The `kacs` command line: one typer app; each command group is a module of this package
-(bench, data, run, report, model, explain, fidelity), each with `register(app)`."""
+(bench, data, run, report, reproduce, model, explain, fidelity), each with `register(app)`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import typer
 
 from kacs_cli import atomic
-from kacs_cli.cli import bench, data, explain, fidelity, model, report, run
+from kacs_cli.cli import bench, data, explain, fidelity, model, report, reproduce, run
 from kacs_cli.errors import STOP_SIGNALS, Interrupted, UserError
 
 app = typer.Typer(
@@ -23,7 +23,7 @@ app = typer.Typer(
 )
 
 
-for _commands in (bench, data, run, report, model, explain, fidelity):
+for _commands in (bench, data, run, report, reproduce, model, explain, fidelity):
     _commands.register(app)
 
 

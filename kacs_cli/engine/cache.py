@@ -4,6 +4,8 @@ numba checks only the source file of each cached function, but the engine's func
 inline code from its other modules: after an edit of ga.py, a cached kacs.train_step would
 still run the old GA code, silently. So the cache is keyed on all engine sources together:
 when any of them changes, every cached engine function is dropped and compiled afresh.
+The same digest, taken over the engine and the baselines together, is the engine fingerprint
+a results folder records (kacs_cli/experiments/campaign/provenance.py).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ ENGINE_DIR = Path(__file__).resolve().parent
 STAMP_NAME = "engine-sources.sha256"
 
 
-def sources_digest(engine_dir: Path = ENGINE_DIR) -> str:
+def sources_digest(*source_dirs: Path) -> str:
+    """sha256 over the name and bytes of every *.py file of the folders (default: the engine's),
+    folder by folder, files by name."""
     digest = hashlib.sha256()
-    for path in sorted(engine_dir.glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    for folder in source_dirs or (ENGINE_DIR,):
+        for path in sorted(Path(folder).glob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

@@ -38,6 +38,26 @@ def load_paper_table() -> pd.DataFrame:
     return table
 
 
+def is_published_campaign(config: results.ResolvedConfig) -> bool:
+    """The main experiment in the published setting but perhaps its run count: its plain
+    cells (label = benchmark, no variant) of XCSF and KACS are the published table's."""
+    return ((config.experiment or "").lower() == "main" and config.protocol == PUBLISHED_SETTING["protocol"]
+            and config.iterations == PUBLISHED_SETTING["iterations"]
+            and (config.semantics or "reference").lower() == PUBLISHED_SETTING["semantics"])
+
+
+def against_published(pub: pd.Series, method: str, mean: float, sd: float, n: int) -> dict[str, Any]:
+    """One method's mean of n runs beside the published one (`pub`: the published table's row
+    of a benchmark and metric): paper, paper_sd, z and within max(3 SE, 5 %) (NaN and None
+    without runs)."""
+    pm, ps = float(pub[f"{method}_mean"]), float(pub[f"{method}_sd"])
+    out: dict[str, Any] = {"paper": pm, "paper_sd": ps, "z": math.nan, "within": None}
+    if n > 0 and math.isfinite(mean):
+        out["z"] = stats.fidelity_z(mean, sd, n, pm, ps, PAPER_RUNS)
+        out["within"] = stats.within_published(mean, sd, n, pm, ps, PAPER_RUNS)
+    return out
+
+
 def paper_comparison(exp: ExperimentReport) -> pd.DataFrame:
     """One row per (benchmark, metric) of the published table that the experiment has: our
     means and the published ones, z, within, and both verdicts."""
@@ -56,17 +76,10 @@ def paper_comparison(exp: ExperimentReport) -> pd.DataFrame:
             rec: dict[str, Any] = {"cell": cell.label, "benchmark": bench, "metric": metric}
             for method in METHODS:
                 mean, sd, n = ours[f"{method}_mean"], ours[f"{method}_sd"], int(ours[f"{method}_runs"])
-                pm, ps = float(pub[f"{method}_mean"]), float(pub[f"{method}_sd"])
                 rec[f"{method}_ours"] = mean
                 rec[f"{method}_ours_sd"] = sd
                 rec[f"{method}_runs"] = n
-                rec[f"{method}_paper"] = pm
-                rec[f"{method}_paper_sd"] = ps
-                if n > 0 and math.isfinite(mean):
-                    rec[f"{method}_z"] = stats.fidelity_z(mean, sd, n, pm, ps, PAPER_RUNS)
-                    rec[f"{method}_within"] = stats.within_published(mean, sd, n, pm, ps, PAPER_RUNS)
-                else:
-                    rec[f"{method}_z"], rec[f"{method}_within"] = math.nan, None
+                rec.update({f"{method}_{k}": v for k, v in against_published(pub, method, mean, sd, n).items()})
             rec["symbol_ours"] = ours["symbol"]
             rec["wilcoxon_p_paper"] = float(pub["wilcoxon_p"])
             rec["symbol_paper"] = stats.verdict(

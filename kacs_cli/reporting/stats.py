@@ -52,6 +52,21 @@ def wilcoxon_p(x: Sequence[float], y: Sequence[float]) -> float:
     return p if math.isfinite(p) else 1.0
 
 
+def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided Mann-Whitney U p-value of two independent samples (their non-finite values
+    dropped), scipy choosing exact or normal approximation. Equal constant samples are no
+    evidence of a difference: p = 1. An empty sample: NaN (nothing was tested)."""
+    a = np.asarray(x, dtype=float).ravel()
+    b = np.asarray(y, dtype=float).ravel()
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if a.size == 0 or b.size == 0:
+        return math.nan
+    if np.all(a == a[0]) and np.all(b == a[0]):
+        return 1.0
+    p = float(_sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    return p if math.isfinite(p) else 1.0
+
+
 def rank_biserial(x: Sequence[float], y: Sequence[float]) -> float:
     """Matched-pairs rank-biserial correlation of d = x - y (XCSF - KACS).
 

@@ -6,8 +6,9 @@ Inside the subpackage, imports point one way, from the top of this list to the b
   folder's config; a Reporter hears what happens);
   workers: where runs execute (local processes, Dask); execution: one run and its cell's
   data; tasks: the runs a config asks for and their cost
-- reuse: runs copied from identical runs of finished campaigns; curvestore: the curves and
-  their committed compact form `curves.csv.gz`
+- reuse: runs copied from identical runs of finished campaigns; provenance: what produced a
+  folder's rows (engine fingerprint, BLAS kernels, commit) and whether two engines are the
+  same; curvestore: the curves and their committed compact form `curves.csv.gz`
 - sweeps: the configs of `kacs scale`; config: `ExperimentConfig` and the resolution of a
   config file; methods: the methods and the hyperparameters of each (cell, method); cells:
   the data identity, the benchmark entries, the cells and their labels; schema: YAML and

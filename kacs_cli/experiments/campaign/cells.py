@@ -113,16 +113,16 @@ class Cell:
 
     def to_dict(self, methods: Iterable[str]) -> dict:
         methods = tuple(methods)
+        # Written only for a cell that runs a subset of the config's methods, so the records
+        # of configs without that option keep their form.
+        subset = bool(self.methods) and self.methods != methods
         out = {
             "label": self.label,
             **self.data.to_dict(),
-            "hyperparameters": {m: self.params[m].as_dict() for m in methods},
+            "hyperparameters": {m: self.params[m].as_dict() for m in (self.methods if subset else methods)},
         }
-        # Written only for a cell that runs a subset of the config's methods, so the records
-        # of configs without that option keep their form.
-        if self.methods and self.methods != methods:
+        if subset:
             out["methods"] = list(self.methods)
-            out["hyperparameters"] = {m: self.params[m].as_dict() for m in self.methods}
         return out
 
 

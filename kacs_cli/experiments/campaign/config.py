@@ -60,9 +60,9 @@ import yaml
 from kacs_cli.engine.params import SEMANTICS
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import results
-from kacs_cli.experiments.campaign.cells import Cell, assign_labels, benchmark_entry
+from kacs_cli.experiments.campaign.cells import Cell, DataIdentity, assign_labels, benchmark_entry
 from kacs_cli.experiments.campaign.methods import (baseline_specs, cell_methods, cell_params, hyperparameter_overrides,
-                                          parse_methods)
+                                          parse_methods, recorded_params)
 from kacs_cli.experiments.data.protocols import DEFAULT_PROTOCOL, PROTOCOLS, Protocol, run_plan
 from kacs_cli.experiments.campaign.schema import (SAFE_LABEL, choice, fail, load_yaml, mapping, nonempty_text, number,
                                          safe_name, type_name, whole)
@@ -277,6 +277,47 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         report=_report_settings(raw.get("report")),
         **_reuse_settings(raw.get("reuse"), base_dir),
     )
+
+
+def recorded_config(resolved: results.ResolvedConfig, where: Path | str) -> ExperimentConfig:
+    """The config a results folder's config.yaml records, to run again (`kacs reproduce`):
+    every cell, method and hyperparameter as written there, without `reuse:` (a run to
+    reproduce is trained, never copied). A record this version cannot run is a UserError
+    naming the key; the caller compares the config it gets with the record."""
+    data = resolved.data
+    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    try:
+        cells = []
+        for i, cell in enumerate(resolved.cells or ()):
+            runs_here = cell.methods or resolved.methods
+            params = {}
+            for method in cell.settings:
+                try:
+                    params[method] = recorded_params(resolved.method_engines.get(method, method),
+                                                     cell.settings_of(method))
+                except (UserError, TypeError) as exc:
+                    fail(f"cells[{i}].hyperparameters.{method}", str(exc))
+            fields = ("benchmark", "kind", "path", "n", "samples", "dataset_seed", "variant")
+            cells.append(Cell(index=i, label=cell.label, data=DataIdentity(**{f: cell.written.get(f) for f in fields}),
+                              params=params, methods=runs_here,
+                              engines={m: resolved.method_engines[m] for m in runs_here
+                                       if m in resolved.method_engines}))
+        if not cells:
+            fail("cells", "missing; the record lists no cell")
+        return ExperimentConfig(
+            engines=dict(resolved.method_engines),
+            experiment=nonempty_text(data.get("experiment"), "experiment"),
+            semantics=choice(data.get("semantics", "reference"), "semantics", SEMANTICS),
+            methods=resolved.methods,
+            protocol=_protocol({k: protocol[k] for k in PROTOCOL_KEYS if k in protocol}, None),
+            iterations=whole(data.get("iterations"), "iterations", 1),
+            eval_every=whole(data.get("eval_every"), "eval_every", 1),
+            cells=tuple(cells),
+            description=data.get("description"),
+            report=data.get("report"),
+        )
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
 
 
 def _reuse_settings(value: Any, base_dir: Path | None) -> dict:

@@ -251,3 +251,17 @@ def cell_params(
                  f"{registry.label(engine)} has no compaction {compaction}; it has "
                  f"{', '.join(registry.get(engine).compactions) or 'none'}")
     return params
+
+
+def recorded_params(engine: str, written: Any) -> Hyperparameters | baselines.Spec:
+    """A method's settings as a resolved config records them (Hyperparameters.as_dict of a
+    learner, Spec.as_dict of a baseline) made into the settings it runs with again."""
+    if not isinstance(written, dict):
+        raise UserError(f"its settings are {type_name(written)}, not a mapping")
+    if baselines.find(engine) is None:
+        return Hyperparameters(**written)
+    params = {k: v for k, v in (written.get("params") or {}).items() if k != baselines.JOBS_PARAM}
+    overrides = {"params": params}
+    if baselines.get(engine).estimator is None:
+        overrides[baselines.OPEN] = written.get("estimator")
+    return baselines.resolve(engine, overrides)

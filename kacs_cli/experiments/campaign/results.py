@@ -2,6 +2,7 @@
 
 Layout (`kacs run --out`)::
 
+    engine.yaml                          what produced the rows: engine fingerprint, kernels, commit
     config.yaml                          the resolved config (every hyperparameter)
     runs.csv                             one row per finished run, RUN_COLUMNS, in result order
     runs/<cell>__<method>__<run>.json    the finished run's row: the mark of completion
@@ -38,6 +39,7 @@ except ImportError:  # not POSIX: campaigns run without the folder lock
     fcntl = None
 
 CONFIG_FILE = "config.yaml"
+ENGINE_FILE = "engine.yaml"
 RUNS_FILE = "runs.csv"
 LOCK_FILE = ".lock"
 RECORD_DIR = "runs"
@@ -46,7 +48,7 @@ POPULATION_DIR = "populations"
 AGGREGATE_FILE = "curves.csv.gz"
 RUN_DIRS = (RECORD_DIR, CURVE_DIR, POPULATION_DIR)
 # What --force deletes: the runner's own files, nothing else a user keeps in the folder.
-OWNED = (CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
+OWNED = (ENGINE_FILE, CONFIG_FILE, RUNS_FILE, *RUN_DIRS, AGGREGATE_FILE)
 
 
 def _count_column(least: int):
@@ -274,6 +276,42 @@ class ResolvedConfig:
 def write_config(folder: Path, text: str) -> None:
     """config.yaml: `text` is ExperimentConfig.to_yaml(), which ResolvedConfig reads back."""
     atomic.write_text(config_path(folder), text)
+
+
+# --------------------------------------------------------------------------- engine.yaml
+
+
+def engine_path(folder: Path) -> Path:
+    return Path(folder) / ENGINE_FILE
+
+
+_ENGINE_HEADER = (
+    "# What produced the rows of this folder (docs/results-folder.md):\n"
+    "# resuming here or copying these rows with `reuse:` under another engine fingerprint or\n"
+    "# BLAS kernel family is refused unless --allow-engine-change.\n"
+)
+
+
+def write_engine_record(folder: Path, record: dict) -> None:
+    """engine.yaml: `record` is provenance.EngineRecord.as_dict()."""
+    atomic.write_text(engine_path(folder), _ENGINE_HEADER + yaml.safe_dump(record, sort_keys=False))
+
+
+def read_engine_record(folder: Path) -> dict | None:
+    """The folder's engine.yaml as written; None when there is none (a folder written before
+    the record existed); a UserError when it cannot be read or holds no mapping."""
+    path = engine_path(folder)
+    if not path.is_file():
+        return None
+    fix = (f"restore it, or delete it and the folder counts as one written before the record existed "
+           f"(docs/results-folder.md)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UserError(f"cannot read {path} ({exc.__class__.__name__}); {fix}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} holds no engine record (not a YAML mapping); {fix}")
+    return data
 
 
 # --------------------------------------------------------------------------- runs.csv

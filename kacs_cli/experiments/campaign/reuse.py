@@ -7,7 +7,9 @@ kind, source, path, n, samples, dataset seed, variant), the learner and every hy
 the protocol (all but its run count), iterations, evaluation spacing, semantics and the run's
 split and learner seeds. The resolved config.yaml of a results folder spells all of it out,
 so two runs with the same identity give the same numbers bit for bit (the engines are
-deterministic), and the row of one can stand for the other: it is copied with the new
+deterministic) under the same engine and kernels (the runner copies from a folder whose
+engine.yaml names another engine only when told to, provenance.py), and the row of one can
+stand for the other: it is copied with the new
 experiment, cell label and method label, its `seconds` as measured where it ran, and its
 learning curve (from the per-run file or the folder's curves.csv.gz).
 """
@@ -31,6 +33,7 @@ _SHARED = ("semantics", "iterations", "eval_every")
 class Reused:
     record: dict
     curve: pd.DataFrame | None  # canonical curve (curvestore), None when the source has none
+    source: Path                # the folder it is copied from
 
 
 def run_identities(resolved: results.ResolvedConfig) -> dict[str, list[tuple[str, str]]]:
@@ -109,5 +112,5 @@ def find(resolved: results.ResolvedConfig, tasks: Iterable, sources: Iterable[So
                       "method": task.method}
             if "variant" in record and (pd.isna(record["variant"]) or record["variant"] is None):
                 record["variant"] = ""
-            found[task.key] = Reused(record, curves.get((pair[0], pair[1].lower(), task.run)))
+            found[task.key] = Reused(record, curves.get((pair[0], pair[1].lower(), task.run)), folder)
     return found

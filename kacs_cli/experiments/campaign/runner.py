@@ -8,7 +8,8 @@ the reused runs copied in. `execute` fans the rest out (workers.py) and saves ea
 run as it arrives (results.py, which owns the folder's files). What a campaign has to say
 goes to its `Reporter`: the command line shows it (kacs_cli/cli/campaign.py), a campaign
 run from Python keeps quiet. An interrupted campaign resumes where it stopped; a folder
-holding another config is refused.
+holding another config is refused, and so are a folder and `reuse:` rows of another engine
+(provenance.py) unless allow_engine_change.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 from kacs_cli import atomic, baselines
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import collapse_message, collapsed
-from kacs_cli.experiments.campaign import curvestore, results, reuse, workers
+from kacs_cli.experiments.campaign import curvestore, provenance, results, reuse, workers
 from kacs_cli.experiments.campaign.cells import Cell
 from kacs_cli.experiments.campaign.config import ExperimentConfig
 from kacs_cli.experiments.campaign.resolved import MethodSettings, ResolvedCell
@@ -166,6 +167,13 @@ def _stands_for(recorded: MethodSettings, asked: MethodSettings) -> bool:
             and all(recorded.params.get(k) == v for k, v in (asked.params or {}).items()))
 
 
+def folder_differences(old: results.ResolvedConfig, config: ExperimentConfig) -> list[str]:
+    """The settings in which `config` is not the campaign a folder's config.yaml records (the
+    run count, description, report settings and reused folders left out: they change no run);
+    empty when its runs are the folder's."""
+    return _config_differences(old, _as_recorded(old, _resolved(config))[0])
+
+
 def with_runs(config: ExperimentConfig, runs: int) -> ExperimentConfig:
     """`config` with another run count (run r keeps its seeds whatever the count)."""
     return dataclasses.replace(config, protocol=dataclasses.replace(config.protocol, runs=runs))
@@ -204,6 +212,50 @@ def _folder_config(out: Path, config: ExperimentConfig, force: bool) -> tuple[Ex
     return folder, True, completed or (old.runs is not None and old.runs < config.protocol.runs)
 
 
+def _other_engine(folder: Path, recorded: provenance.EngineRecord | None, running: provenance.EngineRecord,
+                  allow_engine_change: bool, reporter: Reporter, *, reused: bool) -> provenance.EngineRecord | None:
+    """`folder`'s engine record where it names another engine than `running` and
+    allow_engine_change lets its rows in; None where it names this engine, or none (a folder
+    written before the record existed: its rows are let in unchecked, with a warning).
+    Another engine without allow_engine_change is refused in one line naming both."""
+    where = f"reuse: {folder}" if reused else str(folder)
+    if recorded is None:
+        reporter.warning(f"{where} has no {results.ENGINE_FILE} (written before the record existed), so its rows "
+                         f"are {'copied' if reused else 'resumed'} without checking they are of this engine "
+                         f"({running.describe()}); see docs/results-folder.md")
+        return None
+    if recorded.same_engine(running):
+        return None
+    if not allow_engine_change:
+        fix = ("run with --allow-engine-change to copy them anyway, or remove that folder from `reuse`" if reused
+               else "run with --allow-engine-change to add rows of this engine anyway, --force to start over, "
+                    "or choose another --out")
+        raise UserError(f"{where} holds rows of another engine ({recorded.describe()}) than this one "
+                        f"({running.describe()}); {fix}")
+    return recorded
+
+
+def _engine_record(out: Path, kept: bool, running: provenance.EngineRecord, others: list[provenance.EngineRecord],
+                   allow_engine_change: bool, reporter: Reporter) -> provenance.EngineRecord | None:
+    """The engine.yaml the folder is to hold once this campaign adds its rows (None: leave it
+    as it is). A new folder records the running engine; a kept folder keeps its record,
+    naming any other engine whose rows come in now among its others."""
+    if not kept:
+        recorded = running
+    else:
+        recorded = provenance.read(out)
+        other = _other_engine(out, recorded, running, allow_engine_change, reporter, reused=False)
+        if recorded is None:
+            return None  # a folder written before the record existed stays without one
+        if other is not None:
+            recorded = running.joined(other)
+        elif not others:
+            return None
+    for other in others:
+        recorded = recorded.joined(other)
+    return recorded
+
+
 # --------------------------------------------------------------------------- plan
 
 
@@ -223,6 +275,7 @@ class Plan:
     already: int                    # of the selected runs, finished before this call
     copyable: dict[str, reuse.Reused]  # selected runs still to do that a `reuse:` folder holds
     pending: list[Cell]             # cells with runs to do here, whose data are needed
+    engine: provenance.EngineRecord | None  # engine.yaml to write (None: the folder's stays as it is)
     skipped: list[str] = field(default_factory=list)  # cell labels left out by --skip-missing
 
 
@@ -235,10 +288,12 @@ def plan_campaign(
     skip_missing: bool = False,
     benchmarks: Iterable[str] | None = None,
     methods: Iterable[str] | None = None,
+    allow_engine_change: bool = False,
     reporter: Reporter | None = None,
 ) -> Plan:
     """The runs of `config` that `out` holds, finishes now or copies; refuses a folder of
-    another config and runs whose data or optional extra are missing."""
+    another config, a folder or `reuse:` rows of another engine (unless allow_engine_change)
+    and runs whose data or optional extra are missing."""
     reporter = reporter or Reporter()
     cells = select_cells(config, benchmarks)
     chosen_methods = select_methods(config, methods)
@@ -249,6 +304,13 @@ def plan_campaign(
     wanted = [t for t in selected if t.key not in records]
     copyable = reuse.find(_resolved(config), wanted, reuse.sources(config.reuse_dirs)) if config.reuse_dirs else {}
     todo = [t for t in wanted if t.key not in copyable]
+    # Only a campaign that adds rows checks the engine: a finished folder resumes anywhere.
+    running = provenance.EngineRecord.current() if wanted else None
+    copied_from = dict.fromkeys(item.source for item in copyable.values())
+    others = [other for source in copied_from
+              if (other := _other_engine(source, provenance.read(source), running, allow_engine_change, reporter,
+                                         reused=True)) is not None]
+    engine = _engine_record(out, kept, running, others, allow_engine_change, reporter) if wanted else None
     # A method whose optional extra is missing is needed only for runs still to do: a
     # finished folder (committed results on a fresh clone) resumes without it.
     unavailable = _unavailable(config)
@@ -277,7 +339,7 @@ def plan_campaign(
                            preload=tuple(s for s in baselines.specs_of(t.cell.params[t.method] for t in selected)
                                          if not s.missing))
     return Plan(config, folder, out, force, write_config, settings, selected, [t.key for t in row_tasks], records,
-                sum(t.key in records for t in selected), copyable, pending, skipped)
+                sum(t.key in records for t in selected), copyable, pending, engine, skipped)
 
 
 def _resolved(config: ExperimentConfig) -> results.ResolvedConfig:
@@ -317,6 +379,9 @@ def prepare_folder(plan: Plan, reporter: Reporter | None = None) -> list[Task]:
     if plan.force:
         results.clear(out)
     results.make_run_dirs(out)
+    # Before config.yaml: a folder whose config is written always has its record.
+    if plan.engine is not None:
+        provenance.write(out, plan.engine)
     if plan.write_config:
         results.write_config(out, plan.folder.to_yaml())
     todo = [t for t in plan.selected if t.key not in plan.records]
@@ -371,12 +436,15 @@ def run_campaign(
     methods: Iterable[str] | None = None,
     backend: str = "local",
     scheduler: str | None = None,
+    allow_engine_change: bool = False,
     reporter: Reporter | None = None,
 ) -> CampaignResult:
     """Run (or resume) every selected run of `config` into `out`; see the module docstring.
 
     benchmarks / methods / skip_missing only choose which runs to do now: the folder's
     config.yaml is always the whole config, so a later call without them completes it.
+    allow_engine_change resumes a folder, and copies `reuse:` rows, of another engine
+    (provenance.py); the folder's engine.yaml then names both.
     """
     reporter = reporter or Reporter()
     # Before the folder lock, whose mkdir would otherwise say only "File exists".
@@ -390,7 +458,8 @@ def run_campaign(
         if locked:
             stack.enter_context(results.exclusive(out))
         plan = plan_campaign(config, out, data_dir=data_dir, force=force, skip_missing=skip_missing,
-                             benchmarks=benchmarks, methods=methods, reporter=reporter)
+                             benchmarks=benchmarks, methods=methods, allow_engine_change=allow_engine_change,
+                             reporter=reporter)
         shapes = prepare_data(plan, reporter)
         # Before the first write, so that a bad address or a missing package leaves nothing behind.
         client = None

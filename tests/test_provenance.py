@@ -1,0 +1,192 @@
+"""A results folder records what produced its rows (engine.yaml: engine fingerprint, BLAS
+kernels, commit), and rows of another engine never join it, nor are copied by `reuse:`,
+unless --allow-engine-change."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_support import run_kacs
+from kacs_cli.experiments.campaign import provenance
+from kacs_cli.experiments.campaign.config import load_config
+from kacs_cli.experiments.campaign.provenance import EngineRecord, engine_fingerprint, kernel_family
+from kacs_cli.experiments.campaign.runner import run_campaign
+
+TINY = ("experiment: {name}\nbenchmarks: [{{name: f1, n: 2, samples: 120}}]\nhyperparameters: {{N: 100}}\n"
+        "protocol: {{runs: 2}}\niterations: 300\neval_every: 150\n")
+BLAS = {"user_api": "blas", "internal_api": "openblas", "prefix": "libopenblas", "version": "0.3.30",
+        "architecture": "Haswell"}
+
+
+def write_config(folder: Path, name: str, reuse: Path | None = None) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(TINY.format(name=name) + (f"reuse: [{reuse}]\n" if reuse else ""))
+    return path
+
+
+def contents(folder: Path) -> dict:
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def doctor(folder: Path, what: str) -> dict:
+    """engine.yaml made to name another engine: another fingerprint or kernel architecture."""
+    path = folder / "engine.yaml"
+    record = yaml.safe_load(path.read_text())
+    if what == "fingerprint":
+        record["fingerprint"] = "0" * 64
+    else:
+        for kernel in record["kernels"]:
+            if kernel["user_api"] == "blas":
+                kernel["architecture"] = "Prescott"
+    path.write_text(yaml.safe_dump(record, sort_keys=False))
+    return record
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A tiny campaign of two runs per method, trained once; tests work on copies."""
+    root = tmp_path_factory.mktemp("provenance")
+    config = write_config(root, "tiny")
+    assert run_campaign(load_config(config), root / "tiny", jobs=1).ran == 4
+    return config, root / "tiny"
+
+
+def copy_of(finished, tmp_path) -> Path:
+    out = tmp_path / "tiny"
+    shutil.copytree(finished[1], out)
+    return out
+
+
+# --------------------------------------------------------------------------- the record
+
+
+def test_a_new_folder_records_the_running_engine(finished):
+    record = provenance.read(finished[1])
+    running = EngineRecord.current()
+    assert record.fingerprint == engine_fingerprint() == running.fingerprint and record.same_engine(running)
+    assert record.family and all(k["user_api"] for k in record.kernels)
+    assert not any("num_threads" in k or "filepath" in k for k in record.kernels)
+    assert record.commit == running.commit and record.others == ()
+
+
+def test_the_fingerprint_follows_the_engine_and_baseline_sources_and_nothing_else(tmp_path):
+    package = Path(provenance.__file__).resolve().parents[2]
+    copy = tmp_path / "kacs_cli"
+    for part in ("engine", "baselines", "reporting"):
+        shutil.copytree(package / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    before = engine_fingerprint(copy)
+    assert before == engine_fingerprint(package)
+
+    for edited in (copy / "reporting" / "paper.py", copy / "engine" / "notes.txt"):
+        edited.write_text(edited.read_text() + "# a comment\n" if edited.exists() else "notes\n")
+        assert engine_fingerprint(copy) == before, edited
+    (copy / "engine" / "__pycache__").mkdir()
+    (copy / "engine" / "__pycache__" / "ga.cpython-311.pyc").write_bytes(b"bytecode")
+    assert engine_fingerprint(copy) == before
+
+    for edited in (copy / "engine" / "ga.py", copy / "baselines" / "xkan.py"):
+        original = edited.read_text()
+        edited.write_text(original.replace("\n", "\n\n", 1))
+        assert engine_fingerprint(copy) != before, edited
+        edited.write_text(original)
+        assert engine_fingerprint(copy) == before
+
+
+def test_the_kernel_family_is_library_version_and_architecture_not_threads():
+    threads = [{**BLAS, "num_threads": 1}, {"user_api": "openmp", "internal_api": "openmp", "prefix": "libgomp"}]
+    assert kernel_family(threads) == kernel_family([{**BLAS, "num_threads": 64}]) == ("openblas 0.3.30 Haswell",)
+    one = EngineRecord("a" * 64, (BLAS,))
+    assert one.same_engine(EngineRecord("a" * 64, ({**BLAS, "num_threads": 8},), commit="other"))
+    assert not one.same_engine(EngineRecord("a" * 64, ({**BLAS, "architecture": "SkylakeX"},)))
+    assert not one.same_engine(EngineRecord("a" * 64, ({**BLAS, "version": "0.3.31"},)))
+    assert not one.same_engine(EngineRecord("b" * 64, (BLAS,)))
+
+
+# --------------------------------------------------------------------------- resuming
+
+
+@pytest.mark.parametrize("what", ["fingerprint", "architecture"])
+def test_resuming_a_folder_of_another_engine_is_refused_unless_allowed(finished, tmp_path, capsys, what):
+    config, out = finished[0], copy_of(finished, tmp_path)
+    recorded = doctor(out, what)
+    before = contents(out)
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--runs", 3, "--jobs", 1)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{out} holds rows of another engine (engine {recorded['fingerprint'][:12]}" in err
+    assert f"than this one (engine {engine_fingerprint()[:12]}" in err and "--allow-engine-change" in err
+    if what == "architecture":
+        assert "Prescott" in err
+    assert contents(out) == before
+
+    # nothing to add: the finished folder resumes whatever engine runs
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--jobs", 1)
+    assert code == 0, err
+
+    code, text, err = run_kacs(capsys, "run", config, "--out", out, "--runs", 3, "--allow-engine-change", "--jobs", 1)
+    assert code == 0, err
+    record = provenance.read(out)
+    assert record.same_engine(EngineRecord.current())
+    assert [o["fingerprint"] for o in record.others] == [recorded["fingerprint"]]
+    # the folder now names both engines; resuming it with this one adds rows again
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--runs", 4, "--jobs", 1)
+    assert code == 0, err
+    assert len(provenance.read(out).others) == 1
+
+
+def test_force_starts_over_with_the_running_engine(finished, tmp_path, capsys):
+    config, out = finished[0], copy_of(finished, tmp_path)
+    doctor(out, "fingerprint")
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--force", "--jobs", 1)
+    assert code == 0, err
+    record = provenance.read(out)
+    assert record.same_engine(EngineRecord.current()) and record.others == ()
+
+
+def test_a_folder_without_a_record_resumes_with_a_warning_and_stays_without(finished, tmp_path, capsys):
+    config, out = finished[0], copy_of(finished, tmp_path)
+    (out / "engine.yaml").unlink()
+    code, text, err = run_kacs(capsys, "run", config, "--out", out, "--runs", 3, "--jobs", 1)
+    assert code == 0, err
+    assert f"warning: {out} has no engine.yaml (written before the record existed)" in " ".join(text.split())
+    assert not (out / "engine.yaml").exists()
+
+
+def test_an_unreadable_record_is_one_line(finished, tmp_path, capsys):
+    config, out = finished[0], copy_of(finished, tmp_path)
+    (out / "engine.yaml").write_text("fingerprint: [unclosed\n")
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--runs", 3, "--jobs", 1)
+    assert code == 2 and err.count("\n") == 1 and f"cannot read {out / 'engine.yaml'}" in err
+
+
+# --------------------------------------------------------------------------- reuse
+
+
+@pytest.mark.parametrize("what", ["fingerprint", "architecture"])
+def test_reusing_rows_of_another_engine_is_refused_unless_allowed(finished, tmp_path, capsys, what):
+    source = copy_of(finished, tmp_path)
+    recorded = doctor(source, what)
+    before = contents(source)
+    config = write_config(tmp_path, "target", reuse=source)
+    out = tmp_path / "target"
+    code, _, err = run_kacs(capsys, "run", config, "--out", out, "--jobs", 1)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"reuse: {source} holds rows of another engine (engine {recorded['fingerprint'][:12]}" in err
+    assert "--allow-engine-change" in err
+    assert not out.exists() and contents(source) == before
+
+    code, text, err = run_kacs(capsys, "run", config, "--out", out, "--allow-engine-change", "--jobs", 1)
+    assert code == 0, err
+    assert "4 run(s) copied" in " ".join(text.split())
+    record = provenance.read(out)
+    assert record.same_engine(EngineRecord.current())
+    assert [EngineRecord.of(o, "others").family for o in record.others] == [EngineRecord.of(recorded, "x").family]
+
+
+def test_reusing_rows_of_the_same_engine_needs_no_flag(finished, tmp_path, capsys):
+    config = write_config(tmp_path, "target", reuse=finished[1])
+    code, text, err = run_kacs(capsys, "run", config, "--out", tmp_path / "target", "--jobs", 1)
+    assert code == 0, err
+    assert "4 run(s) copied" in " ".join(text.split())
+    assert provenance.read(tmp_path / "target").others == ()
