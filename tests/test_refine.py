@@ -1,6 +1,8 @@
 """Full-batch refinement of a KACS model (engine/refine.py) and the quantile input transform
 (kacs_cli/scaling.py), through the engine, the estimator, configs and `kacs fit`."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -380,3 +382,76 @@ def test_the_report_refuses_a_damaged_refinement_cell(capsys, tmp_path):
     path.write_text("\n".join(lines) + "\n")
     code, _, err = run_kacs(capsys, "report", tmp_path / "out", "--no-figures")
     assert code == 2 and f"runs.csv:{row + 1}: evolved_test_mae is 'abc'" in err
+
+
+# ---------------------------------------------------------------- the smoothness penalty
+
+
+def _grid_values(model, q, p, grid):
+    """psi_{q,p} at the grid points through the engine's own prediction (the other inputs at 0.5)."""
+    X = np.full((grid.size, model.n), 0.5)
+    X[:, p] = grid
+    psihat, _, _, _ = model.predict_components(X)
+    return psihat[:, q, p]
+
+
+def test_the_roughness_is_the_second_differences_of_the_learned_functions():
+    from kacs_cli.engine.refine import SMOOTH_GRID, roughness_matrix
+
+    # The second inner rule leaves [0.6, 0.7] covered by one rule only and (0.9, 1] uncovered:
+    # a jump inside the function, and a part where psi is 0 and no second difference is taken.
+    model = _hand_built(2, [(0.0, 0.7, 0.7), (0.6, 0.9, 0.2)], [(-50.0, 50.0, 0.5)], seed=2)
+    X, _ = _data(2, 40)
+    P, n_q = model.n_rules, 5
+    w = model.pop.weights.w[:P]
+    R = roughness_matrix(model.pop, 2, n_q, X, w)
+    grid = np.linspace(0.0, 1.0, SMOOTH_GRID)
+    covered = grid <= 0.9
+    expected = []
+    for q in range(n_q):
+        for p in range(2):
+            f = _grid_values(model, q, p, grid)
+            for j in range(1, SMOOTH_GRID - 1):
+                if covered[j - 1] and covered[j] and covered[j + 1]:
+                    expected.append((f[j - 1] - 2 * f[j] + f[j + 1]) / np.sqrt(SMOOTH_GRID))
+    inner_rows = len(expected)
+    got = (R @ w.ravel())[:inner_rows]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    # Each outer function is one line over its whole grid: no roughness.
+    np.testing.assert_allclose((R @ w.ravel())[inner_rows:], 0.0, atol=1e-12)
+    assert R.shape[0] == inner_rows + n_q * (SMOOTH_GRID - 2)
+
+
+def test_the_smoothness_penalty_and_its_gradient_match_finite_differences():
+    from kacs_cli.engine.refine import roughness_matrix
+
+    model = _smooth_model()
+    X, y = _data(2, 60)
+    P = model.n_rules
+    w0 = model.pop.weights.w[:P].ravel().copy()
+    R = roughness_matrix(model.pop, 2, 5, X, model.pop.weights.w[:P])
+    plain = Objective(model.pop, 2, 5, design(model.pop, X, y, 2, 5), 0.0, w0)
+    smooth = Objective(model.pop, 2, 5, design(model.pop, X, y, 2, 5), 0.0, w0, smoothness=3.0, roughness=R)
+    loss, grad = smooth(w0)
+    assert loss == pytest.approx(plain(w0)[0] + 1.5 * float(np.sum((R @ w0) ** 2)), rel=1e-12)
+    numeric = central_differences(lambda w: smooth(w)[0], w0)
+    assert np.allclose(grad, numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_a_stronger_smoothness_leaves_smoother_functions():
+    from kacs_cli.engine.refine import roughness_matrix
+
+    X, y = _data(2, 200, seed=6)
+    y = y + 0.3 * np.random.default_rng(6).normal(size=200)
+    base = Model("kacs", 2, Hyperparameters(N=300, P_hash=0.5))
+    base.train(X, y, 3000, 1)
+    rough = []  # each refined model's roughness, on the grids of the evolved one
+    for mu in (0.0, 1.0, 30.0):
+        model = copy.deepcopy(base)
+        model.params = model.params.with_overrides(refine_smoothness=mu)
+        model.refine(X, y, seed=0, max_iter=200, pull=1e-5, validation=0.0)
+        P = model.n_rules
+        R = roughness_matrix(base.pop, 2, 5, X, base.pop.weights.w[:P])
+        w = model.pop.weights.w[:P].ravel()
+        rough.append(float(np.sum((R @ w) ** 2)))
+    assert rough[0] > rough[1] > rough[2]

@@ -42,7 +42,7 @@ class Learner:
     evaluate: Optional[Callable[[Any, Any], Any]] = None
     # components(model, X): (psihat, zhat, phihat, y_hat) of a Kolmogorov-Arnold learner.
     components: Optional[Callable[[Any, Any], tuple]] = None
-    # refine(model, X, y, max_iter=, pull=, validation=, seed=) -> refine.RefineResult: the
+    # refine(model, X, y, max_iter=, pull=, validation=, seed=, smoothness=) -> refine.RefineResult: the
     # full-batch refit of every consequent weight with the rule structure fixed (refine.py).
     refine: Optional[Callable[..., Any]] = None
     # compact(model, X, y, method, rules=, tolerance=, seed=) -> compaction.CompactionResult:

@@ -146,6 +146,11 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("refine_validation", float, 0.0, "fraction of the rows held out for early stopping (0: none)",
       learners=_KACS, engine=False, switch="refinement", flag="--refine-validation",
       checks=(between(0, 1, "the validation fraction of the train rows must lie in [0, 1)", high_open=True),)),
+    # The refinement's penalty on rough functions (engine/refine.py): its own switch, so that
+    # the resolved configs of refined runs made before it existed stay as they were.
+    D("refine_smoothness", float, 0.0, "refinement: strength of the penalty on every learned function's second "
+      "differences on a grid (0: none)", learners=_KACS, engine=False, switch="refine_smoothness",
+      flag="--refine-smoothness", checks=(at_least(0.0, "the smoothness strength must be >= 0"),)),
     # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
     # recorded beside the uncompacted model's.
     D("compaction", ("none", "piecewise", "single-winner", "closest"), "none",

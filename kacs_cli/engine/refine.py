@@ -16,7 +16,17 @@ evaluation. The objective is
 its gradient the backpropagation of docs/algorithm.md section 4 summed over the rows (the
 outer slope s_q = sum F w1 / sum F is dPhi_q/dz between match-set changes, where L is
 piecewise smooth). The pull lambda keeps rules that few rows reach near what evolution
-gave them. L-BFGS-B (scipy) minimizes L; with a validation part of the training rows, the
+gave them. With a smoothness strength mu > 0 (`refine_smoothness`) L gains
+
+    mu/2 sum_f 1/G sum_j (f(g_{j-1}) - 2 f(g_j) + f(g_{j+1}))^2,
+
+the second differences of every learned function f on a grid of G points (an inner psi_{q,p}
+on [0, 1], an outer Phi_q over the range its channel sum takes on the rows), as a difference
+penalty on spline coefficients: it pulls each function towards a line between its grid
+points, where the rules' intervals give it jumps and zig-zags, and leaves linear trends
+alone. With the structure fixed each f(g_j) is linear in the weights, so the penalty is the
+squared norm of one sparse matrix times w (`roughness_matrix`); a second difference touching
+a grid point that no rule covers (the function is 0 there, an empty match set) is left out. L-BFGS-B (scipy) minimizes L; with a validation part of the training rows, the
 weights of the iteration with the lowest validation MSE are kept and the search stops after
 `PATIENCE` iterations without a new best.
 
@@ -32,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from scipy import sparse
 from scipy.optimize import minimize
 
 from kacs_cli.engine.kacs_submodels import submodel_input_table
@@ -41,6 +52,8 @@ from kacs_cli.engine.population import S_P
 PATIENCE = 20
 # Fewer validation rows than this make early stopping noise: all rows are fitted instead.
 MIN_VALIDATION_ROWS = 20
+# Grid points per learned function of the smoothness penalty.
+SMOOTH_GRID = 64
 
 # The inner stage of a set of rows. Within one inner submodel, rows whose input has the same
 # rank among the rules' lower bounds (<=) and upper bounds (<) have the same match set (the
@@ -257,15 +270,84 @@ def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int) -> Design:
     return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64))
 
 
+def _function_values(sub, lo, hi, F, P, grids):
+    """The sparse map from the weights (flat, P * 2) to every function's values on its grid:
+    row s * G + j is function s (its submodel id) at grids[s, j], the F-weighted mean of the
+    matching rules' lines; and whether each grid point has a matching rule. grids: one row of
+    G points per submodel."""
+    S, G = grids.shape
+    rule = np.arange(P)
+    points = grids[sub[:P]]                                   # P x G: each rule's function's grid
+    match = (lo[:P, None] <= points) & (points <= hi[:P, None])
+    rows = sub[:P, None] * G + np.arange(G)[None, :]
+    f_sum = np.bincount(rows[match], weights=np.broadcast_to(F[:P, None], match.shape)[match], minlength=S * G)
+    r_idx, j_idx = np.nonzero(match)
+    at = rows[r_idx, j_idx]
+    share = F[r_idx] / f_sum[at]
+    g = points[r_idx, j_idx]
+    values = sparse.csr_matrix(
+        (np.concatenate([share, share * g]), (np.concatenate([at, at]), np.concatenate([2 * rule[r_idx], 2 * rule[r_idx] + 1]))),
+        shape=(S * G, 2 * P))
+    return values, f_sum > 0.0
+
+
+def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
+    """R with mu/2 |R w|^2 the smoothness penalty of the module docstring, for the population's
+    structure; the outer grids span each channel sum's range on the rows X under the weights w
+    (P x 2)."""
+    P = int(pop.scal[S_P])
+    s_in, G = n * n_q, SMOOTH_GRID
+    rows = design(pop, X, np.zeros(X.shape[0]), n, n_q)
+    zhat = _channel_sums(w, n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule, rows.cell_share, rows.X)
+    grids = np.empty((s_in + n_q, G))
+    grids[:s_in] = np.linspace(0.0, 1.0, G)
+    for q in range(n_q):
+        low, high = (zhat[:, q].min(), zhat[:, q].max()) if X.shape[0] else (0.0, 0.0)
+        grids[s_in + q] = np.linspace(low, high, G)
+    values, covered = _function_values(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, grids)
+    # Second differences within each function, where all three points are covered.
+    centre = np.arange((s_in + n_q) * G).reshape(-1, G)[:, 1:-1].ravel()
+    keep = covered[centre - 1] & covered[centre] & covered[centre + 1]
+    centre = centre[keep]
+    k = np.arange(centre.size)
+    diff = sparse.csr_matrix((np.tile([1.0, -2.0, 1.0], centre.size),
+                              (np.repeat(k, 3), np.stack([centre - 1, centre, centre + 1], axis=1).ravel())),
+                             shape=(centre.size, values.shape[0]))
+    return (diff @ values) / np.sqrt(G)
+
+
+@njit(cache=True)
+def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, X):
+    """zhat (rows x n_q) of the rows of a design under the weights w."""
+    rows = X.shape[0]
+    zhat = np.zeros((rows, n_q))
+    for r in range(rows):
+        for q in range(n_q):
+            zq = 0.0
+            for p in range(n):
+                c = cell_of[r, q * n + p]
+                a = 0.0
+                b = 0.0
+                for k in range(cell_start[c], cell_start[c + 1]):
+                    a += cell_share[k] * w[cell_rule[k], 0]
+                    b += cell_share[k] * w[cell_rule[k], 1]
+                zq += a + b * X[r, p]
+            zhat[r, q] = zq
+    return zhat
+
+
 class Objective:
     """L(w) and its gradient on one design, for a flat weight vector (P * 2)."""
 
-    def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray):
+    def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray,
+                 smoothness: float = 0.0, roughness=None):
         self.P = int(pop.scal[S_P])
         self.n = n
         self.rows = rows
         self.pull = float(pull)
         self.w_ref = w_ref
+        self.smoothness = float(smoothness)
+        self.roughness = roughness
         lo, hi, F = pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F
         self.out_start, out_rule = _outer_groups(pop.counts.sub, self.P, n, n_q)
         # Within each channel, by lower bound (stable: ties keep population order).
@@ -295,6 +377,10 @@ class Objective:
         diff = w_flat - self.w_ref
         loss = 0.5 * sse / self.rows.y.shape[0] + 0.5 * self.pull * float(diff @ diff)
         grad = self._grad.ravel() + self.pull * diff
+        if self.smoothness > 0.0:
+            rough = self.roughness @ w_flat
+            loss += 0.5 * self.smoothness * float(rough @ rough)
+            grad = grad + self.smoothness * (self.roughness.T @ rough)
         return loss, grad
 
 
@@ -324,7 +410,7 @@ def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray,
 
 
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
-                   pull: float, validation: float, seed: int) -> RefineResult:
+                   pull: float, validation: float, seed: int, smoothness: float = 0.0) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, y on the target scale);
     see the module docstring."""
@@ -335,7 +421,9 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
     fit_rows, valid_rows = validation_split(X.shape[0], validation, seed)
     w = pop.weights.w
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
-    fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q), pull, w0)
+    roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0.reshape(P, 2)) if smoothness > 0.0 and P > 0
+                 else None)
+    fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q), pull, w0, smoothness, roughness)
     valid = design(pop, X[valid_rows], y[valid_rows], n, n_q) if valid_rows.size else None
     fit_before = fit.mse(w0)
     valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
@@ -365,5 +453,5 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         validation_rows=int(valid_rows.size), seconds=seconds)
 
 
-__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "design",
-           "refine_weights", "validation_split"]
+__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "design", "refine_weights",
+           "roughness_matrix", "validation_split"]

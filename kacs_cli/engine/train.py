@@ -321,7 +321,8 @@ class Model:
         with one_blas_thread():
             return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
                                        pull=float(checked.refine_pull),
-                                       validation=float(checked.refine_validation), seed=int(seed))
+                                       validation=float(checked.refine_validation), seed=int(seed),
+                                       smoothness=float(self.params.refine_smoothness))
 
     def predict_components(self, X):
         """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, m, n], zhat[rows, m],

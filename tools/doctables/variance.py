@@ -1,5 +1,5 @@
 """docs/variance.md: bagging's members (results/bag_choice) and the levers against variance on
-the real-data suite (results/suite_bags)."""
+the real-data suite (results/suite_variance)."""
 
 from __future__ import annotations
 
@@ -33,24 +33,41 @@ def bag_choice(runs: Runs) -> str:
                  rows, ["l", "r", "r", "r", "r", "r", "r"])
 
 
-# results/suite_bags: each bagged setting against the same setting without bags.
-SUITE_BAGS = "suite_bags"
+SMOOTHNESS_PROBE = "smoothness_probe/smoothness_probe.csv"
+
+
+def smoothness_probe(runs: Runs) -> str:
+    frame = pd.read_csv(runs.root / "results" / SMOOTHNESS_PROBE)
+    mus = sorted(frame.mu.unique())
+    rows = []
+    for name, part in frame.groupby("dataset", sort=False):
+        wide = part.pivot(index="run", columns="mu", values="test_mae")
+        row = [name, str(len(wide)), decimal(wide[0.0].mean())]
+        for mu in mus[1:]:
+            row.append(f"{decimal(wide[mu].mean())} ({int((wide[mu] < wide[0.0]).sum())})")
+        rows.append(row)
+    return table(["dataset", "runs", "mu = 0", *(f"mu = {mu:g}" for mu in mus[1:])], rows,
+                 ["l", "r", *("r" for _ in mus)])
+
+
+# results/suite_variance: each bagged setting against the same setting without bags.
+SUITE_VARIANCE = "suite_variance"
 BAGGED = (("kacs-recommended-bags", "kacs-recommended"), ("xcsf-recommended-bags", "xcsf-recommended"))
 REFERENCES = ("gbr", "rf", "ebm")
 
 
 def _shared(runs: Runs) -> pd.DataFrame:
-    """The runs of results/suite_bags that every method has on its dataset, so that a table
+    """The runs of results/suite_variance that every method has on its dataset, so that a table
     does not depend on where the campaign was cut."""
-    r = runs(SUITE_BAGS)
+    r = runs(SUITE_VARIANCE)
     every = r.method.nunique()
     counts = r.groupby(["benchmark", "run"]).method.nunique()
     complete = counts[counts == every].index
     return r.set_index(["benchmark", "run"]).loc[complete].reset_index()
 
 
-def suite_bags(runs: Runs) -> str:
-    if not runs.has(SUITE_BAGS):
+def suite_variance(runs: Runs) -> str:
+    if not runs.has(SUITE_VARIANCE):
         return "(no committed runs yet)\n"
     r = _shared(runs)
     datasets = list(dict.fromkeys(r.benchmark))
@@ -86,5 +103,5 @@ def v_below_boot(runs: Runs, column: str) -> str:
     return f"{int((frame[column] < frame['boot']).sum())} of {len(frame)}"
 
 
-TABLES = {"bag-choice": bag_choice, "suite-bags": suite_bags}
+TABLES = {"bag-choice": bag_choice, "smoothness-probe": smoothness_probe, "suite-variance": suite_variance}
 VALUES = {"bag-choice-below-boot": v_below_boot}
