@@ -192,3 +192,42 @@ def test_a_campaigns_search_sees_the_train_rows_and_never_a_test_row(tmp_path, m
         np.testing.assert_array_equal(y, y_train)
         assert X.shape[0] == 108 and X_test.shape[0] == 12  # the main protocol's 90 / 10 split
         assert not (X[:, None, :] == X_test[None, :, :]).all(axis=2).any()
+
+
+@pytest.mark.parametrize("scores", [
+    {100: 0.30, 200: 0.20, 400: 0.20, 800: 0.10},   # stops inside the first pair
+    {100: 0.30, 200: 0.20, 400: 0.15, 800: 0.16},   # stops inside the second pair
+    {100: 0.30, 200: 0.20, 400: 0.15, 800: 0.10},   # climbs to the top
+])
+def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, scores):
+    def fake_score(method, X, y, fit, held, params, N, iterations, seed):
+        return scores[N], 1.0
+
+    monkeypatch.setattr(capacity, "_score", fake_score)
+    X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
+    params = Hyperparameters(N=100, capacity="search", capacity_max=800)
+    sequential = capacity.search("kacs", X, y, params, iterations=10, seed=3)
+    batches = []
+
+    def in_this_process(function, calls, jobs):
+        # The fake scores live in this process: the batches run here, as a pool would run them.
+        batches.append([call[6] for call in calls])
+        return [function(*call) for call in calls]
+
+    monkeypatch.setattr(capacity, "in_processes", in_this_process)
+    for jobs in (2, 3):
+        batches.clear()
+        assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
+        # Trained ahead of the stopping rule, a batch at a time: never a batch past the stop.
+        assert all(len(b) <= jobs for b in batches) and batches[-1][0] in sequential.candidates
+
+
+def test_a_parallel_search_fits_the_same_model(tmp_path):
+    X, y = generate("f1", 2, 150, seed=2)
+    settings = dict(N=60, capacity="search", capacity_max=240, n_iter=600, random_state=1)
+    alone = KACSRegressor(**settings).fit(X, y)
+    parallel = KACSRegressor(n_jobs=2, **settings).fit(X, y)
+    assert parallel.capacity_result_ == alone.capacity_result_.__class__(
+        alone.capacity_result_.chosen_N, alone.capacity_result_.candidates, alone.capacity_result_.scores,
+        parallel.capacity_result_.seconds)
+    assert np.array_equal(parallel.predict(X), alone.predict(X))

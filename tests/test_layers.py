@@ -36,8 +36,7 @@ BASE = ("kacs_cli.errors", "kacs_cli.atomic", "kacs_cli.scaling", "kacs_cli.vers
 # refinement's optimizer (L-BFGS-B), threadpoolctl only for the one BLAS thread of the steps
 # after training.
 ENGINE_USES = {"numpy", "numba", "llvmlite"}
-ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl"}, "kacs_cli.engine.refine": {"scipy"},
-                 "kacs_cli.engine.bagging": {"joblib"}}
+ENGINE_TABLES = {"kacs_cli.engine.train": {"pandas", "threadpoolctl", "joblib"}, "kacs_cli.engine.refine": {"scipy"}}
 
 
 # Every module of the package, by package (its __init__ left out). In the ORDERED packages each

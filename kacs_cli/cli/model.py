@@ -269,8 +269,9 @@ def register(app: typer.Typer) -> None:
             [], "--switch", help="Turn one difference between prose and code on, e.g. article_mutation "
                                  "(repeatable; docs/algorithm.md, \"Two semantics\").", show_default=False),
         jobs: Optional[int] = typer.Option(
-            None, "--jobs", "-j", help="Processes that train the bags of --bags at once (default 1; -1: every "
-                                       "core); the model is the same whatever their number.", show_default=False),
+            None, "--jobs", "-j", help="Processes that train the capacity search's candidates and the bags of "
+                                       "--bags at once (default 1; -1: every core); the model is the same "
+                                       "whatever their number.", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS
 from kacs_cli.engine.train import (
     COVER_RATES, ERROR_KEYS, RAW_COLUMNS, Model, TrainResult, aic, bags_refusal, compact_final,
-    final_errors, warm_up,
+    final_errors, in_processes, warm_up,
 )
 from kacs_cli.errors import UserError
 
@@ -89,12 +90,8 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
         raise UserError(bags_refusal(learner.label))
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     K = int(params.bags)
-    if n_jobs in (None, 0, 1) or K == 1:
-        return [train_member(method, X, y, params, iterations, seed, k) for k in range(K)]
-    from joblib import Parallel, delayed
-
-    return Parallel(n_jobs=n_jobs)(delayed(train_member)(method, X, y, params, iterations, seed, k)
-                                   for k in range(K))
+    jobs = 1 if n_jobs in (None, 0) else (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+    return in_processes(train_member, [(method, X, y, params, iterations, seed, k) for k in range(K)], jobs)
 
 
 def merge(method: str, models: list[Model]) -> Model:

@@ -18,12 +18,13 @@ targets).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from kacs_cli.engine.params import Hyperparameters
-from kacs_cli.engine.train import train_run
+from kacs_cli.engine.train import in_processes, train_run
 
 # Mixed into the seed so that the held-out rows do not follow the learner's own stream.
 _SPLIT_STREAM = 0x63617061
@@ -53,21 +54,51 @@ def held_out_rows(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np
     return np.sort(order[held:]), np.sort(order[:held])
 
 
-def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int) -> CapacityResult:
-    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows."""
+def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int):
+    """(held-out MAE, training and refinement seconds) of the candidate budget N."""
+    trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
+    result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
+                       eval_every=iterations, seed=seed)
+    return float(result.final["test_mae"]), result.seconds + float(result.final.get("refine_seconds", 0.0))
+
+
+def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
+           n_jobs: int | None = None) -> CapacityResult:
+    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows.
+
+    With n_jobs > 1 (or -1: every core) the candidates are trained that many at a time, in
+    parallel processes, ahead of the ladder's stopping rule: the rule is then applied to their
+    scores in ladder order, so the choice, the candidates tried and their scores are those of
+    the sequential search; a candidate past the stop is trained for nothing (at most n_jobs - 1
+    of them) and is not reported."""
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError("the capacity search needs at least two train rows")
     fit, held = held_out_rows(X.shape[0], params.capacity_validation, seed)
     candidates = candidate_budgets(params)
+    width = _workers(n_jobs)
     scores, seconds = [], 0.0
-    for N in candidates:
-        if len(scores) >= 2 and scores[-1] >= min(scores[:-1]):
+    stopped = False
+    for first in range(0, len(candidates), width):
+        batch = candidates[first:first + width]
+        results = in_processes(_score, [(method, X, y, fit, held, params, N, iterations, seed) for N in batch],
+                               width)
+        for score, spent in results:
+            if len(scores) >= 2 and scores[-1] >= min(scores[:-1]):
+                stopped = True
+                break
+            scores.append(score)
+            seconds += spent
+        if stopped or (len(scores) >= 2 and scores[-1] >= min(scores[:-1])):
             break
-        trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
-        result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
-                           eval_every=iterations, seed=seed)
-        scores.append(float(result.final["test_mae"]))
-        seconds += result.seconds + float(result.final.get("refine_seconds", 0.0))
     best = int(np.argmin(scores))  # the first of equal scores: the smallest budget
     return CapacityResult(candidates[best], candidates[:len(scores)], tuple(scores), seconds)
+
+
+def _workers(n_jobs: int | None) -> int:
+    """The candidates trained at once: n_jobs, -1 for every core, None or 0 for one."""
+    if n_jobs in (None, 0, 1):
+        return 1
+    if n_jobs < 0:
+        return max(1, os.cpu_count() or 1)
+    return int(n_jobs)

@@ -106,6 +106,20 @@ def _as_vector(y, rows, name):
     return np.ascontiguousarray(y)
 
 
+def in_processes(function, calls: list[tuple], jobs: int) -> list:
+    """[function(*call) for call in calls], in `jobs` worker processes when jobs > 1, in order.
+
+    Through loky's reusable executor, the one `kacs run` fans its runs out with, so that an
+    estimator fitted in a process that ran a campaign reuses those workers instead of meeting
+    a second pool (joblib.Parallel cannot share loky's executor with a direct user)."""
+    if jobs <= 1 or len(calls) <= 1:
+        return [function(*call) for call in calls]
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=min(jobs, len(calls)))
+    return list(executor.map(function, *zip(*calls)))
+
+
 def one_blas_thread():
     """The context of the steps after training (refinement, compaction): one BLAS thread.
 

@@ -24,7 +24,8 @@ Explicit ranges (`input_range`, `target_range`) replace the learned min/max; the
 
 Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
 defaults, docs/algorithm.md section 6) plus `n_iter`, `n_passes`, `random_state`, `input_range`,
-`target_range` and `n_jobs` (the processes that train the bags of `bags` > 1 at once; None: one).
+`target_range` and `n_jobs` (the processes that train the capacity search's candidates and the
+bags of `bags` > 1 at once; None: one; the model is the same whatever their number).
 
 P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
 functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
@@ -191,7 +192,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         becomes the model's N; capacity_result_ says what was tried."""
         params = self.model_.params
         try:
-            self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_)
+            self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
+                                                    n_jobs=check_jobs(self.n_jobs))
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
