@@ -115,6 +115,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
             "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
             "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
             "capacity_validation": 0.2, "n_passes": None, "bags": 1, "n_jobs": None, "refine_smoothness": 0.0,
+            "smoothness": "fixed",
             **{name: False for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES)}}
         for entry in old.namelist():
             if entry != "metadata.json":

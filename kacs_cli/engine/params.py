@@ -151,6 +151,10 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("refine_smoothness", float, 0.0, "refinement: strength of the penalty on every learned function's second "
       "differences on a grid (0: none)", learners=_KACS, engine=False, switch="refine_smoothness",
       flag="--refine-smoothness", checks=(at_least(0.0, "the smoothness strength must be >= 0"),)),
+    D("smoothness", ("fixed", "search"), "fixed",
+      "refinement: the smoothness strength refine_smoothness as given, or chosen among 0, 1, 3, 10 and 30 on "
+      "a held-out fifth of the train rows", learners=_KACS, engine=False,
+      switch="smoothness", flag="--smoothness"),
     # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
     # recorded beside the uncompacted model's.
     D("compaction", ("none", "piecewise", "single-winner", "closest"), "none",
@@ -285,6 +289,9 @@ def _validate(hp) -> None:
     if hp.budget == "adaptive" and hp.capacity != "fixed":
         raise _bad("capacity", hp.capacity, "the capacity search chooses a fixed budget N; it cannot be "
                                             "combined with budget: adaptive")
+    if hp.smoothness == "search" and not hp.refinement:
+        raise _bad("smoothness", hp.smoothness, "the smoothness strength acts in the refinement; turn on "
+                                                "refinement or leave smoothness: fixed")
     if hp.budget == "adaptive" and hp.bags > 1:
         raise _bad("bags", hp.bags, "bagging averages models of a fixed budget; it cannot be combined with "
                                     "budget: adaptive")

@@ -55,6 +55,8 @@ def _later(key: str) -> Metric:
     prefix, base = key.split("_", 1)
     if base == "iterations":
         return Metric(key, "refinement iterations", integer=True, whole=True)
+    if base == "smoothness":  # smoothness: search: the strength it chose
+        return Metric(key, "chosen smoothness", high=math.inf)
     return dataclasses.replace(_BY_BASE[base], name=key, label=f"{prefix} {_BY_BASE[base].label}", compared=False)
 
 
