@@ -3,7 +3,7 @@ write failures that name the file they were writing.
 
 tempfile.mkstemp creates its file with mode 0600 whatever the umask, because a temporary
 file may hold secrets; once moved into place with os.replace that mode sticks, so a report or
-a model written that way was unreadable to the group and others while every other file of the
+a model written that way would be unreadable to the group and others while every other file of the
 project (and of any other tool) follows the umask (0644 under umask 022).
 """
 

@@ -15,3 +15,11 @@ def shared_data_dir() -> Path:
     if not (path / "asn.csv").exists():
         pytest.skip(f"real datasets not found at {path} (set KACS_TEST_DATA_DIR or place ../shared beside the checkout)")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that asks for the real datasets (directly or through another fixture) is
+    marked `data`, so `-m "not data"` selects what runs without them; no list to keep."""
+    for item in items:
+        if "shared_data_dir" in item.fixturenames:
+            item.add_marker(pytest.mark.data)

@@ -110,6 +110,7 @@ def test_same_seed_same_numbers_and_the_seed_reaches_the_estimator():
     assert not np.array_equal(a.y_train, c.y_train)
 
 
+@pytest.mark.slow
 def test_campaign_numbers_do_not_depend_on_jobs_and_runs_csv_leaves_empty_fields(capsys, tmp_path):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump(TINY, sort_keys=False))
@@ -209,6 +210,7 @@ def test_a_missing_extra_exits_2_before_any_run_naming_the_pip_extra(capsys, tmp
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_finished_folder_resumes_without_the_extras_of_its_methods(capsys, tmp_path, monkeypatch):
     """configs/baselines.yaml on a copy of its committed folder with neither extra installed:
     nothing to train, so nothing to import; a new run of kan still names the install."""

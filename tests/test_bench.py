@@ -65,6 +65,7 @@ def test_the_xcsf_library_is_timed_as_often_as_the_engines(monkeypatch):
     assert out["xcsf_lib_seconds"] == 50.0 and out["xcsf_lib_its_per_s"] == 20.0
     assert out["xcsf_speedup_vs_lib"] == pytest.approx(25.0)
 
+@pytest.mark.slow
 def test_a_short_scaling_bench_runs_both_learners_on_its_cell(capsys):
     code, out, err = kacs(capsys, "bench", "--workload", "n20-N6400", "--iterations", "300",
                           "--repeat", "2", "--json")
@@ -99,6 +100,7 @@ def test_bench_runs_both_learners_and_prints_what_it_measured(capsys):
         assert f"{result[f'{m}_test_mae']:.4f}" in row and f"{result[f'{m}_rules']:,}" in row, row
 
 
+@pytest.mark.slow
 def test_the_performance_table_shows_what_kacs_bench_prints(capsys):
     """docs/performance.md's fingerprints (test MAE, rules of the reference workload) are the
     numbers a user gets from `kacs bench`: a full 100,000-iteration run of each learner (about 5 s)."""
@@ -127,6 +129,7 @@ def test_a_profile_is_pooled_over_the_runs():
         "rest": {"label": "rest of the run", "cycles_per_iteration": 60.0, "share": 0.6}}
 
 
+@pytest.mark.slow
 def test_profile_reports_every_phase_of_kacs_and_changes_no_number(capsys):
     code, out, err = kacs(capsys, "bench", "--iterations", 300, "--profile", "--json")
     assert code == 0, err

@@ -173,8 +173,7 @@ def test_each_function_is_one_record_and_an_unknown_name_is_refused():
 
     assert benchmarks.FUNCTIONS == tuple(benchmarks.BENCHMARKS) == ("f1", "f2", "f3", "f4")
     for key, record in benchmarks.BENCHMARKS.items():
-        assert (benchmarks.DOMAINS[key], benchmarks.NAMES[key], benchmarks.MIN_INPUTS[key]) == \
-            (record.domain, record.name, record.min_inputs)
+        assert (benchmarks.NAMES[key], benchmarks.MIN_INPUTS[key]) == (record.name, record.min_inputs)
     assert BENCHMARK_ORDER[:4] == benchmarks.FUNCTIONS
     X = np.full((3, 4), 0.5)
     with pytest.raises(UserError, match="unknown benchmark function 'f5'; choose one of f1, f2, f3, f4"):

@@ -139,6 +139,7 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
     pd.testing.assert_frame_equal(rules, rules_fixed)
 
 
+@pytest.mark.slow
 def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
     """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
     iterations, every reported number equal."""

@@ -120,6 +120,7 @@ REPRODUCTIONS = [
 ]
 
 
+@pytest.mark.slow
 def test_issue_reproductions_in_a_process_exit_2_without_traceback(tmp_path):
     for argv in REPRODUCTIONS:
         proc = subprocess.run(

@@ -236,7 +236,7 @@ def test_the_compacted_model_recovers_the_terms_of_an_additive_function():
     model = KACSRegressor(n_iter=20_000, random_state=0).fit(X, y)
     compacted = model.compact(X, y)
     assert compacted.n_rules_ <= model.n_rules_ // 10
-    lo, hi = benchmarks.DOMAINS["f4"]
+    lo, hi = benchmarks.BENCHMARKS["f4"].domain
     for p in range(2):
         pd_ = partial_dependence(compacted, X, [p], kind="average", grid_resolution=50)
         zeta = lo + (hi - lo) * pd_["grid_values"][0]

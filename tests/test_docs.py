@@ -47,6 +47,7 @@ def test_documents_are_found() -> None:
     assert {"README.md", "docs/algorithm.md", "docs/experiments.md"} <= names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_tables_and_numbers_match_the_committed_runs(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -207,3 +208,24 @@ def test_the_readable_reading_counts_what_a_hand_built_front_says(tmp_path: Path
     assert value("readable-runs", "configured") == "3 of the 5 configured runs"
     (configs / "readable.yaml").write_text(readable.replace("runs: 30}", "runs: 3}"))
     assert value("readable-runs", "configured") == "all 3 configured runs"
+
+
+def _make_recipe(target: str) -> list[str]:
+    """The command lines of a Makefile target's recipe."""
+    text = (REPO / "Makefile").read_text()
+    m = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", text, re.M)
+    assert m, f"the Makefile has no target {target}"
+    return [line.strip() for line in m.group(1).splitlines()]
+
+
+def test_ci_runs_the_install_and_the_test_command_the_readme_gives() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Install and test", 1)[1]
+    block = re.search(r"^```sh\n(.*?)^```", section, re.S | re.M).group(1)
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()
+          if line.strip().startswith("make ")]
+    assert commands == ci == ["make install", "make check"], (commands, ci)
+    # the full suite, every marker included; `make test` is the quick set without the slow tests
+    assert _make_recipe("check") == ["$(BIN)/python -m pytest -q"]
+    assert _make_recipe("test") == ['$(BIN)/python -m pytest -q -m "not slow"']

@@ -17,6 +17,7 @@ def f3_split(shared_data_dir):
     return make_split(X, y, "main", split_seed=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method,mae_range,rules_range", [
     ("kacs", (0.13, 0.33), (1250, 1600)),
     ("xcsf", (0.25, 0.40), (3900, 4400)),

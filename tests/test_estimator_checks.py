@@ -25,6 +25,7 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 def test_the_array_api_check_passes_where_scipy_enables_it():
     # check_array_api_input skips itself (SkipTest) unless SCIPY_ARRAY_API=1 was set before
     # scipy was imported, which would change scipy for the whole suite: run it on its own.

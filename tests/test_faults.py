@@ -73,6 +73,7 @@ def one_line(err: str) -> str:
     return err.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cause, reason", [
     (OSError(errno.ENOSPC, "No space left on device"), "no space left on the device"),
     (PermissionError(errno.EACCES, "Permission denied"), "permission denied"),

@@ -5,7 +5,7 @@ import pytest
 
 from kacs_cli.errors import UserError
 from kacs_cli.estimators.fidelity import comparison_figure, effect_grid, partial_dependence, structural_fidelity
-from kacs_cli.experiments.data.benchmarks import DOMAINS, evaluate
+from kacs_cli.experiments.data.benchmarks import BENCHMARKS, evaluate
 
 
 def _rows(n, m=300, seed=1):
@@ -53,7 +53,7 @@ def test_true_effect_of_an_additive_function_is_its_centred_term():
 @pytest.mark.parametrize("function", ["f1", "f4"])
 def test_true_effect_of_f1_and_f4_is_the_centred_one_dimensional_term(function):
     X = _rows(4, m=200, seed=3)
-    lo, hi = DOMAINS[function]
+    lo, hi = BENCHMARKS[function].domain
     fid = structural_fidelity(lambda Z: evaluate(function, Z), lambda Z: evaluate(function, Z), X,
                               y_range=(0.0, 2.0))
     z = lo + (hi - lo) * fid.grid

@@ -50,10 +50,11 @@ class ToyRegressor(LearnerRegressor):
 
 
 @pytest.fixture
-def toy():
+def toy(monkeypatch):
+    # A copy of the registry's table, restored afterwards: the toy learner never outlives its test.
+    monkeypatch.setattr(registry, "_LEARNERS", dict(registry._LEARNERS))
     registry.register(TOY)
-    yield TOY
-    registry.unregister("toy")
+    return TOY
 
 
 kacs = run_kacs

@@ -230,6 +230,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
     """A campaign with its per-run curves renders; the committed form (runs.csv, config.yaml,
     curves.csv.gz and report/, as .gitignore keeps it) renders again to the same bytes."""
@@ -264,6 +265,7 @@ def _committed_experiments() -> list[Path]:
     return paper + beyond
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exp", _committed_experiments(), ids=lambda p: p.name)
 def test_committed_reports_rerender_to_the_same_bytes(exp: Path, tmp_path, monkeypatch) -> None:
     """What `make paper-tables` does on a fresh clone must leave the committed tree clean."""

@@ -142,6 +142,7 @@ eval_every: 5000
 """
 
 
+@pytest.mark.slow
 def test_sigkilled_campaign_resumes_to_the_uninterrupted_result(capsys, tmp_path):
     cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
     reference = tmp_path / "reference"
@@ -205,6 +206,7 @@ def shm_files() -> set[str]:
     return {p.name for p in shm.iterdir()} if shm.is_dir() else set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGTERM, True),
                                            (signal.SIGINT, True)])
 def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
@@ -266,6 +268,7 @@ def test_a_stop_just_after_a_submit_ends_the_pool_cleanly(monkeypatch):
     assert time.monotonic() - start < 30  # the running run was killed, not waited for
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
     pytest.importorskip("distributed")
     cfg = write_config(tmp_path / "exp.yaml",
@@ -281,6 +284,7 @@ def test_dask_local_cluster_gives_the_local_numbers(capsys, tmp_path):
                                   pd.read_csv(tmp_path / "local" / "runs.csv")[NUMBERS], check_exact=True)
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
     psutil = pytest.importorskip("psutil")
     cfg = write_config(tmp_path / "killed.yaml", KILL_CONFIG)
@@ -311,6 +315,7 @@ def test_sigkill_of_the_parent_alone_leaves_no_worker_alive(tmp_path):
         proc.stderr.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status (Linux)")
 def test_workers_with_a_run_leave_the_stop_signals_to_the_campaign(tmp_path):
     """A worker killed by Ctrl-C halfway through writing its result left loky's manager

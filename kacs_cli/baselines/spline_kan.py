@@ -38,11 +38,6 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x / (1.0 + np.exp(-x))
 
 
-def silu_slope(x: np.ndarray) -> np.ndarray:
-    s = 1.0 / (1.0 + np.exp(-x))
-    return s * (1.0 + x * (1.0 - s))
-
-
 def extend_grid(grid: np.ndarray, k: int) -> np.ndarray:
     """k more knots each side, at the grid's mean spacing."""
     h = (grid[:, -1:] - grid[:, :1]) / (grid.shape[1] - 1)

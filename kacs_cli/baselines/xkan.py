@@ -179,7 +179,7 @@ class XKANRegressor(RegressorMixin, BaseEstimator):
         Xs = scale_inputs(X, self.x_min_, self.x_max_, clip=False)
         ys = (np.zeros_like(y) if self.y_max_ == self.y_min_
               else scale_target(y, self.y_min_, self.y_max_, clip=False))
-        # One BLAS thread: scipy's L-BFGS-B on many threads was 10x slower on a shared machine.
+        # One BLAS thread: scipy's L-BFGS-B on many threads is about 10x slower on a shared machine.
         with threadpool_limits(limits=1):
             trained, self.counts_ = _train(self, Xs, ys, np.random.default_rng(self.random_state))
         self.trained_rules_ = trained

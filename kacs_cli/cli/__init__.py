@@ -31,9 +31,9 @@ for _commands in (bench, data, run, report, reproduce, model, explain, fidelity)
 def stop_signals():
     """While a command runs, each of STOP_SIGNALS raises Interrupted in the main thread.
 
-    Without this, SIGTERM and SIGHUP killed `kacs run` on the spot (exit -15, no message,
-    runs.csv behind the records, no curves.csv.gz, loky's "leaked semlock objects" warnings)
-    where Ctrl-C stopped it cleanly. Once one arrived, the others are ignored until the command
+    So SIGTERM and SIGHUP stop `kacs run` as cleanly as Ctrl-C does; their default action
+    would kill it on the spot (exit -15, no message, runs.csv behind the records, no
+    curves.csv.gz, loky's "leaked semlock objects" warnings). Once one arrived, the others are ignored until the command
     has finished stopping: a scheduler that sends SIGTERM twice must not cut the flush short.
     """
     if threading.current_thread() is not threading.main_thread():

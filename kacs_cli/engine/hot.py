@@ -3,8 +3,8 @@
 Functions on the training path are compiled with the options `HOT`:
 - `_nrt=False`: they allocate nothing, and without numba's reference counting a call that
   passes the Population (19 arrays) costs nothing instead of ~40 atomic increments and
-  decrements; that was a quarter of KACS's time. Functions that allocate (prediction, the
-  driver) keep it.
+  decrements, about a quarter of KACS's time with reference counting on. Functions that
+  allocate (prediction, the driver) keep it.
 - `error_model="numpy"`: a division is one instruction rather than a test for a Python
   ZeroDivisionError first, and a loop with divisions can be vectorized; no division on these
   paths can have a zero divisor.
@@ -28,5 +28,5 @@ def index_at(indices, k):
 
     Indexing with a signed integer makes numba emit the wraparound for negative indices on
     every access; for indices read from an array LLVM cannot prove them non-negative, and
-    that was a third of the instructions of the KACS update loop."""
+    that wraparound would be about a third of the instructions of the KACS update loop."""
     return np.uint64(indices[k])

@@ -227,8 +227,6 @@ DECLARED: dict[str, Declaration] = {d.name: d for d in DECLARATIONS}
 CHOICES = {d.name: d.choices for d in DECLARATIONS if d.choices}
 SEMANTICS = CHOICES["semantics"]
 BUDGETS = CHOICES["budget"]
-INPUT_TRANSFORMS = CHOICES["input_transform"]
-COMPACTIONS = CHOICES["compaction"]
 
 
 # Named settings, for a user's own data (docs/capacity.md says what each is and what it was measured to do).
@@ -252,8 +250,6 @@ def _followers(switch: str) -> tuple[str, ...]:
 
 ARTICLE_SWITCHES = tuple(d.name for d in DECLARATIONS if d.name.startswith("article_"))
 CODE_SWITCHES = ("slope_after_outer_update",)
-# The hyperparameters that are true or false.
-BOOLEANS = tuple(d.name for d in DECLARATIONS if d.kind is bool)
 
 # The settings that act only while their switch is on (left out of a resolved config otherwise).
 BUDGET_FIELDS = _followers("budget")

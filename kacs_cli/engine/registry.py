@@ -39,13 +39,6 @@ def register(learner: Learner, *, replace: bool = False) -> Learner:
     return learner
 
 
-def unregister(name: str) -> None:
-    """Remove a learner added with `register` (the built-in pair stays)."""
-    if name in DEFAULT_PAIR:
-        raise ValueError(f"{name!r} is built in and cannot be removed")
-    _LEARNERS.pop(name, None)
-
-
 def names() -> tuple[str, ...]:
     """Every registered learner, the built-in pair first (baseline, proposed)."""
     return tuple(_LEARNERS)

@@ -85,9 +85,6 @@ METADATA_ENTRY = "metadata.json"
 # an older file without it loads with the field's fresh value.
 REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
                    "exp", "num", "ts", "sub", *STATE_FIELDS)
-# Written only for budget: adaptive: the budget's state and the N it has reached, so that
-# partial_fit after load continues with that N (docs/adaptive_budget.md).
-BUDGET_ARRAYS = ("budget_state", "budget_N")
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "corrupt", "load_model", "load_state",
            "read_metadata", "save"]

@@ -14,5 +14,6 @@ Inside the subpackage, imports point one way, from the top of this list to the b
   the data identity, the benchmark entries, the cells and their labels; schema: YAML and
   the checks every key shares
 - results: the results folder, the only module that knows its files and their columns;
-  metrics: what each measured column of runs.csv is (label, count or not, range, protocols)
+  resolved: the parts of a folder's config.yaml read back (a cell, each method's settings in
+  it, a report's include); metrics: what each measured column of runs.csv is (label, count or not, range, protocols)
 """

@@ -32,7 +32,7 @@ from kacs_cli.experiments.campaign.tasks import Task
 
 BACKENDS = ("local", "dask")
 # How long an idle worker process waits for the next run before it exits: joblib's value. loky's
-# own 10 s let a worker quit just as a run was submitted to it ("A worker stopped while some
+# own 10 s lets a worker quit just as a run is submitted to it ("A worker stopped while some
 # jobs were given to the executor").
 IDLE_WORKER_S = 300
 

@@ -2,8 +2,9 @@
 
 Inside the subpackage, imports point one way, from the top of this list to the bottom:
 
-- fetch: import and fetch of the datasets; datasets: reading CSVs, loading and checking the
-  registry's datasets; registry: the dataset registry and the data directory
+- fetch: import and fetch of the datasets; packaged: the suite's datasets built from tables
+  bundled inside Python packages; datasets: reading CSVs, loading and checking the registry's
+  datasets; registry: the dataset registry and the data directory
 - protocols: splits, scaling and run plans; benchmarks: f1-f4 and their variants
 """
 

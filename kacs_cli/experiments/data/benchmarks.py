@@ -137,9 +137,8 @@ BENCHMARKS: dict[str, Benchmark] = {b.key: b for b in (
     Benchmark("f3", "Cross", (-1.0, 1.0), 2, _cross, VARIANTS),  # _cross ignores the input laws
     Benchmark("f4", "Styblinski-Tang", (-5.0, 5.0), 1, lambda z, variant: _styblinski_tang(z)),
 )}
-# Views of the records, under the names the rest of the package has always used.
+# Views of the records by key, for the code that needs one field of each.
 FUNCTIONS = tuple(BENCHMARKS)
-DOMAINS = {k: b.domain for k, b in BENCHMARKS.items()}
 NAMES = {k: b.name for k, b in BENCHMARKS.items()}
 MIN_INPUTS = {k: b.min_inputs for k, b in BENCHMARKS.items()}
 

@@ -27,9 +27,6 @@ IN_CHECKOUT = (PROJECT_DIR / "pyproject.toml").is_file()
 DEFAULT_DATA_DIR = PROJECT_DIR / "datasets" if IN_CHECKOUT else Path("datasets")
 DATA_DIR_ENV = "KACS_DATA_DIR"
 
-REAL_WORLD = ("asn", "ccpp", "cs", "eec")  # the main experiment's real-world benchmarks
-SUPRB_EXTRA = ("pppts", "pt")  # the two further real-world sets of the SupRB comparison
-PUBLISHED = ("f1", "f2", "f3", "f4")
 KINDS = ("real", "published")
 # The article's ten datasets (fetched from the web) and the suite beyond the article (built
 # from Python packages, the `suite` extra). `kacs data fetch` and `verify` without names act on
