@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kacs_cli.experiments.campaign import results
 from kacs_cli.reporting import stats
 from tools.doctables.common import ALPHA, Runs, decimal, holm, pair, table
 
@@ -50,48 +51,50 @@ def smoothness_probe(runs: Runs) -> str:
                  ["l", "r", *("r" for _ in mus)])
 
 
-# results/suite_variance: each bagged setting against the same setting without bags.
+# results/suite_variance: each lever against the setting it changes by one step.
 SUITE_VARIANCE = "suite_variance"
-BAGGED = (("kacs-recommended-bags", "kacs-recommended"), ("xcsf-recommended-bags", "xcsf-recommended"))
-REFERENCES = ("gbr", "rf", "ebm")
+LEVERS = {"kacs-recommended-bags": "kacs-recommended", "kacs-recommended-smooth": "kacs-recommended",
+          "kacs-recommended-bags-smooth": "kacs-recommended", "xcsf-recommended-bags": "xcsf-recommended"}
 
 
 def _shared(runs: Runs) -> pd.DataFrame:
-    """The runs of results/suite_variance that every method has on its dataset, so that a table
-    does not depend on where the campaign was cut."""
+    """The runs of results/suite_variance that every method has on its dataset, so that a
+    table does not depend on where the campaign was cut."""
     r = runs(SUITE_VARIANCE)
-    every = r.method.nunique()
-    counts = r.groupby(["benchmark", "run"]).method.nunique()
-    complete = counts[counts == every].index
+    configured = results.ResolvedConfig.read(runs.root / "results" / SUITE_VARIANCE).methods
+    counts = r[r.method.isin(configured)].groupby(["benchmark", "run"]).method.nunique()
+    complete = counts[counts == len(configured)].index
     return r.set_index(["benchmark", "run"]).loc[complete].reset_index()
+
+
+def lever_verdicts(r: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Per lever, per dataset: + (lower test MAE than its reference), - (higher) or ~ (level):
+    paired two-sided Wilcoxon over the runs, Holm over the datasets of the table."""
+    datasets = list(dict.fromkeys(r.benchmark))
+    out: dict[str, dict[str, str]] = {}
+    for lever, reference in LEVERS.items():
+        ps, diffs = {}, {}
+        for d in datasets:
+            x, y = pair(r, d, lever, reference, "test_mae")
+            ps[d], diffs[d] = stats.wilcoxon_p(x, y), float(np.mean(x - y))
+        out[lever] = {d: "~" if p >= ALPHA else ("+" if diffs[d] < 0 else "-") for d, p in holm(ps).items()}
+    return out
 
 
 def suite_variance(runs: Runs) -> str:
     if not runs.has(SUITE_VARIANCE):
         return "(no committed runs yet)\n"
     r = _shared(runs)
-    datasets = list(dict.fromkeys(r.benchmark))
-    verdict: dict[tuple[str, str], str] = {}
-    for bagged, plain in (*BAGGED, ("kacs-recommended-bags", "xcsf-recommended-bags")):
-        ps, diffs = {}, {}
-        for d in datasets:
-            x, y = pair(r, d, bagged, plain, "test_mae")
-            ps[d], diffs[d] = stats.wilcoxon_p(x, y), float(np.mean(x - y))
-        for d, p in holm(ps).items():
-            verdict[(bagged, plain, d)] = "~" if p >= ALPHA else ("+" if diffs[d] < 0 else "-")
-    methods = [m for pair_ in BAGGED for m in pair_] + [m for m in REFERENCES if m in set(r.method)]
+    if r.empty:
+        return "(no dataset has all its methods' runs yet)\n"
+    verdicts = lever_verdicts(r)
+    methods = list(dict.fromkeys(r.method))
     rows = []
-    for d in datasets:
-        means = {m: r[(r.benchmark == d) & (r.method == m)].test_mae.mean() for m in methods}
-        runs_here = r[(r.benchmark == d)].run.nunique()
-        row = [d, str(runs_here)]
+    for d in dict.fromkeys(r.benchmark):
+        row = [d, str(r[r.benchmark == d].run.nunique())]
         for m in methods:
-            cell = decimal(means[m])
-            if m == "kacs-recommended-bags":
-                cell += f" {verdict[(m, 'kacs-recommended', d)]}{verdict[(m, 'xcsf-recommended-bags', d)]}"
-            elif m == "xcsf-recommended-bags":
-                cell += f" {verdict[(m, 'xcsf-recommended', d)]}"
-            row.append(cell)
+            cell = decimal(r[(r.benchmark == d) & (r.method == m)].test_mae.mean())
+            row.append(f"{cell} {verdicts[m][d]}" if m in verdicts else cell)
         rows.append(row)
     return table(["dataset", "runs", *methods], rows, ["l", "r", *("r" for _ in methods)])
 
