@@ -507,3 +507,15 @@ def test_only_kacs_has_a_phase_profile():
     with pytest.raises(ValueError, match="counts 7 phases, got a clock of 2"):
         Model("kacs", 2, Hyperparameters(N=100)).train(X, X[:, 0], 100, seed=0,
                                                       clock=np.zeros(2, np.int64))
+
+
+def test_predict_in_blocks_gives_the_components_sum_for_every_row():
+    from kacs_cli.engine.kacs_predict import PREDICT_BLOCK
+
+    rng = np.random.default_rng(11)
+    X = rng.random((300, 3))
+    model = Model("kacs", 3, Hyperparameters(N=300, P_hash=0.5))
+    model.train(X, np.sin(3 * X[:, 0]) - X[:, 2], 2000, 2)
+    rows = rng.random((2 * PREDICT_BLOCK + 17, 3))  # two full blocks and a part
+    _, _, _, y_all = model.predict_components(rows)
+    assert np.array_equal(model.predict(rows), y_all)

@@ -90,9 +90,21 @@ def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
         sum_fp[r] += fm * (w0 + w1 * z[r])
 
 
+# Rows whose components `predict` holds at once: the components of every row would take
+# rows x (n + 2) m floats (1.1 GB at a million rows, n = 8), where only the prediction is kept.
+PREDICT_BLOCK = 4096
+
+
 @njit(cache=True)
 def predict(pop, X, n, n_q):
+    """The predictions alone, a block of rows at a time (the same sums row by row)."""
     rows = X.shape[0]
-    return predict_components(
-        pop, X, n, np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))
-    )
+    y_hat = np.empty(rows)
+    block = max(1, min(rows, PREDICT_BLOCK))
+    psihat = np.empty((block, n * n_q))
+    zhat = np.empty((block, n_q))
+    phihat = np.empty((block, n_q))
+    for r0 in range(0, rows, block):
+        m = min(block, rows - r0)
+        y_hat[r0:r0 + m] = predict_components(pop, X[r0:r0 + m], n, psihat[:m], zhat[:m], phihat[:m])
+    return y_hat

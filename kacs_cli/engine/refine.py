@@ -30,8 +30,10 @@ a grid point that no rule covers (the function is 0 there, an empty match set) i
 weights of the iteration with the lowest validation MSE are kept and the search stops after
 `PATIENCE` iterations without a new best.
 
-Deterministic for a seed: the validation rows come from the seed, every sum runs in a fixed
-order, and L-BFGS-B is deterministic.
+Beyond REFINE_MAX_ROWS rows, a seeded sample of that many stands for all of them.
+
+Deterministic for a seed: the validation rows (and the sample) come from the seed, every sum
+runs in a fixed order, and L-BFGS-B is deterministic.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ PATIENCE = 20
 MIN_VALIDATION_ROWS = 20
 # Grid points per learned function of the smoothness penalty.
 SMOOTH_GRID = 64
+# Beyond this many rows the refinement fits a seeded sample of this many: its time and its
+# memory (the design holds a cell per row and inner function) stop growing with the rows,
+# while a sample of this size still pins down every rule's two weights. The largest train
+# split of any committed campaign is below it, so no committed number depends on it.
+REFINE_MAX_ROWS = 100_000
+_SAMPLE_STREAM = 0x5A3D
 # `smoothness: search`: the strengths tried, and the share of the rows held out to score them.
 SMOOTHNESS_LADDER = (0.0, 1.0, 3.0, 10.0, 30.0)
 SMOOTHNESS_HELD_OUT = 0.2
@@ -444,6 +452,10 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
     see the module docstring. With `search`, the smoothness strength is chosen first
     (`choose_smoothness`) and `smoothness` is not read."""
     start = time.perf_counter()
+    if X.shape[0] > REFINE_MAX_ROWS:
+        sample = np.sort(np.random.default_rng([int(seed), _SAMPLE_STREAM]).choice(
+            X.shape[0], REFINE_MAX_ROWS, replace=False))
+        X, y = X[sample], y[sample]
     tried: tuple = ()
     if search and X.shape[0] >= 2:
         smoothness, tried = choose_smoothness(pop, n, n_q, X, y, seed=seed, max_iter=max_iter, pull=pull,
@@ -487,5 +499,5 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         smoothness_scores=tried)
 
 
-__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
+__all__ = ["Design", "Objective", "PATIENCE", "REFINE_MAX_ROWS", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
            "design", "refine_weights", "roughness_matrix", "validation_split"]

@@ -21,6 +21,9 @@ from kacs_cli.estimators.validation import validate
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 
+# Rows whose channel sums are computed at once for zhat_range_.
+_RANGE_CHUNK = 65_536
+
 Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
 Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
 
@@ -70,8 +73,12 @@ class KACSRegressor(LearnerRegressor):
     _method = "kacs"
 
     def _after_training(self, Xs, reset_ranges):
-        _, zhat, _, _ = self.model_.predict_components(Xs)
-        rng = np.column_stack([zhat.min(axis=0), zhat.max(axis=0)])
+        # In chunks: the components of all rows at once take rows x m x n floats.
+        low, high = np.full(self.model_.n_channels, np.inf), np.full(self.model_.n_channels, -np.inf)
+        for start in range(0, Xs.shape[0], _RANGE_CHUNK):
+            _, zhat, _, _ = self.model_.predict_components(Xs[start:start + _RANGE_CHUNK])
+            low, high = np.minimum(low, zhat.min(axis=0)), np.maximum(high, zhat.max(axis=0))
+        rng = np.column_stack([low, high])
         if reset_ranges or getattr(self, "zhat_range_", None) is None:
             self.zhat_range_ = rng
         else:
