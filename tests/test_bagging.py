@@ -52,6 +52,15 @@ def _members(estimator, X, y, **overrides):
     return members, Xs
 
 
+def _check_mean_of_members(estimator, X, y):
+    """The fitted bagged model predicts the mean of its members, trained again here; returns
+    them with the scaled rows."""
+    members, Xs = _members(estimator, X, y)
+    mean = np.mean([m.model.predict(Xs) for m in members], axis=0)
+    np.testing.assert_allclose(estimator.model_.predict(Xs), mean, rtol=0, atol=1e-12)
+    return members, Xs
+
+
 def test_member_rows_are_a_seeded_bootstrap_sample():
     rows = bagging.member_rows(1000, k=2, seed=9)
     assert len(rows) == 1000 and rows.min() >= 0 and rows.max() < 1000
@@ -64,11 +73,8 @@ def test_member_rows_are_a_seeded_bootstrap_sample():
 
 
 def test_merged_kacs_predicts_the_mean_of_its_members(data, bagged_kacs):
-    X, y = data
-    members, Xs = _members(bagged_kacs, X, y)
-    mean = np.mean([m.model.predict(Xs) for m in members], axis=0)
+    members, Xs = _check_mean_of_members(bagged_kacs, *data)
     merged = bagged_kacs.model_
-    np.testing.assert_allclose(merged.predict(Xs), mean, rtol=0, atol=1e-12)
     # One KACS model of K m channels holding every member's rules.
     assert merged.n_channels == 3 * 2 and merged.params.bags == 1
     assert merged.n_rules == sum(m.model.n_rules for m in members)
@@ -83,11 +89,8 @@ def test_merged_kacs_predicts_the_mean_of_its_members(data, bagged_kacs):
 
 
 def test_an_xcsf_ensemble_predicts_the_mean_of_its_members(data, bagged_xcsf):
-    X, y = data
-    members, Xs = _members(bagged_xcsf, X, y)
-    mean = np.mean([m.model.predict(Xs) for m in members], axis=0)
+    members, _ = _check_mean_of_members(bagged_xcsf, *data)
     ensemble = bagged_xcsf.model_
-    np.testing.assert_allclose(ensemble.predict(Xs), mean, rtol=0, atol=1e-12)
     assert ensemble.params.bags == 3 and ensemble.n_rules == sum(m.model.n_rules for m in members)
     rules = bagged_xcsf.rules_
     assert sorted(rules["member"].unique()) == [0, 1, 2]
