@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.cli import app
-from kacs_cli.engine import Hyperparameters, bagging
+from kacs_cli.engine import Hyperparameters, bagging, registry
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.config import resolve_config
 
@@ -176,3 +176,16 @@ def test_kacs_fit_bags_with_jobs(tmp_path, data):
     assert result.exit_code == 0, result.output
     assert "2 bags on bootstrap samples averaged into one model of 14 channels" in result.output
     assert load(tmp_path / "m.kacs").model_.n_channels == 14
+
+
+def test_a_bagged_run_is_scheduled_as_the_cost_of_its_members():
+    from kacs_cli.experiments.campaign.tasks import estimate_cost, expand_tasks
+
+    raw = {"experiment": "bag", "benchmarks": [{"name": "f1", "n": 2, "samples": 150}],
+           "methods": {"kacs": None, "kacs-bag": {"method": "kacs", "bags": 4}},
+           "protocol": {"name": "main", "runs": 1}, "iterations": 1000, "eval_every": 1000}
+    single, bagged = expand_tasks(resolve_config(json.loads(json.dumps(raw))))
+    per_iteration = registry.get("kacs").cost(2, 6400)
+    # The single run evaluates at 0 and at its end; each member once, at its end.
+    assert estimate_cost(single, 1000, 1000, 150, 2) == pytest.approx(1000 * per_iteration + 2 * 150 * per_iteration * 0.3)
+    assert estimate_cost(bagged, 1000, 1000, 150, 2) == pytest.approx(4 * (1000 * per_iteration + 150 * per_iteration * 0.3))

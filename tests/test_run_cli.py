@@ -46,11 +46,11 @@ def test_help_lists_the_commands_and_options(capsys):
     assert code == 0 and " run " in out and " scale " in out
     code, out, _ = kacs(capsys, "run", "--help")
     for option in ("--out", "--jobs", "--runs", "--iterations", "--benchmarks", "--methods",
-                   "--data-dir", "--force", "--skip-missing", "--backend", "--scheduler"):
+                   "--data-dir", "--force", "--skip-missing", "--backend", "--scheduler", "--allow-engine-change"):
         assert option in out, option
     code, out, _ = kacs(capsys, "scale", "--help")
     for option in ("--dim", "--samples", "--guideline", "--out", "--jobs", "--runs", "--iterations",
-                   "--force", "--methods"):
+                   "--force", "--methods", "--allow-engine-change"):
         assert option in out, option
 
 

@@ -92,13 +92,16 @@ def estimate_cost(task: Task, iterations: int, eval_every: int, rows: int, n: in
     """Relative run time, only to start the longest runs first.
 
     Per iteration as the learner's registry entry estimates it (`Learner.cost`). Evaluation
-    passes over all rows add the rest (what makes CCPP's 9568 rows slow).
+    passes over all rows add the rest (what makes CCPP's 9568 rows slow). A bagged run costs
+    its members'.
     """
     baseline = baselines.find(task.cell.engine(task.method))
     if baseline is not None:  # one batch fit, whatever the iterations
         return baseline.cost(rows, n)
-    N = task.cell.params[task.method].N
-    per_iteration = registry.get(task.cell.engine(task.method)).cost(n, N)
+    params = task.cell.params[task.method]
+    per_iteration = registry.get(task.cell.engine(task.method)).cost(n, params.N)
+    if params.bags > 1:  # the members one after another, each evaluated once at its end
+        return params.bags * (iterations * per_iteration + rows * per_iteration * 0.3)
     evaluations = iterations // eval_every + 1
     return iterations * per_iteration + evaluations * rows * per_iteration * 0.3
 
