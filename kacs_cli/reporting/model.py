@@ -12,17 +12,15 @@ from typing import Any
 import pandas as pd
 
 from kacs_cli.engine.registry import DEFAULT_PAIR
-from kacs_cli.experiments.data import benchmarks
+from kacs_cli.experiments.data.registry import MAIN_TABLE
 from kacs_cli.experiments.data.protocols import protocol_or_default
 
 # The article's two-method tables: the baseline's rows first, its Wilcoxon symbol against the
 # proposal (engine/registry.py holds the pair).
 METHODS = DEFAULT_PAIR
 CELL_KEY = ("benchmark", "variant", "n", "samples", "N")
-# The article's benchmark order; anything else follows alphabetically.
-# The article's order: the synthetic functions as their records list them, then the
-# real-world datasets of its main table.
-BENCHMARK_ORDER = (*benchmarks.FUNCTIONS, "asn", "ccpp", "cs", "eec")
+# The article's benchmark order (its main table's); anything else follows alphabetically.
+BENCHMARK_ORDER = MAIN_TABLE
 # Variant values that mean "the plain function" and are not worth printing.
 PLAIN_VARIANTS = ("", "none", "base", "original", "standard", "plain", "nan")
 

@@ -14,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.data.registry import MAIN_TABLE
 from kacs_cli.reporting import stats
 
 ALPHA = stats.ALPHA
 REAL = ("asn", "ccpp", "cs", "eec", "pppts", "pt")
-MAIN_BENCHMARKS = ("f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec")
+MAIN_BENCHMARKS = MAIN_TABLE
 METRICS = (("test_mae", "test MAE"), ("train_mae", "train MAE"), ("rules", "rules"), ("params", "params"),
            ("aic", "AIC"))
 

@@ -32,6 +32,10 @@ KINDS = ("real", "published")
 # from Python packages, the `suite` extra). `kacs data fetch` and `verify` without names act on
 # the article's group; a group's name stands for all of its datasets.
 GROUPS = ("article", "suite")
+# The benchmarks of the article's main table, in its order: the four synthetic functions,
+# then the real-world datasets (docs/algorithm.md section 10). The one list of them: the
+# report's order and the documents' tables read it.
+MAIN_TABLE = ("f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec")
 
 
 @dataclass(frozen=True)
