@@ -15,7 +15,7 @@ import pandas as pd
 
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.data.registry import MAIN_TABLE
-from kacs_cli.reporting import stats
+from kacs_cli.reporting import kstats, stats
 
 ALPHA = stats.ALPHA
 REAL = ("asn", "ccpp", "cs", "eec", "pppts", "pt")
@@ -84,12 +84,10 @@ def lower(runs, bench, a, b, metric="test_mae") -> bool:
 
 
 def holm(pvalues: dict[str, float]) -> dict[str, float]:
-    order = sorted(pvalues, key=lambda k: pvalues[k])
-    out, running, m = {}, 0.0, len(order)
-    for i, k in enumerate(order):
-        running = max(running, min(1.0, (m - i) * pvalues[k]))
-        out[k] = running
-    return out
+    """Holm-adjusted p-values by key (kacs_cli.reporting.kstats.holm: a missing p stays
+    missing and does not count in the family)."""
+    keys = list(pvalues)
+    return dict(zip(keys, (float(p) for p in kstats.holm([pvalues[k] for k in keys]))))
 
 
 def methods(r: pd.DataFrame) -> list[str]:
