@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from tools.doctables import (adaptive, article, baselines, capacity, compaction, fidelity, readable, refinement,
-                             semantics, settings, summary, variance)
+                             results_index, semantics, settings, summary, variance)
 from tools.doctables.common import Runs, v_runs, v_time
 
 __all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_document", "stale", "update",
@@ -36,7 +36,7 @@ MARKER = re.compile(r"(<!-- table: ([a-z0-9-]+) -->\n)(.*?)(<!-- end table -->)"
 VALUE = re.compile(r"(<!-- value: ([a-z0-9-]+)(?: ([^ >]+))? -->)([^\n]*?)(<!-- end -->)")
 DOCUMENTS = ("README.md", "docs/*.md")
 _MODULES = (summary, article, adaptive, baselines, refinement, compaction, capacity, readable, fidelity, semantics,
-            settings, variance)
+            settings, variance, results_index)
 
 
 def _gather(kind: str, first: dict) -> dict:
