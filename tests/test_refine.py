@@ -509,3 +509,19 @@ def test_beyond_the_row_cap_the_refinement_fits_a_seeded_sample(monkeypatch):
     direct.refine(X[sample], y[sample], seed=3, max_iter=50, pull=1e-5, validation=0.0)
     assert np.array_equal(capped.pop.weights.w[:capped.n_rules], direct.pop.weights.w[:direct.n_rules])
     assert result.iterations > 0
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"refinement": True}, "refinement exists only for KACS"),
+    ({"compaction": "piecewise"}, "XCSF models have no compaction 'piecewise'"),
+])
+def test_what_xcsf_cannot_do_after_training_is_refused_before_it(monkeypatch, settings, message):
+    from kacs_cli.engine import train
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before refusing")
+
+    monkeypatch.setattr(train.Model, "train", no_training)
+    X, y = _data(2, 50)
+    with pytest.raises(UserError, match=message):
+        XCSFRegressor(n_iter=200, N=100, **settings).fit(X, y)

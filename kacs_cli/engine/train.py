@@ -148,6 +148,11 @@ class Model:
             raise UserError(registry.channels_refusal(learner.label))
         if self.params.bags > 1 and learner.merge is None:
             raise UserError(bags_refusal(learner.label))
+        # What runs after training is refused now, before any training.
+        if self.params.refinement and learner.refine is None:
+            raise UserError(_refinement_refusal())
+        if self.params.compaction != "none" and self.params.compaction not in learner.compactions:
+            raise UserError(_compaction_refusal(learner, self.params.compaction))
         self.n_submodels = learner.submodels(self.n, self.params)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
@@ -301,10 +306,7 @@ class Model:
         method = method or (self.params.compaction if self.params.compaction != "none"
                             else learner.compactions[0] if learner.compactions else "piecewise")
         if method not in learner.compactions:
-            known = [f"{registry.label(m)}: {', '.join(registry.get(m).compactions)}"
-                     for m in registry.names() if registry.get(m).compactions]
-            raise ValueError(f"{learner.label} models have no compaction {method!r}; known: "
-                             f"{'; '.join(known)}")
+            raise ValueError(_compaction_refusal(learner, method))
         checked = self.params.with_overrides(
             compact_rules=self.params.compact_rules if rules is None else rules,
             compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
@@ -320,9 +322,7 @@ class Model:
         """Refit every consequent weight on the rows (X, y) with the rules' structure fixed
         (refine.py); settings not given are the model's `refine_*` hyperparameters."""
         if self.learner.refine is None:
-            with_refine = [registry.label(m) for m in registry.names()
-                           if registry.get(m).refine is not None]
-            raise ValueError(f"refinement exists only for {', '.join(with_refine)}")
+            raise ValueError(_refinement_refusal())
         settings = {"max_iter": self.params.refine_max_iter, "pull": self.params.refine_pull,
                     "validation": self.params.refine_validation}
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
@@ -369,6 +369,17 @@ class Model:
             covers = column.replace("cover_rate", "covers")
             df[column] = np.nan if slots is None else df[covers] / (steps * slots)
         return df[list(CURVE_COLUMNS)]
+
+
+def _refinement_refusal() -> str:
+    with_refine = [registry.label(m) for m in registry.names() if registry.get(m).refine is not None]
+    return f"refinement exists only for {', '.join(with_refine)}"
+
+
+def _compaction_refusal(learner, method: str) -> str:
+    known = [f"{registry.label(m)}: {', '.join(registry.get(m).compactions)}"
+             for m in registry.names() if registry.get(m).compactions]
+    return f"{learner.label} models have no compaction {method!r}; known: {'; '.join(known)}"
 
 
 def bags_refusal(label: str) -> str:
