@@ -146,6 +146,8 @@ def test_what_bagging_cannot_do_is_refused_in_one_line(data, bagged_xcsf):
         bagged_xcsf.partial_fit(X, y)
     with pytest.raises(UserError, match="has no compaction"):
         bagged_xcsf.compact(X, y)
+    with pytest.raises(UserError, match=r"an average of XCSF populations \(bags\) has no compaction"):
+        XCSFRegressor(bags=2, compaction="closest", **SMALL).fit(X, y)
     with pytest.raises(UserError, match="n_jobs must be None, a whole number >= 1 or -1"):
         KACSRegressor(bags=2, n_jobs=0, **SMALL).fit(X, y)
 

@@ -92,6 +92,12 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
         raise UserError(bags_refusal(learner.label))
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     K = int(params.bags)
+    if params.compaction != "none":
+        # Whether the merged model can be compacted shows on two empty members, before any training.
+        empty = [Model(method, X.shape[1], params.with_overrides(bags=1)) for _ in range(2)]
+        if merge(method, empty).params.bags > 1:
+            raise UserError(f"an average of {learner.label} populations (bags) has no compaction; leave "
+                            f"compaction at none or bags at 1")
     jobs = 1 if n_jobs in (None, 0) else (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
     return in_processes(train_member, [(method, X, y, params, iterations, seed, k) for k in range(K)], jobs)
 
