@@ -1,5 +1,5 @@
-# kacs: two commands for a fresh checkout: `make install`, then `make check` (the full test
-# suite, as CI runs it); `make test` is the quick set for development.
+# kacs: two commands for a fresh checkout: `make install`, then `make test` (the full test
+# suite, as CI runs it); `make quick` is the quick set for development.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,21 +11,21 @@ export KACS_DATA_DIR
 endif
 JOBS ?= 2
 
-.PHONY: install test check bench smoke paper-runs paper-tables paper docs-tables clean
+.PHONY: install test quick bench smoke paper-runs paper-tables paper docs-tables clean
 
 install:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[test]'
 
+# The full suite, slow tests included: what CI runs.
+test:
+	$(BIN)/python -m pytest -q
+
 # The quick set: every test but those marked slow (more than about 3 s each: long training
 # runs, campaigns over real data, recorded values of long runs); a few minutes on two cores.
-test:
+quick:
 	$(BIN)/python -m pytest -q -m "not slow"
-
-# The full suite, slow tests included: what CI runs.
-check:
-	$(BIN)/python -m pytest -q
 
 bench:
 	$(BIN)/kacs bench
