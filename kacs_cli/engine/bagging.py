@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import time
 from dataclasses import dataclass
 
@@ -98,8 +97,7 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
         if merge(method, empty).params.bags > 1:
             raise UserError(f"an average of {learner.label} populations (bags) has no compaction; leave "
                             f"compaction at none or bags at 1")
-    jobs = 1 if n_jobs in (None, 0) else (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
-    return in_processes(train_member, [(method, X, y, params, iterations, seed, k) for k in range(K)], jobs)
+    return in_processes(train_member, [(method, X, y, params, iterations, seed, k) for k in range(K)], n_jobs)
 
 
 def merge(method: str, models: list[Model]) -> Model:

@@ -18,13 +18,12 @@ targets).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from kacs_cli.engine.params import Hyperparameters
-from kacs_cli.engine.train import in_processes, train_run
+from kacs_cli.engine.train import in_processes, train_run, worker_count
 
 # Mixed into the seed so that the held-out rows do not follow the learner's own stream.
 _SPLIT_STREAM = 0x63617061
@@ -76,29 +75,22 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         raise ValueError("the capacity search needs at least two train rows")
     fit, held = held_out_rows(X.shape[0], params.capacity_validation, seed)
     candidates = candidate_budgets(params)
-    width = _workers(n_jobs)
+    width = worker_count(n_jobs)
     scores, seconds = [], 0.0
-    stopped = False
     for first in range(0, len(candidates), width):
+        if _stops(scores):
+            break
         batch = candidates[first:first + width]
-        results = in_processes(_score, [(method, X, y, fit, held, params, N, iterations, seed) for N in batch],
-                               width)
-        for score, spent in results:
-            if len(scores) >= 2 and scores[-1] >= min(scores[:-1]):
-                stopped = True
+        for score, spent in in_processes(
+                _score, [(method, X, y, fit, held, params, N, iterations, seed) for N in batch], width):
+            if _stops(scores):
                 break
             scores.append(score)
             seconds += spent
-        if stopped or (len(scores) >= 2 and scores[-1] >= min(scores[:-1])):
-            break
     best = int(np.argmin(scores))  # the first of equal scores: the smallest budget
     return CapacityResult(candidates[best], candidates[:len(scores)], tuple(scores), seconds)
 
 
-def _workers(n_jobs: int | None) -> int:
-    """The candidates trained at once: n_jobs, -1 for every core, None or 0 for one."""
-    if n_jobs in (None, 0, 1):
-        return 1
-    if n_jobs < 0:
-        return max(1, os.cpu_count() or 1)
-    return int(n_jobs)
+def _stops(scores: list[float]) -> bool:
+    """The ladder's stopping rule: the last candidate did not lower the best score before it."""
+    return len(scores) >= 2 and scores[-1] >= min(scores[:-1])

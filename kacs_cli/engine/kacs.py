@@ -23,8 +23,8 @@ from kacs_cli.engine.kacs_submodels import (
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
-    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact, copy_rules,
-    merge_state, refresh_fitness_sum, set_bounds,
+    S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
+    refresh_fitness_sum, set_bounds, stack,
 )
 from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.compaction import compact_kacs
@@ -403,18 +403,14 @@ def merge_models(models, make):
                                               bags=1, capacity="fixed"))
     s_in, s_in_merged = n * m, n * K * m
     pop = merged.pop
-    offset = 0
-    for k, model in enumerate(models):
-        P = copy_rules(model.pop, pop, offset)
-        sub = pop.counts.sub[offset:offset + P]
+    for k, rows in enumerate(stack([model.pop for model in models], pop)):
+        sub = pop.counts.sub[rows]
         outer = sub >= s_in
         sub[:] = np.where(outer, s_in_merged + k * m + (sub - s_in), sub + k * m * n)
-        rows = offset + np.flatnonzero(outer)
-        pop.weights.w[rows] /= K
-        pop.weights.m[rows] /= K
-        pop.weights.v[rows] /= K * K
-        offset += P
-    merge_state([model.pop for model in models], pop)
+        outer_rows = rows.start + np.flatnonzero(outer)
+        pop.weights.w[outer_rows] /= K
+        pop.weights.m[outer_rows] /= K
+        pop.weights.v[outer_rows] /= K * K
     return merged
 
 

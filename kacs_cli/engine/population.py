@@ -110,25 +110,25 @@ def rule_fields(rules) -> dict[str, np.ndarray]:
     return out
 
 
-def copy_rules(src: Population, dst: Population, offset: int) -> int:
-    """The live rules of src, every field, into dst's slots from `offset` (merging populations:
-    bagging.py); returns their number. dst's state is the caller's to set."""
-    P = int(src.scal[S_P])
+def stack(sources: list, dst: Population) -> list[slice]:
+    """The live rules of the populations `sources`, every field, side by side in the empty dst
+    (merging populations: bagging.py), each source's slots returned; dst's state becomes their
+    union: rules, numerosities, counters and fitness sums added, the clock the latest of theirs."""
     targets = rule_fields(dst)
-    for name, arr in rule_fields(src).items():
-        targets[name][offset:offset + P] = arr[:P]
-    return P
-
-
-def merge_state(sources: list, dst: Population) -> None:
-    """dst's state as the union of the populations `sources` whose rules it holds side by side:
-    rules, numerosities, counters and fitness sums added, the clock the latest of theirs."""
+    slots, offset = [], 0
+    for src in sources:
+        P = int(src.scal[S_P])
+        for name, arr in rule_fields(src).items():
+            targets[name][offset:offset + P] = arr[:P]
+        slots.append(slice(offset, offset + P))
+        offset += P
     for s in (S_P, S_TOTAL, S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS):
         dst.scal[s] = sum(int(src.scal[s]) for src in sources)
     dst.scal[S_T] = max(int(src.scal[S_T]) for src in sources)
     dst.scal[S_DEATHS] = 0
     dst.fsum[0] = sum(float(src.fsum[0]) for src in sources)
     dst.budget[0] = sum(int(src.budget[0]) for src in sources)
+    return slots
 
 
 # The compiled code below names the groups (numba cannot loop over differently shaped

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -106,12 +107,20 @@ def _as_vector(y, rows, name):
     return np.ascontiguousarray(y)
 
 
-def in_processes(function, calls: list[tuple], jobs: int) -> list:
-    """[function(*call) for call in calls], in `jobs` worker processes when jobs > 1, in order.
+def worker_count(n_jobs: int | None) -> int:
+    """The processes n_jobs asks for: None or 0 one, -1 every core, else n_jobs."""
+    if n_jobs in (None, 0):
+        return 1
+    return max(1, os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+
+
+def in_processes(function, calls: list[tuple], n_jobs: int | None) -> list:
+    """[function(*call) for call in calls], in worker_count(n_jobs) processes, in order.
 
     Through loky's reusable executor, the one `kacs run` fans its runs out with, so that an
     estimator fitted in a process that ran a campaign reuses those workers instead of meeting
     a second pool (joblib.Parallel cannot share loky's executor with a direct user)."""
+    jobs = worker_count(n_jobs)
     if jobs <= 1 or len(calls) <= 1:
         return [function(*call) for call in calls]
     from joblib.externals.loky import get_reusable_executor

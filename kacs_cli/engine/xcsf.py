@@ -14,7 +14,7 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
-    S_COVERS, S_P, S_T, compact, copy_rules, merge_state, refresh_fitness_sum, set_bounds,
+    S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds, stack,
 )
 from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.row_index import (
@@ -239,12 +239,8 @@ def merge_models(models, make):
     first = models[0]
     merged = make(first.params.with_overrides(N=sum(m.budget_N for m in models), bags=len(models),
                                               capacity="fixed"))
-    offset = 0
-    for k, model in enumerate(models):
-        P = copy_rules(model.pop, merged.pop, offset)
-        merged.pop.counts.sub[offset:offset + P] = k
-        offset += P
-    merge_state([m.pop for m in models], merged.pop)
+    for k, rows in enumerate(stack([m.pop for m in models], merged.pop)):
+        merged.pop.counts.sub[rows] = k
     return merged
 
 
