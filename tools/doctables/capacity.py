@@ -10,7 +10,7 @@ import pandas as pd
 from kacs_cli.reporting import stats
 from kacs_cli.reporting.refinement import training_seconds
 
-from tools.doctables.common import (ALPHA, MAIN_BENCHMARKS, Runs, holm, integer, methods, name, p_text, pair, table)
+from tools.doctables.common import MAIN_BENCHMARKS, Runs, holm_verdicts, integer, methods, name, pair, table
 
 RECOMMENDED = "kacs-recommended"
 XCSF_RECOMMENDED = "xcsf-recommended"
@@ -19,20 +19,6 @@ XCSF_RECOMMENDED = "xcsf-recommended"
 REFINED, QUANTILE_REFINED = "kacs-refined", "kacs-quantile-refined"
 # The recommended KACS without its n + 1 channels: the study that chose them (10 runs).
 CHANNEL_STUDY = "kacs-search"
-
-
-def holm_verdicts(r: pd.DataFrame, a: str, b: str, benchmarks) -> dict[str, str]:
-    """a against b per benchmark: better / level / worse, paired two-sided Wilcoxon over runs,
-    Holm over the benchmarks; with the change of the mean."""
-    pairs = {bench: pair(r, bench, a, b, "test_mae") for bench in benchmarks}
-    adjusted = holm({bench: stats.wilcoxon_p(x, y) for bench, (x, y) in pairs.items()})
-    out = {}
-    for bench, (x, y) in pairs.items():
-        change = f"{100 * (x.mean() / y.mean() - 1):+.1f} %"
-        p = adjusted[bench]
-        word = "level" if not p < ALPHA else ("better" if x.mean() < y.mean() else "worse")
-        out[bench] = f"{change}, {word} (p {p_text(p)})"
-    return out
 
 
 def verdict_count(verdicts: dict[str, str], word: str) -> int:

@@ -90,6 +90,20 @@ def holm(pvalues: dict[str, float]) -> dict[str, float]:
     return dict(zip(keys, (float(p) for p in kstats.holm([pvalues[k] for k in keys]))))
 
 
+def holm_verdicts(r: pd.DataFrame, a: str, b: str, benchmarks) -> dict[str, str]:
+    """a against b per benchmark: better / level / worse, paired two-sided Wilcoxon over runs,
+    Holm over the benchmarks; with the change of the mean."""
+    pairs = {bench: pair(r, bench, a, b, "test_mae") for bench in benchmarks}
+    adjusted = holm({bench: stats.wilcoxon_p(x, y) for bench, (x, y) in pairs.items()})
+    out = {}
+    for bench, (x, y) in pairs.items():
+        change = f"{100 * (x.mean() / y.mean() - 1):+.1f} %"
+        p = adjusted[bench]
+        word = "level" if not p < ALPHA else ("better" if x.mean() < y.mean() else "worse")
+        out[bench] = f"{change}, {word} (p {p_text(p)})"
+    return out
+
+
 def methods(r: pd.DataFrame) -> list[str]:
     """A folder's methods in the order of its runs.csv."""
     return list(dict.fromkeys(r.method))

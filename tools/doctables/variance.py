@@ -3,12 +3,10 @@ the real-data suite (results/suite_variance)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from kacs_cli.experiments.campaign import results
-from kacs_cli.reporting import stats
-from tools.doctables.common import ALPHA, Runs, decimal, holm, pair, table
+from tools.doctables.common import Runs, decimal, holm_verdicts, table
 
 BAG_CHOICE = "bag_choice/bag_choice.csv"
 # The variants of results/bag_choice against the single model, in the table's order.
@@ -71,14 +69,10 @@ def lever_verdicts(r: pd.DataFrame) -> dict[str, dict[str, str]]:
     """Per lever, per dataset: + (lower test MAE than its reference), - (higher) or ~ (level):
     paired two-sided Wilcoxon over the runs, Holm over the datasets of the table."""
     datasets = list(dict.fromkeys(r.benchmark))
-    out: dict[str, dict[str, str]] = {}
-    for lever, reference in LEVERS.items():
-        ps, diffs = {}, {}
-        for d in datasets:
-            x, y = pair(r, d, lever, reference, "test_mae")
-            ps[d], diffs[d] = stats.wilcoxon_p(x, y), float(np.mean(x - y))
-        out[lever] = {d: "~" if p >= ALPHA else ("+" if diffs[d] < 0 else "-") for d, p in holm(ps).items()}
-    return out
+    symbols = {"better": "+", "worse": "-", "level": "~"}
+    return {lever: {d: next(s for word, s in symbols.items() if f", {word} (" in text)
+                    for d, text in holm_verdicts(r, lever, reference, datasets).items()}
+            for lever, reference in LEVERS.items()}
 
 
 def suite_variance(runs: Runs) -> str:
