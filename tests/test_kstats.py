@@ -108,12 +108,17 @@ def test_average_ranks_by_hand_with_ties_and_a_missing_benchmark() -> None:
     np.testing.assert_allclose(kstats.average_ranks(means), [1.75, 2.25, 2.0])
 
 
-def test_average_ranks_agree_with_the_two_method_helper() -> None:
+def test_average_ranks_count_lower_and_tied_means_and_read_a_frame_in_column_order() -> None:
     rng = np.random.default_rng(4)
     means = rng.integers(0, 4, size=(12, 5)).astype(float)  # many ties
     means[3, 1] = np.nan
-    expected = stats.average_ranks(pd.DataFrame(means)).to_numpy()
+    # A mean's rank within its benchmark: 1 + the means below it + half the others equal to it.
+    complete = means[~np.isnan(means).any(axis=1)]
+    expected = [np.mean([1 + (row < row[j]).sum() + ((row == row[j]).sum() - 1) / 2 for row in complete])
+                for j in range(means.shape[1])]
     np.testing.assert_allclose(kstats.average_ranks(means), expected)
+    frame = pd.DataFrame(means, columns=list("abcde"))
+    np.testing.assert_allclose(kstats.average_ranks(frame), expected)
 
 
 def test_average_ranks_refuse_a_single_method() -> None:

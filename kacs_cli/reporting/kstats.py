@@ -44,8 +44,8 @@ def _means_matrix(means) -> np.ndarray:
 
 
 def _complete_rows(means) -> np.ndarray:
-    """The benchmarks (rows) where every method has a finite mean, as `stats.average_ranks`
-    does: every method is then ranked over the same benchmarks."""
+    """The benchmarks (rows) where every method has a finite mean: every method is then ranked
+    over the same benchmarks."""
     m = _means_matrix(means)
     return m[np.all(np.isfinite(m), axis=1)]
 
@@ -57,10 +57,13 @@ def rank_matrix(means) -> np.ndarray:
 
 
 def average_ranks(means) -> np.ndarray:
-    """Average rank R_j of each method over the benchmarks of a b x k matrix of means.
+    """Average rank R_j of each method over the benchmarks of a b x k matrix of means (an
+    array, or a DataFrame with one column per method: the ranks are then in its column order).
 
-    Rank 1 = lowest mean on that benchmark, ties get the average rank; benchmarks (rows) with
-    a missing mean are left out. No complete benchmark: all NaN.
+    The one ranking of the reports (two methods or k): lower is better, so rank 1 = lowest
+    mean on that benchmark; ties get the average rank; benchmarks (rows) with a missing mean
+    are left out, so every method is ranked over the same benchmarks. No complete benchmark:
+    all NaN.
     """
     ranks = rank_matrix(means)
     if ranks.shape[0] == 0:
@@ -105,9 +108,8 @@ def friedman(means) -> FriedmanResult:
     When every benchmark ranks the methods identically chi2_F reaches its maximum b (k-1):
     F_F is then infinite and its p-value 0.
     """
-    ranks = rank_matrix(means)
-    b, k = ranks.shape
-    avg = ranks.mean(axis=0) if b else np.full(k, math.nan)
+    b, k = rank_matrix(means).shape
+    avg = average_ranks(means)
     if b < 2:
         return FriedmanResult(avg, math.nan, math.nan, math.nan, math.nan, k, b)
     chi2_f = 12.0 * b / (k * (k + 1)) * (float(np.sum(avg**2)) - k * (k + 1) ** 2 / 4.0)

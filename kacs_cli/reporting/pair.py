@@ -17,7 +17,7 @@ from kacs_cli.engine import registry
 from kacs_cli.engine.registry import BASELINE, PROPOSED
 from kacs_cli.experiments.campaign.metrics import BY_NAME as metrics_by_name
 from kacs_cli.experiments.campaign.metrics import metric_label
-from kacs_cli.reporting import stats
+from kacs_cli.reporting import kstats, stats
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.loading import compacted_note, method_values
 from kacs_cli.reporting.model import METHODS, Cell, ExperimentReport
@@ -100,7 +100,7 @@ def other_method_statistics(runs: pd.DataFrame, cells: list[Cell], metrics: Sequ
 def across_record(metric: str, part: pd.DataFrame, symbols: Sequence[str]) -> dict:
     """Average ranks, +/-/~ counts and the across-benchmark Wilcoxon test of one metric."""
     means = part[[f"{BASELINE}_mean", f"{PROPOSED}_mean"]].rename(columns={f"{BASELINE}_mean": BASELINE, f"{PROPOSED}_mean": PROPOSED})
-    ranks = stats.average_ranks(means)
+    ranks = dict(zip(means.columns, kstats.average_ranks(means)))
     complete = means.dropna()
     test = stats.across_benchmark_test(complete[BASELINE], complete[PROPOSED])
     counts = stats.count_symbols(list(symbols))

@@ -1,4 +1,5 @@
-"""Statistics of docs/algorithm.md section 11: paired tests, effect sizes, ranks, confidence bands.
+"""Statistics of docs/algorithm.md section 11: paired tests, effect sizes, confidence bands
+(average ranks, of two methods or k: `kstats.average_ranks`).
 
 Pure functions over numbers, no I/O. Convention throughout: `x` holds XCSF's values and `y`
 KACS's values of the same runs (or the same benchmarks), and every metric is "lower is
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 from scipy import stats as _sps
 
 ALPHA = 0.05
@@ -116,18 +116,6 @@ def count_symbols(symbols: Sequence[str]) -> dict[str, int]:
 def format_counts(counts: dict[str, int]) -> str:
     """The article's "+/-/~" triple, e.g. '1/3/4'."""
     return "/".join(str(counts.get(s, 0)) for s in SYMBOLS)
-
-
-def average_ranks(means: pd.DataFrame) -> pd.Series:
-    """Average rank per method over benchmarks (rows) of a benchmarks x methods frame.
-
-    Rank 1 = lowest mean on that benchmark, ties get the average rank. Rows with a missing
-    mean are left out, so every method is ranked over the same benchmarks.
-    """
-    complete = means.dropna(axis=0, how="any")
-    if complete.empty:
-        return pd.Series(np.nan, index=means.columns, dtype=float)
-    return complete.rank(axis=1, method="average", ascending=True).mean(axis=0)
 
 
 @dataclass(frozen=True)

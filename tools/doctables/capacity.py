@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kacs_cli.reporting import stats
+from kacs_cli.reporting import kstats
 from kacs_cli.reporting.refinement import training_seconds
 
 from tools.doctables.common import MAIN_BENCHMARKS, Runs, holm_verdicts, integer, methods, name, pair, table
@@ -81,7 +81,7 @@ def ranks(r: pd.DataFrame, benchmarks) -> tuple[pd.DataFrame, pd.Series]:
     """Each method's mean test MAE per benchmark over the runs all methods have there, and their
     average ranks, best first."""
     means = pd.DataFrame({m: {b: _mean(r, b, m, common_runs(r, b)) for b in benchmarks} for m in methods(r)})
-    return means, stats.average_ranks(means).sort_values()
+    return means, pd.Series(kstats.average_ranks(means), index=means.columns).sort_values()
 
 
 def ranked(runs: Runs) -> pd.DataFrame:

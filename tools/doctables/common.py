@@ -112,7 +112,7 @@ def methods(r: pd.DataFrame) -> list[str]:
 def main_ranks(r: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """Each method's mean test MAE per main benchmark, and their average ranks (best first)."""
     means = pd.DataFrame({m: {b: mean(r, b, m, "test_mae") for b in MAIN_BENCHMARKS} for m in methods(r)})
-    return means, stats.average_ranks(means).sort_values()
+    return means, pd.Series(kstats.average_ranks(means), index=means.columns).sort_values()
 
 
 def verdicts(r: pd.DataFrame, control: str = "kacs",
