@@ -136,8 +136,10 @@ def test_a_merged_kacs_model_is_one_model_to_compact_explain_and_train_further(d
 
 def test_what_bagging_cannot_do_is_refused_in_one_line(data, bagged_xcsf):
     X, y = data
-    with pytest.raises(UserError, match="bags = 0 is invalid: the number of bags must be a whole number >= 1"):
+    with pytest.raises(UserError, match=r"'bags' parameter of KACSRegressor must be an int in the range \[1, inf\)"):
         KACSRegressor(bags=0).fit(X, y)
+    with pytest.raises(UserError, match="bags = 0 is invalid: the number of bags must be a whole number >= 1"):
+        Hyperparameters(bags=0)
     with pytest.raises(UserError, match="cannot be combined with budget: adaptive"):
         Hyperparameters(bags=2, budget="adaptive")
     with pytest.raises(UserError, match="bags > 1 needs fit"):
@@ -148,7 +150,8 @@ def test_what_bagging_cannot_do_is_refused_in_one_line(data, bagged_xcsf):
         bagged_xcsf.compact(X, y)
     with pytest.raises(UserError, match=r"an average of XCSF populations \(bags\) has no compaction"):
         XCSFRegressor(bags=2, compaction="closest", **SMALL).fit(X, y)
-    with pytest.raises(UserError, match="n_jobs must be None, a whole number >= 1 or -1"):
+    with pytest.raises(UserError, match=r"'n_jobs' parameter of KACSRegressor must be an int in the range "
+                                        r"\[1, inf\), an? int among \{-1\} or None\. Got 0 instead"):
         KACSRegressor(bags=2, n_jobs=0, **SMALL).fit(X, y)
 
 

@@ -97,12 +97,15 @@ def test_a_campaign_records_the_chosen_budget_and_trains_it(tmp_path):
 
 
 def test_the_recommended_preset_is_one_setting_in_every_front_end(tmp_path):
-    from kacs_cli.engine.params import PRESETS, preset
+    from kacs_cli.engine.params import PRESETS
+    from kacs_cli.engine.registry import preset
     from kacs_cli.experiments.campaign.methods import parse_methods
 
     assert preset("recommended", "kacs") == PRESETS["recommended"]
     # XCSF has no refinement and no outer channels
     assert "refinement" not in preset("recommended", "xcsf") and "channels" not in preset("recommended", "xcsf")
+    xcsf = XCSFRegressor.from_preset("recommended")  # only what XCSF has: its constructor takes it
+    assert (xcsf.input_transform, xcsf.capacity) == ("quantile", "search")
     est = KACSRegressor.from_preset("recommended", N=3200)
     assert (est.input_transform, est.refinement, est.capacity, est.channels, est.N) == ("quantile", True, "search",
                                                                                        "n + 1", 3200)

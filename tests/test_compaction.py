@@ -201,7 +201,7 @@ eval_every: 1000
                                      "xcsf-compact: {method: xcsf, compaction: piecewise}")
     config.write_text(bad)
     code, _, err = run_kacs(capsys, "run", config, "--out", tmp_path / "other")
-    assert code == 2 and "methods.xcsf-compact.compaction: XCSF has no compaction piecewise" in err
+    assert code == 2 and "methods.xcsf-compact.compaction: XCSF models have no compaction 'piecewise'" in err
 
 
 def test_kacs_compact_writes_a_smaller_model_and_refuses_bad_options(capsys, tmp_path):

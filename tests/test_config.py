@@ -362,7 +362,7 @@ def test_method_variants_and_cell_method_lists():
     ({"kacs": {"N": "guideline"}, "k": {"method": "kacs", "N": "lots"}}, None, "methods.k.N", "whole number"),
     ({"kacs": {"budget": "elastic"}}, None, "methods.kacs.budget", "must be one of fixed, adaptive"),
     ({"kacs": {"budget": "adaptive", "N_max": 100}}, None, r"benchmarks\[0\] \(kacs\)", "N_max"),
-    ({"xcsf": {"budget": "adaptive"}}, None, r"benchmarks\[0\] \(xcsf\)", "KACS only"),
+    ({"xcsf": {"budget": "adaptive"}}, None, r"methods.xcsf.budget", "KACS only; XCSF keeps a fixed N"),
     ({"kacs": None}, [{"name": "f3", "methods": ["xcsf"]}], r"benchmarks\[0\].methods\[0\]", "must be one of kacs"),
     ({"kacs": None}, [{"name": "f3", "methods": []}], r"benchmarks\[0\].methods", "non-empty list"),
 ])

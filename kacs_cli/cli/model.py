@@ -12,7 +12,8 @@ import typer
 
 from kacs_cli import atomic
 from kacs_cli.cli.model_rows import model_rows
-from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES, DECLARATIONS, DECLARED, PRESETS, preset
+from kacs_cli.engine import registry
+from kacs_cli.engine.params import ARTICLE_SWITCHES, CODE_SWITCHES, DECLARATIONS, DECLARED, PRESETS
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import ScaleWarning
 
@@ -46,7 +47,7 @@ def _fit_options(method, options, switches, preset_name) -> dict:
                             f"got {switch!r}")
         given[name] = True
     if preset_name is not None:
-        return {**preset(preset_name.strip().lower(), method), **given}
+        return {**registry.preset(preset_name.strip().lower(), method), **given}
     return given
 
 
@@ -56,7 +57,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     import numpy as np
 
     from kacs_cli import baselines
-    from kacs_cli.engine import default_p_hash, registry
+    from kacs_cli.engine import default_p_hash
     from kacs_cli.estimators import estimator_class
     from kacs_cli.estimators.validation import fit_iterations
     from kacs_cli.experiments.data import datasets
@@ -72,23 +73,27 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         raise UserError(f"--iterations must be a whole number >= 1, got {iterations}")
     if seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {seed}")
+    if jobs is not None and jobs < 1 and jobs != -1:
+        raise UserError(f"--jobs must be a whole number >= 1 or -1 (every core), got {jobs}")
     out = atomic.output_file(out, example="model.kacs")
     X, y = datasets.load_dataset(data, data_dir)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
     options = _fit_options(method, options, switches, preset_name)
-    est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), n_jobs=jobs, **options)
+    for name, value in options.items():
+        if value != DECLARED[name].default and not registry.takes(method, name):
+            flag = DECLARED[name].flag or f"--switch {name}"
+            raise UserError(f"{flag}: {name} exists only for {', '.join(registry.takers(name))}, "
+                            f"not {method.upper()}")
+    # A setting left at its default that the learner does not act on is no parameter of its estimator.
+    est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), n_jobs=jobs,
+              **{name: value for name, value in options.items() if registry.takes(method, name)})
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
         if not passes > 0:
             raise UserError(f"--passes must be a number > 0, got {passes:g}")
         iterations = fit_iterations(iterations, passes, X.shape[0])
-    for name, value in options.items():
-        declared = DECLARED[name]
-        if declared.learners is not None and method not in declared.learners and value != declared.default:
-            takers = ", ".join(m.upper() for m in declared.learners)
-            raise UserError(f"{declared.flag}: {name} exists only for {takers}, not {method.upper()}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScaleWarning)
         est.fit(X, y)
@@ -111,9 +116,10 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
-    if est.channels:
+    channels = getattr(est, "channels", 0)  # an estimator has the parameters its learner acts on
+    if channels:
         settings += f", {est.model_.n_channels} outer channels"
-        settings += f" ({est.channels})" if isinstance(est.channels, str) else ""
+        settings += f" ({channels})" if isinstance(channels, str) else ""
     if est.capacity == "search":
         c = est.capacity_result_
         settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
@@ -121,7 +127,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if est.bags > 1:
         settings += f", {est.bags} bags on bootstrap samples averaged" + (
             f" into one model of {est.model_.n_channels} channels" if est.model_.learner.channels else "")
-    if est.refinement and hasattr(est, "refine_result_"):
+    if getattr(est, "refinement", False) and hasattr(est, "refine_result_"):
         r = est.refine_result_
         settings += (f", refined ({r.iterations} L-BFGS-B iterations, kept {r.best_iteration}, "
                      f"{r.validation_rows} validation rows, {r.seconds:.1f} s)")
@@ -221,8 +227,9 @@ def _flag_help(declared) -> str:
     switch = DECLARED.get(declared.switch)
     if switch is not None and switch is not declared and switch.flag:
         return f"{switch.flag}: {declared.help}."
-    if declared.learners:
-        return f"{', '.join(m.upper() for m in declared.learners)}: {declared.help}."
+    takers = registry.takers(declared.name)
+    if len(takers) < len(registry.names()):
+        return f"{', '.join(takers)}: {declared.help}."
     return f"{declared.help}."
 
 

@@ -29,7 +29,7 @@ from kacs_cli.engine import registry
 from kacs_cli.engine.params import Hyperparameters
 from kacs_cli.engine.population import S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS
 from kacs_cli.engine.train import (
-    COVER_RATES, ERROR_KEYS, RAW_COLUMNS, Model, TrainResult, aic, bags_refusal, compact_final,
+    COVER_RATES, ERROR_KEYS, RAW_COLUMNS, Model, TrainResult, aic, compact_final,
     final_errors, in_processes, warm_up,
 )
 from kacs_cli.errors import UserError
@@ -88,7 +88,7 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
     parallel processes, with the same result."""
     learner = registry.get(method)
     if learner.merge is None:
-        raise UserError(bags_refusal(learner.label))
+        raise UserError(registry.bags_refusal(learner.label))
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     K = int(params.bags)
     if params.compaction != "none":
@@ -104,7 +104,7 @@ def merge(method: str, models: list[Model]) -> Model:
     """The one model whose prediction is the mean of the members' (the learner's `merge`)."""
     learner = registry.get(method)
     if learner.merge is None:
-        raise UserError(bags_refusal(learner.label))
+        raise UserError(registry.bags_refusal(learner.label))
     n = models[0].n
     return learner.merge(models, lambda params: Model(method, n, params))
 

@@ -442,6 +442,7 @@ LEARNER = Learner(
     merge=merge_models,
     adaptive_budget=True,
     channels=True,
+    own_switches=("slope_after_outer_update",),
     phases=PHASES,
     # Every iteration works on each of the (n+1)(2n+1) submodels (at the article's channels).
     cost=lambda n, N: (n + 1) * (2 * n + 1) * 1.3e-6,

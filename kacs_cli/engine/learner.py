@@ -1,13 +1,19 @@
 """What a learner is: one `Learner` entry of the learner registry (engine/registry.py).
 
 Each learner module (kacs.py, xcsf.py) declares its entry with this class; the registry
-imports those modules and lists their entries.
+imports those modules and lists their entries. The entry is the one record of what a learner
+supports (refinement, channels, compactions, the adaptive budget, bags, its own switches):
+a hyperparameter that needs one of these (params.py `Declaration.needs`) is one the learner
+acts on where its entry has it (`Learner.takes`), and every front end asks that.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
+
+# `Learner.takes` asked of a hyperparameter itself, not of one of its values.
+ANY_VALUE = object()
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,36 @@ class Learner:
     merge: Optional[Callable[..., Any]] = None
     adaptive_budget: bool = False                # accepts `budget: adaptive` (budget.py)
     channels: bool = False                       # accepts `channels` (outer channel count m)
+    # The hyperparameters only this learner's engine reads (params.py, needs="own_switches"),
+    # such as XCSF's article_xcsf_inputs.
+    own_switches: tuple = ()
     # (key, label) of the phases of an iteration that steps(clock=) counts cycles in; empty:
     # the learner has no phase profile (`kacs bench --profile`).
     phases: tuple = ()
     # Relative seconds per iteration given (n, N): only to start the longest runs first.
     cost: Callable[[int, int], float] = lambda n, N: N * (n + 1) * 1.5e-9
+
+    def takes(self, declared, value=ANY_VALUE) -> bool:
+        """Whether this learner acts on the declared hyperparameter (params.py `Declaration`),
+        or, given `value`, on that value of it (a compaction: one the learner knows). A value
+        at its default is always taken: it asks nothing of a learner."""
+        if declared.needs is None or (value is not ANY_VALUE and value == declared.default):
+            return True
+        return NEEDS[declared.needs](self, declared.name, value)
+
+
+def _knows_compaction(learner: Learner, name: str, value) -> bool:
+    # The compaction itself needs a method the learner knows, its settings that it knows one.
+    return value in learner.compactions if isinstance(value, str) else bool(learner.compactions)
+
+
+# What a hyperparameter may need of a learner (params.py `Declaration.needs`), each read from the
+# learner's entry: need -> (learner, hyperparameter, value or ANY_VALUE) -> whether it has it.
+NEEDS: dict[str, Callable[[Learner, str, Any], bool]] = {
+    "adaptive_budget": lambda learner, name, value: learner.adaptive_budget,
+    "channels": lambda learner, name, value: learner.channels,
+    "refine": lambda learner, name, value: learner.refine is not None,
+    "compactions": _knows_compaction,
+    "merge": lambda learner, name, value: learner.merge is not None,
+    "own_switches": lambda learner, name, value: name in learner.own_switches,
+}

@@ -1,11 +1,12 @@
 """Hyperparameters of KACS and XCSF (docs/algorithm.md section 6), each declared once.
 
-`DECLARATIONS` is the one list of hyperparameters: name, type, default, allowed values, which
-learners read it, whether the compiled engine reads it, when a resolved config leaves it out,
-its `kacs fit` flag and its help text. Everything else derives from it: the `Hyperparameters`
-dataclass and its validation, the engine's typed tuple, the estimators' constructor
-arguments and their checks, the config schema's checks, `kacs fit`'s options, the model
-file's fields and the table in docs/configs.md.
+`DECLARATIONS` is the one list of hyperparameters: name, type, default, allowed values (one
+range), what a learner needs to act on it, whether the compiled engine reads it, when a
+resolved config leaves it out, its `kacs fit` flag and its help text. Everything else derives
+from it: the `Hyperparameters` dataclass and its validation, the engine's typed tuple, the
+estimators' parameter constraints and documentation (their constructors, written out, are held
+to it by tests/test_estimator_signatures.py), the config schema's checks, `kacs fit`'s options,
+the model file's fields and the table in docs/configs.md.
 """
 
 from __future__ import annotations
@@ -13,44 +14,56 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from kacs_cli.errors import UserError
 
 
 @dataclass(frozen=True)
-class Check:
-    """One rule a value must satisfy, the words of its failure, and the rule for the docs."""
-    holds: Callable[[Any], bool]
-    why: str
-    rule: str
-    least: int | None = None  # a whole number's smallest value, for the config schema's own check
+class Range:
+    """The numbers a hyperparameter allows, in scikit-learn's terms: the fields of its
+    `Interval` (the engine does not import scikit-learn; the estimators make their Interval
+    of this). closed: which ends belong, "left", "right", "both" or "neither"; right None: no
+    upper end; whole: whole numbers only."""
+    left: float
+    right: float | None = None
+    closed: str = "left"
+    whole: bool = False
+
+    def __contains__(self, value) -> bool:
+        if self.whole and int(value) != value:
+            return False
+        low_ok = self.left <= value if self.closed in ("left", "both") else self.left < value
+        if self.right is None:
+            return low_ok
+        return low_ok and (value <= self.right if self.closed in ("right", "both") else value < self.right)
+
+    @property
+    def rule(self) -> str:
+        """The range in one statement, as docs/configs.md shows it: `[0, 1)`, `> 0`, `whole, >= 1`."""
+        low_closed, high_closed = self.closed in ("left", "both"), self.closed in ("right", "both")
+        if self.right is None:
+            rule = f"{'>=' if low_closed else '>'} {self.left:g}"
+        else:
+            rule = f"{'[' if low_closed else '('}{self.left:g}, {self.right:g}{']' if high_closed else ')'}"
+        return f"whole, {rule}" if self.whole else rule
 
 
-def between(low, high, why, *, low_open=False, high_open=False) -> Check:
-    def holds(v):
-        return (low < v if low_open else low <= v) and (v < high if high_open else v <= high)
-    return Check(holds, why, f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
-
-
-def at_least(low, why) -> Check:
-    return Check(lambda v: v >= low, why, f">= {low:g}")
-
-
-def above(low, why) -> Check:
-    return Check(lambda v: v > low, why, f"> {low:g}")
-
-
-def whole_from(low, why) -> Check:
-    return Check(lambda v: int(v) == v and v >= low, why, f"whole, >= {low}", least=low)
+_WHOLE_FROM_1 = Range(1, whole=True)
+_POSITIVE = Range(0, closed="neither")
+_NON_NEGATIVE = Range(0)
+_UNIT = Range(0, 1, closed="both")
+_UNIT_OPEN_LOW = Range(0, 1, closed="right")
 
 
 @dataclass(frozen=True)
 class Declaration:
     """A hyperparameter. `kind` is int, float, bool or a tuple of the allowed texts.
 
-    learners: the learners it acts on (None: every learner). engine: the compiled engine
-    reads it from its typed tuple. switch: it is left out of a resolved config (and a model
+    valid: the numbers allowed (an int's or a float's), one `Range`; why: what a value outside
+    it is told. needs: what a learner must have to act on it, a key of engine/learner.py NEEDS,
+    read from the learner's entry (None: every learner acts on it). engine: the compiled
+    engine reads it from its typed tuple. switch: it is left out of a resolved config (and a model
     file) while this switch is at its default (itself for a switch: configs written before
     it existed stay byte-identical). config: "top" when a config sets it once at its top
     level. flag: `kacs fit`'s option for it, if any.
@@ -59,8 +72,9 @@ class Declaration:
     kind: Any
     default: Any
     help: str
-    checks: tuple[Check, ...] = ()
-    learners: tuple[str, ...] | None = None
+    valid: Range | None = None
+    why: str = ""
+    needs: str | None = None
     engine: bool = True
     switch: str | None = None
     config: str = "any"
@@ -75,59 +89,71 @@ class Declaration:
     def type_name(self) -> str:
         return "choice" if self.choices else self.kind.__name__
 
+    @property
+    def rule(self) -> str | None:
+        """The allowed numbers in one statement (None: no range)."""
+        return None if self.valid is None else self.valid.rule
+
+    def problem(self, value) -> str | None:
+        """Why a finite number `value` is not allowed (None: it is)."""
+        if self.valid is None or value in self.valid:
+            return None
+        return self.why or f"must be {self.rule}"
+
 
 _RATE = "a probability or rate must lie in [0, 1]"
-_POSITIVE = "must be > 0"
-_NON_NEGATIVE = "must be >= 0"
+_MUST_BE_POSITIVE = "must be > 0"
+_MUST_BE_NON_NEGATIVE = "must be >= 0"
 _WHOLE = "must be a whole number >= 1"
-_KACS = ("kacs",)
+_ADAM_DECAY = Range(0, 1)
+_ADAM_DECAY_WHY = "Adam decay rates must lie in [0, 1)"
 
 D = Declaration
 DECLARATIONS: tuple[Declaration, ...] = (
     D("N", int, 6400, "population budget (sum of numerosities)", engine=False, flag="--N",
-      checks=(whole_from(1, "the population budget must be a whole number >= 1"),)),
-    D("e0", float, 0.01, "error threshold of accuracy", checks=(above(0.0, _POSITIVE),)),
-    D("beta", float, 0.2, "learning rate of error, fitness and match-set size", checks=(between(0, 1, _RATE),)),
-    D("alpha", float, 1.0, "accuracy fall-off", checks=(above(0.0, _POSITIVE),)),
-    D("nu", float, 1.0, "accuracy exponent", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("delta", float, 0.1, "deletion's fitness fraction", checks=(between(0, 1, _RATE),)),
-    D("m0", float, 0.1, "mutation step", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("r0", float, 1.0, "covering spread",
-      checks=(at_least(0.0, _NON_NEGATIVE), above(0.0, "covering needs a spread r0 > 0"))),
-    D("theta_GA", float, 50.0, "GA threshold (mean time since the last GA)", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("theta_del", float, 50.0, "deletion experience threshold", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("theta_sub", float, 50.0, "subsumption experience threshold", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("chi", float, 0.8, "crossover probability", checks=(between(0, 1, _RATE),)),
-    D("mu", float, 0.04, "mutation probability", checks=(between(0, 1, _RATE),)),
-    D("tau", float, 0.4, "tournament size (fraction of the action set)",
-      checks=(between(0, 1, _RATE), above(0.0, "tournament selection needs tau > 0"))),
-    D("F_I", float, 0.01, "initial fitness",
-      checks=(at_least(0.0, _NON_NEGATIVE),
-              above(0.0, "initial fitness must be > 0 (fitness-weighted predictions divide by it)"))),
+      valid=_WHOLE_FROM_1, why="the population budget must be a whole number >= 1"),
+    D("e0", float, 0.01, "error threshold of accuracy", valid=_POSITIVE, why=_MUST_BE_POSITIVE),
+    D("beta", float, 0.2, "learning rate of error, fitness and match-set size", valid=_UNIT, why=_RATE),
+    D("alpha", float, 1.0, "accuracy fall-off", valid=_POSITIVE, why=_MUST_BE_POSITIVE),
+    D("nu", float, 1.0, "accuracy exponent", valid=_NON_NEGATIVE, why=_MUST_BE_NON_NEGATIVE),
+    D("delta", float, 0.1, "deletion's fitness fraction", valid=_UNIT, why=_RATE),
+    D("m0", float, 0.1, "mutation step", valid=_NON_NEGATIVE, why=_MUST_BE_NON_NEGATIVE),
+    D("r0", float, 1.0, "covering spread", valid=_POSITIVE, why="covering needs a spread r0 > 0"),
+    D("theta_GA", float, 50.0, "GA threshold (mean time since the last GA)", valid=_NON_NEGATIVE,
+      why=_MUST_BE_NON_NEGATIVE),
+    D("theta_del", float, 50.0, "deletion experience threshold", valid=_NON_NEGATIVE,
+      why=_MUST_BE_NON_NEGATIVE),
+    D("theta_sub", float, 50.0, "subsumption experience threshold", valid=_NON_NEGATIVE,
+      why=_MUST_BE_NON_NEGATIVE),
+    D("chi", float, 0.8, "crossover probability", valid=_UNIT, why=_RATE),
+    D("mu", float, 0.04, "mutation probability", valid=_UNIT, why=_RATE),
+    D("tau", float, 0.4, "tournament size (fraction of the action set)", valid=_UNIT_OPEN_LOW,
+      why="tournament selection needs a fraction tau of the action set in (0, 1]"),
+    D("F_I", float, 0.01, "initial fitness", valid=_POSITIVE,
+      why="initial fitness must be > 0 (fitness-weighted predictions divide by it)"),
     D("do_subsumption", bool, True, "GA subsumption on or off"),
     D("P_hash", float, 0.0, "probability that covering takes an input's full range (0.8 on real-world data)",
-      checks=(between(0, 1, _RATE),)),
-    D("eta", float, 0.001, "Adam's step size", checks=(at_least(0.0, _NON_NEGATIVE),)),
-    D("beta1", float, 0.9, "Adam's first-moment decay",
-      checks=(between(0, 1, _RATE), Check(lambda v: v < 1.0, "Adam decay rates must be < 1", "< 1"))),
-    D("beta2", float, 0.999, "Adam's second-moment decay",
-      checks=(between(0, 1, _RATE), Check(lambda v: v < 1.0, "Adam decay rates must be < 1", "< 1"))),
-    D("eps_adam", float, 1e-8, "Adam's epsilon", checks=(above(0.0, _POSITIVE),)),
+      valid=_UNIT, why=_RATE),
+    D("eta", float, 0.001, "Adam's step size", valid=_NON_NEGATIVE, why=_MUST_BE_NON_NEGATIVE),
+    D("beta1", float, 0.9, "Adam's first-moment decay", valid=_ADAM_DECAY, why=_ADAM_DECAY_WHY),
+    D("beta2", float, 0.999, "Adam's second-moment decay", valid=_ADAM_DECAY, why=_ADAM_DECAY_WHY),
+    D("eps_adam", float, 1e-8, "Adam's epsilon", valid=_POSITIVE, why=_MUST_BE_POSITIVE),
     D("semantics", ("reference", "article"), "reference",
       "reference: the authors' code; article: the article's text (docs/algorithm.md, Two semantics)",
       engine=False, config="top", flag="--semantics"),
     # Population budget (docs/adaptive_budget.md): `fixed` keeps N for the whole run (the
     # article); `adaptive` lets KACS grow N from its starting value up to the ceiling N_max.
     D("budget", ("fixed", "adaptive"), "fixed", "population budget: fixed N, or adaptive up to N_max",
-      learners=_KACS, engine=False, switch="budget"),
-    D("N_max", int, 25600, "adaptive budget: ceiling of N", learners=_KACS, switch="budget",
-      checks=(whole_from(1, _WHOLE),)),
-    D("budget_window", int, 1000, "adaptive budget: iterations between growth checks", learners=_KACS,
-      switch="budget", checks=(whole_from(1, _WHOLE),)),
-    D("budget_cover_rate", float, 0.002, "adaptive budget: covering rate above which N grows", learners=_KACS,
-      switch="budget", checks=(between(0, 1, "a covering rate must lie in (0, 1]", low_open=True),)),
-    D("budget_growth", float, 0.1, "adaptive budget: growth step as a fraction of N", learners=_KACS,
-      switch="budget", checks=(between(0, 1, "the growth step is a fraction of N in (0, 1]", low_open=True),)),
+      needs="adaptive_budget", engine=False, switch="budget"),
+    D("N_max", int, 25600, "adaptive budget: ceiling of N", needs="adaptive_budget", switch="budget",
+      valid=_WHOLE_FROM_1, why=_WHOLE),
+    D("budget_window", int, 1000, "adaptive budget: iterations between growth checks",
+      needs="adaptive_budget", switch="budget", valid=_WHOLE_FROM_1, why=_WHOLE),
+    D("budget_cover_rate", float, 0.002, "adaptive budget: covering rate above which N grows",
+      needs="adaptive_budget", switch="budget", valid=_UNIT_OPEN_LOW, why="a covering rate must lie in (0, 1]"),
+    D("budget_growth", float, 0.1, "adaptive budget: growth step as a fraction of N",
+      needs="adaptive_budget", switch="budget", valid=_UNIT_OPEN_LOW,
+      why="the growth step is a fraction of N in (0, 1]"),
     # How inputs reach the rules' [0, 1] domain (kacs_cli/scaling.py): the layers above
     # transform the data before the engine sees it.
     D("input_transform", ("minmax", "quantile"), "minmax",
@@ -135,41 +161,44 @@ DECLARATIONS: tuple[Declaration, ...] = (
       "or discrete inputs)", engine=False, switch="input_transform", flag="--input-transform"),
     # Full-batch refinement after evolution (engine/refine.py).
     D("refinement", bool, False, "refit every rule's weights on the whole data after evolution "
-      "(full-batch L-BFGS-B, early-stopped on a validation part)", learners=_KACS, engine=False,
+      "(full-batch L-BFGS-B, early-stopped on a validation part)", needs="refine", engine=False,
       switch="refinement", flag="--refine"),
-    D("refine_max_iter", int, 300, "at most this many L-BFGS-B iterations", learners=_KACS,
-      engine=False, switch="refinement", flag="--refine-max-iter",
-      checks=(whole_from(1, "the refinement's L-BFGS-B iterations must be a whole number >= 1"),)),
-    D("refine_pull", float, 1e-5, "pull towards the evolved weights", learners=_KACS, engine=False,
-      switch="refinement", flag="--refine-pull",
-      checks=(at_least(0.0, "the pull towards the evolved weights must be >= 0"),)),
+    D("refine_max_iter", int, 300, "at most this many L-BFGS-B iterations", needs="refine",
+      engine=False, switch="refinement", flag="--refine-max-iter", valid=_WHOLE_FROM_1,
+      why="the refinement's L-BFGS-B iterations must be a whole number >= 1"),
+    D("refine_pull", float, 1e-5, "pull towards the evolved weights", needs="refine", engine=False,
+      switch="refinement", flag="--refine-pull", valid=_NON_NEGATIVE,
+      why="the pull towards the evolved weights must be >= 0"),
     D("refine_validation", float, 0.0, "fraction of the rows held out for early stopping (0: none)",
-      learners=_KACS, engine=False, switch="refinement", flag="--refine-validation",
-      checks=(between(0, 1, "the validation fraction of the train rows must lie in [0, 1)", high_open=True),)),
+      needs="refine", engine=False, switch="refinement", flag="--refine-validation",
+      valid=Range(0, 1),
+      why="the validation fraction of the train rows must lie in [0, 1)"),
     # The refinement's penalty on rough functions (engine/refine.py): its own switch, so that
     # the resolved configs of refined runs made before it existed stay as they were.
     D("refine_smoothness", float, 0.0, "refinement: strength of the penalty on every learned function's second "
-      "differences on a grid (0: none)", learners=_KACS, engine=False, switch="refine_smoothness",
-      flag="--refine-smoothness", checks=(at_least(0.0, "the smoothness strength must be >= 0"),)),
+      "differences on a grid (0: none)", needs="refine", engine=False, switch="refine_smoothness",
+      flag="--refine-smoothness", valid=_NON_NEGATIVE, why="the smoothness strength must be >= 0"),
     D("smoothness", ("fixed", "search"), "fixed",
       "refinement: the smoothness strength refine_smoothness as given, or chosen among 0, 1, 3, 10 and 30 on "
-      "a held-out fifth of the train rows", learners=_KACS, engine=False,
+      "a held-out fifth of the train rows", needs="refine", engine=False,
       switch="smoothness", flag="--smoothness"),
     # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
     # recorded beside the uncompacted model's.
     D("compaction", ("none", "piecewise", "single-winner", "closest"), "none",
-      "compaction after training (docs/compaction.md)", engine=False, switch="compaction"),
-    D("compact_rules", float, 0.1, "compaction: the share of the rules it keeps", engine=False,
-      switch="compaction",
-      checks=(between(0, 1, "the share of the rules a compaction keeps must lie in (0, 1]", low_open=True),)),
+      "compaction after training (docs/compaction.md)", needs="compactions", engine=False,
+      switch="compaction"),
+    D("compact_rules", float, 0.1, "compaction: the share of the rules it keeps", needs="compactions",
+      engine=False, switch="compaction", valid=_UNIT_OPEN_LOW,
+      why="the share of the rules a compaction keeps must lie in (0, 1]"),
     D("compact_tolerance", float, 0.0, "piecewise compaction: absolute tolerance instead of a rule budget "
-      "(0: use compact_rules)", engine=False, switch="compaction",
-      checks=(at_least(0.0, "must be >= 0 (0: find the tolerance that meets compact_rules)"),)),
+      "(0: use compact_rules)", needs="compactions", engine=False, switch="compaction",
+      valid=_NON_NEGATIVE, why="must be >= 0 (0: find the tolerance that meets compact_rules)"),
     # KACS's number of outer channels m (inner psi_{q,p} and outer Phi_q for q < m): 0 stands
     # for the article's 2n + 1, which depends on the data's n and so cannot be a fixed default.
     D("channels", int, 0, "the number m of outer channels (0: the article's 2n + 1), or per input as a n + b "
-      "(n + 1, 4n + 1)", learners=_KACS, switch="channels", flag="--channels", per_input=True,
-      checks=(whole_from(0, "the number of outer channels must be a whole number >= 1 (0: the article's 2n + 1)"),)),
+      "(n + 1, 4n + 1)", needs="channels", switch="channels", flag="--channels", per_input=True,
+      valid=Range(0, whole=True),
+      why="the number of outer channels must be a whole number >= 1 (0: the article's 2n + 1)"),
     # One switch per place where the article's prose and the authors' code disagree
     # (docs/algorithm.md, "Two semantics"): false follows the code, true the prose;
     # `semantics: article` turns every article_* switch on, and under `reference` each can be
@@ -192,15 +221,15 @@ DECLARATIONS: tuple[Declaration, ...] = (
       "Fbar = sum F / N", switch="article_deletion_vote"),
     D("article_deletion_timing", bool, False, "deletion after both children are inserted, not after each",
       switch="article_deletion_timing"),
-    D("article_xcsf_inputs", bool, False, "XCSF predicts with w . (1, x), not w . (1, x - l)", learners=("xcsf",),
-      switch="article_xcsf_inputs"),
+    D("article_xcsf_inputs", bool, False, "XCSF predicts with w . (1, x), not w . (1, x - l)",
+      needs="own_switches", switch="article_xcsf_inputs"),
     D("article_xcsf_error", bool, False, "XCSF's error update uses the prediction before the weight update",
-      learners=("xcsf",), switch="article_xcsf_error"),
+      needs="own_switches", switch="article_xcsf_error"),
     # The one detail where the default follows the prose and not the authors' code: KACS's
     # inner gradients use the outer slope s_q at prediction time; true: after the outer rules'
     # update, as the code computes it.
     D("slope_after_outer_update", bool, False, "the inner gradients use the outer slope after the outer "
-      "rules' update (the authors' code)", learners=_KACS, switch="slope_after_outer_update"),
+      "rules' update (the authors' code)", needs="own_switches", switch="slope_after_outer_update"),
     # Capacity chosen on the user's data (engine/capacity.py): the population budget N picked
     # by validation on a held-out part of the train rows, then refitted on all of them.
     D("capacity", ("fixed", "search"), "fixed",
@@ -208,17 +237,17 @@ DECLARATIONS: tuple[Declaration, ...] = (
       "train rows while its error falls, the best refitted on all of them",
       engine=False, switch="capacity", flag="--capacity"),
     D("capacity_max", int, 51200, "the largest budget the search tries", engine=False, switch="capacity",
-      flag="--capacity-max", checks=(whole_from(1, _WHOLE),)),
+      flag="--capacity-max", valid=_WHOLE_FROM_1, why=_WHOLE),
     D("capacity_validation", float, 0.2, "fraction of the train rows held out to score the budgets",
       engine=False, switch="capacity", flag="--capacity-validation",
-      checks=(between(0, 1, "the held-out fraction of the train rows must lie in (0, 1)", low_open=True,
-                      high_open=True),)),
+      valid=Range(0, 1, closed="neither"),
+      why="the held-out fraction of the train rows must lie in (0, 1)"),
     # Bagging (engine/bagging.py): `bags` models, each trained on a bootstrap sample of the
     # train rows with its own seed, averaged into one model (KACS: one model of bags x m
     # channels; XCSF: an ensemble of bags populations).
     D("bags", int, 1, "models trained on bootstrap samples of the train rows and averaged (1: one model)",
-      engine=False, switch="bags", flag="--bags",
-      checks=(whole_from(1, "the number of bags must be a whole number >= 1 (1: no bagging)"),)),
+      needs="merge", engine=False, switch="bags", flag="--bags", valid=_WHOLE_FROM_1,
+      why="the number of bags must be a whole number >= 1 (1: no bagging)"),
 )
 del D
 
@@ -230,18 +259,18 @@ BUDGETS = CHOICES["budget"]
 
 
 # Named settings, for a user's own data (docs/capacity.md says what each is and what it was measured to do).
-# A learner takes those of a preset's settings its declarations allow (XCSF has no refinement).
+# A learner takes those of a preset's settings it can act on (registry.preset: XCSF has no refinement).
 PRESETS = {
     "recommended": {"input_transform": "quantile", "refinement": True, "capacity": "search", "channels": "n + 1"},
 }
 
 
-def preset(name: str, learner: str) -> dict:
-    """The settings preset `name` gives `learner`."""
+def preset(name: str) -> dict:
+    """The settings of preset `name`, every learner's (engine/registry.py `preset` keeps those
+    one learner acts on)."""
     if name not in PRESETS:
         raise UserError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
-    return {key: value for key, value in PRESETS[name].items()
-            if DECLARED[key].learners is None or learner in DECLARED[key].learners}
+    return dict(PRESETS[name])
 
 
 def _followers(switch: str) -> tuple[str, ...]:
@@ -276,9 +305,9 @@ def _validate(hp) -> None:
             raise _bad(d.name, value, "must be a number")
         if not math.isfinite(value):
             raise _bad(d.name, value, "must be finite")
-        for check in d.checks:
-            if not check.holds(value):
-                raise _bad(d.name, value, check.why)
+        why = d.problem(value)
+        if why is not None:
+            raise _bad(d.name, value, why)
     if hp.semantics == "article" and hp.slope_after_outer_update:
         raise _bad("slope_after_outer_update", True, "the authors' code's outer slope is not the article's; "
                                                      "use it under semantics: reference")

@@ -153,21 +153,15 @@ class Model:
         self.n = int(n)
         self.params = params if params is not None else Hyperparameters()
         self.hp = self.params.for_engine()
-        if self.params.channels and not learner.channels:
-            raise UserError(registry.channels_refusal(learner.label))
-        if self.params.bags > 1 and learner.merge is None:
-            raise UserError(bags_refusal(learner.label))
-        # What runs after training is refused now, before any training.
-        if self.params.refinement and learner.refine is None:
-            raise UserError(_refinement_refusal())
-        if self.params.compaction != "none" and self.params.compaction not in learner.compactions:
-            raise UserError(_compaction_refusal(learner, self.params.compaction))
+        # What the learner cannot run (also what runs after training) is refused now, before
+        # any training.
+        refused = registry.refusal(method, self.params)
+        if refused is not None:
+            raise UserError(refused[1])
         self.n_submodels = learner.submodels(self.n, self.params)
         D, K = learner.width(self.n), learner.consequent(self.n)
         # Budget state (adaptive budget only; see budget.py). The population must hold the
         # largest budget the run can reach, N_max under budget: adaptive.
-        if self.params.budget == "adaptive" and not learner.adaptive_budget:
-            raise UserError(registry.adaptive_refusal(learner.label))
         self.budget_state = budget.new_budget(self.params)
         # Within one iteration, covering adds at most one rule and the GA two per match set;
         # removed rules keep their slots until the iteration ends.
@@ -315,7 +309,7 @@ class Model:
         method = method or (self.params.compaction if self.params.compaction != "none"
                             else learner.compactions[0] if learner.compactions else "piecewise")
         if method not in learner.compactions:
-            raise ValueError(_compaction_refusal(learner, method))
+            raise ValueError(registry.compaction_refusal(learner, method))
         checked = self.params.with_overrides(
             compact_rules=self.params.compact_rules if rules is None else rules,
             compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
@@ -331,7 +325,7 @@ class Model:
         """Refit every consequent weight on the rows (X, y) with the rules' structure fixed
         (refine.py); settings not given are the model's `refine_*` hyperparameters."""
         if self.learner.refine is None:
-            raise ValueError(_refinement_refusal())
+            raise ValueError(registry.refinement_refusal())
         settings = {"max_iter": self.params.refine_max_iter, "pull": self.params.refine_pull,
                     "validation": self.params.refine_validation}
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
@@ -378,23 +372,6 @@ class Model:
             covers = column.replace("cover_rate", "covers")
             df[column] = np.nan if slots is None else df[covers] / (steps * slots)
         return df[list(CURVE_COLUMNS)]
-
-
-def _refinement_refusal() -> str:
-    with_refine = [registry.label(m) for m in registry.names() if registry.get(m).refine is not None]
-    return f"refinement exists only for {', '.join(with_refine)}"
-
-
-def _compaction_refusal(learner, method: str) -> str:
-    known = [f"{registry.label(m)}: {', '.join(registry.get(m).compactions)}"
-             for m in registry.names() if registry.get(m).compactions]
-    return f"{learner.label} models have no compaction {method!r}; known: {'; '.join(known)}"
-
-
-def bags_refusal(label: str) -> str:
-    """Why `bags` is refused for the learner labelled `label`."""
-    able = [registry.label(m) for m in registry.names() if registry.get(m).merge is not None]
-    return f"bags (bagging) is defined for {', '.join(able)} only; {label} cannot average its models"
 
 
 def final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test) -> None:

@@ -333,6 +333,7 @@ LEARNER = Learner(
     population_frame=_population_frame,
     compact=compact_xcsf, compactions=("closest",),
     merge=merge_models,
+    own_switches=("article_xcsf_inputs", "article_xcsf_error"),
     # Match sets grow with the budget N and each rule carries n+1 weights.
     cost=lambda n, N: N * (n + 1) * 1.5e-9,
 )

@@ -22,10 +22,11 @@ percentile, spans under 1 % of its range: 1e308 among values near 1) gives a
 Explicit ranges (`input_range`, `target_range`) replace the learned min/max; they matter for
 `partial_fit` on a stream whose first batch does not span the data's range.
 
-Constructor arguments are every field of `kacs_cli.engine.Hyperparameters` (same names and
-defaults, docs/algorithm.md section 6) plus `n_iter`, `n_passes`, `random_state`, `input_range`,
-`target_range` and `n_jobs` (the processes that train the capacity search's candidates and the
-bags of `bags` > 1 at once; None: one; the model is the same whatever their number).
+Constructor arguments are the declared hyperparameters the learner acts on (engine/params.py,
+same names and defaults as `kacs_cli.engine.Hyperparameters`, docs/algorithm.md section 6; each
+estimator lists its own in an explicit `__init__`) plus the estimator's own, `n_iter`, `n_passes`,
+`random_state`, `input_range`, `target_range` and `n_jobs` (validation.ARGUMENTS). The class
+docstring's Parameters section is written from the same declarations when the class is made.
 
 P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
 functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
@@ -34,7 +35,9 @@ guards against values outside the rows seen. `kacs fit` and `kacs run` apply thi
 themselves. An estimator cannot tell where its arrays come from and keeps the engine's default,
 0.0: pass ``P_hash=0.8`` when fitting real-world data.
 They are stored unchanged (scikit-learn convention) and validated by `fit`/`partial_fit`,
-which raise `ValueError` (`kacs_cli.errors.UserError`) naming the bad parameter.
+first against `_parameter_constraints` (scikit-learn's `InvalidParameterError`), then by the
+declarations' own checks; every error is a `ValueError` (`kacs_cli.errors.UserError`) naming
+the bad parameter.
 
 The fitted state goes to a model file through `persistence` as (engine model, dict):
 `_export_state` writes the dict, `_restore_state` reads it back.
@@ -45,18 +48,21 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
-from kacs_cli.engine import Hyperparameters, Model, bagging, capacity
-from kacs_cli.engine.params import DECLARATIONS, coerce, per_input_value, preset
+from kacs_cli.engine import Hyperparameters, Model, bagging, capacity, registry
+from kacs_cli.engine.params import DECLARATIONS, DECLARED, coerce, per_input_value
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
-from kacs_cli.estimators.validation import (base_seed, check_fit_data, check_jobs, fit_iterations, json_param, plain,
+from kacs_cli.estimators.validation import (ARGUMENTS, ParameterError, base_seed, check_fit_data, check_jobs,
+                                            choices_of, fit_iterations, json_param, parameter_constraints, plain,
                                             scaling_ranges, validate)
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
@@ -66,23 +72,26 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     """Shared implementation; use KACSRegressor or XCSFRegressor.
 
     The estimator of another registered learner (engine/registry.py) is a subclass setting
-    `_method` to the learner's name; it is then known to `load` and `estimator_class`.
+    `_method` to the learner's name; it is then known to `load` and `estimator_class`. A
+    subclass that writes no `__init__` of its own takes every declared hyperparameter (this
+    class's generated one, below); KACSRegressor and XCSFRegressor list their learner's.
     """
 
     _method = ""
+    # Every declared hyperparameter, every allowed text: the generic constructor's.
+    _parameter_constraints: dict = parameter_constraints(None)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         # A model file names its estimator class: `load` finds every subclass by that name.
         if cls._method:
             classes.register(cls)
+        if cls.__doc__:
+            cls.__doc__ = _with_parameters(inspect.cleandoc(cls.__doc__), cls)
 
-    # Constructor arguments: every declared hyperparameter (engine/params.py), then the
+    # The generic constructor: every declared hyperparameter (engine/params.py), then the
     # estimator's own. scikit-learn reads them from the signature (get_params, clone, repr),
-    # so `__init__` is given one made from the declarations: keyword-only, declared defaults.
-    _ESTIMATOR_ARGUMENTS = {"n_iter": 100_000, "n_passes": None, "random_state": 0, "input_range": None,
-                            "target_range": None, "n_jobs": None}
-
+    # so this `__init__` is given one made from the declarations: keyword-only, declared defaults.
     def __init__(self, **arguments):
         for name, default in type(self)._init_defaults().items():
             setattr(self, name, arguments.pop(name, default))
@@ -92,24 +101,41 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     @classmethod
     def _init_defaults(cls) -> dict:
-        return {**{d.name: d.default for d in DECLARATIONS}, **cls._ESTIMATOR_ARGUMENTS}
+        return {**{d.name: d.default for d in DECLARATIONS},
+                **{name: argument.default for name, argument in ARGUMENTS.items()}}
+
+    def _keep(self, arguments: dict) -> None:
+        """An explicit `__init__`'s arguments (its `locals()`) stored unchanged, as scikit-learn
+        expects: they are validated by `fit`."""
+        for name, value in arguments.items():
+            if name != "self":
+                setattr(self, name, value)
 
     @classmethod
     def from_preset(cls, name: str = "recommended", **overrides):
         """An estimator with a named preset's settings (engine/params.py PRESETS; `recommended`:
         quantile inputs, refinement where the learner has it, the budget chosen by a capacity
         search, and n + 1 outer channels where the learner has them), under `overrides`."""
-        return cls(**{**preset(name, cls._method), **overrides})
+        return cls(**{**registry.preset(name, cls._method), **overrides})
 
     # ------------------------------------------------------------------ parameters
 
     def hyperparameters(self, n_features: int | None = None) -> Hyperparameters:
-        """The validated engine hyperparameters of the current constructor arguments; a setting
-        given per input (`channels="n + 1"`) as its number at `n_features` inputs (at one input
-        when not given, which checks the settings only)."""
+        """The validated engine hyperparameters of the current constructor arguments (those the
+        estimator does not take at their defaults); a setting given per input
+        (`channels="n + 1"`) as its number at `n_features` inputs (at one input when not
+        given, which checks the settings only)."""
         n = 1 if n_features is None else int(n_features)
-        return Hyperparameters(**{d.name: coerce(d.name, per_input_value(d.name, getattr(self, d.name), n))
+        return Hyperparameters(**{d.name: coerce(d.name, per_input_value(d.name, getattr(self, d.name, d.default), n))
                                   for d in DECLARATIONS})
+
+    def _validate_params(self):
+        """The constructor arguments against `_parameter_constraints` (scikit-learn's check),
+        its error also a UserError."""
+        try:
+            super()._validate_params()
+        except InvalidParameterError as exc:
+            raise ParameterError(str(exc)) from None
 
     def _call_seed(self, call_index: int) -> int:
         """Seed of training call k: the base seed for k = 0, then SeedSequence([base, k])."""
@@ -170,6 +196,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         One iteration is one training sample; the rows are visited in a random order drawn once
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
+        self._validate_params()
         X, y = validate(self, X, y, reset=True)
         check_fit_data(X, y, self.target_range)
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
@@ -276,6 +303,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         so a sequence of calls is reproducible and no two calls share a seed.
         """
         first = not hasattr(self, "model_")
+        if first:
+            self._validate_params()
         X, y = validate(self, X, y, reset=first)
         if first:
             if self.hyperparameters(X.shape[1]).bags > 1:
@@ -407,6 +436,49 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         # 0.44; N=200: KACS below 0): the score depends on the budget, so it is not promised.
         tags.regressor_tags.poor_score = True
         return tags
+
+
+def _parameter_doc(name: str, method: str | None) -> list[str]:
+    """The numpydoc entry of a constructor argument: `name : type, default=...`, then its
+    description, indented (the help, the allowed numbers, the switch it acts with)."""
+    if name in ARGUMENTS:
+        argument = ARGUMENTS[name]
+        return [f"{name} : {argument.annotation}, default={argument.default!r}"] + _indented(argument.doc)
+    declared = DECLARED[name]
+    lines = _indented(f"{declared.help}.")
+    if declared.choices:
+        kind = "{" + ", ".join(repr(c) for c in choices_of(declared, method)) + "}"
+    else:
+        kind = "int or str" if declared.per_input else declared.kind.__name__
+        if declared.rule is not None:
+            lines += _indented(f"Allowed: {declared.rule}{', or per input a n + b' if declared.per_input else ''}.")
+    switch = DECLARED.get(declared.switch)
+    if switch is not None and switch is not declared:
+        lines += _indented(f"Acts only with {switch.name}=True." if switch.kind is bool
+                           else f"Acts only when {switch.name} is not {switch.default!r}.")
+    return [f"{name} : {kind}, default={declared.default!r}"] + lines
+
+
+def _indented(text: str) -> list[str]:
+    return textwrap.wrap(text, 92, initial_indent="    ", subsequent_indent="    ")
+
+
+def _explicit(cls) -> bool:
+    """Whether `cls` writes its own constructor (its learner's parameters), not the generic one."""
+    return cls.__init__ is not LearnerRegressor.__init__
+
+
+def _with_parameters(doc: str, cls) -> str:
+    """A class docstring with the numpydoc Parameters section of its constructor inserted
+    before its Attributes section (at its end without one): one entry per argument, in the
+    signature's order, from the declarations and `ARGUMENTS`."""
+    names = [name for name in inspect.signature(cls).parameters]
+    lines = ["Parameters", "----------"]
+    for name in names:
+        lines += _parameter_doc(name, cls._method if _explicit(cls) else None)
+    section = "\n".join(lines)
+    before, marker, after = doc.partition("\nAttributes\n----------")
+    return f"{before.rstrip()}\n\n{section}\n{marker}{after}" if marker else f"{doc.rstrip()}\n\n{section}\n"
 
 
 def _signature(cls) -> inspect.Signature:

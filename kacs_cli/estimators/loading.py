@@ -7,8 +7,10 @@ constructor arguments and restores the rest with `_restore_state`.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
+from kacs_cli.engine.params import DECLARED
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import persistence
 from kacs_cli.estimators.classes import class_named
@@ -42,6 +44,10 @@ def _from_state(path, model, state, expected):
     params = meta.get("params")
     if not isinstance(params, dict):
         raise persistence.corrupt(path, "estimator parameters missing")
+    # A file may record every declared hyperparameter, also those the class's learner does not
+    # act on (its constructor once took them all); they did nothing there and are left out.
+    taken = inspect.signature(cls).parameters
+    params = {name: value for name, value in params.items() if name in taken or name not in DECLARED}
     try:
         est = cls(**params)
     except TypeError as exc:

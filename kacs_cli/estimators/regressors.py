@@ -1,7 +1,9 @@
 """The two public estimators: `KACSRegressor` and `XCSFRegressor`.
 
-Each is `LearnerRegressor` with its learner's name; KACS adds what its structure offers to
-inspect (components, submodels, the range of every channel sum zhat_q).
+Each is `LearnerRegressor` with its learner's name and an explicit constructor listing exactly the
+hyperparameters its learner acts on (engine/params.py declarations, engine/learner.py
+`Learner.takes`); KACS adds what its structure offers to inspect (components, submodels, the
+range of every channel sum zhat_q).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Model
@@ -17,7 +20,7 @@ from kacs_cli.estimators.base import LearnerRegressor
 from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import submodel_table
 from kacs_cli.estimators.plots import plot_kacs_functions
-from kacs_cli.estimators.validation import validate
+from kacs_cli.estimators.validation import parameter_constraints, validate
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 
@@ -42,35 +45,58 @@ class KACSRegressor(LearnerRegressor):
     budget N (docs/algorithm.md sections 2-4). The number of outer channels m is `channels`;
     its default 0 is the article's m = 2n + 1.
 
-    Parameters: every field of `kacs_cli.engine.Hyperparameters` (N, e0, beta, ..., P_hash,
-    semantics and the article_* switches (docs/algorithm.md, "Two semantics"); docs/algorithm.md
-    section 6 defaults; budget="adaptive" with N_max, budget_window,
-    budget_cover_rate, budget_growth: docs/adaptive_budget.md). P_hash is 0.0 by default, the
-    value for the generated f1-f4; pass P_hash=0.8 on real-world or your own data, as
-    `kacs fit` and `kacs run` do (kacs_cli.estimators.base). And
+    The hyperparameters have docs/algorithm.md section 6's defaults (the article_* switches:
+    docs/algorithm.md, "Two semantics"; budget="adaptive": docs/adaptive_budget.md). P_hash is
+    0.0 by default, the value for the generated f1-f4; pass P_hash=0.8 on real-world or your
+    own data, as `kacs fit` and `kacs run` do (kacs_cli.estimators.base).
 
-    n_iter : int, default 100_000
-        Training iterations (samples) of `fit`. `partial_fit` runs one pass over its batch.
-    n_passes : float, optional
-        Instead of n_iter: `fit` runs ceil(n_passes x rows) iterations, a budget that follows
-        the data size (n_passes=150 gives about the budgets measured best in
-        docs/refinement.md section 3 up to ~1,400 rows).
-    random_state : int, None, RandomState or Generator, default 0
-        Learner seed. An int is the engine seed of `fit` itself (the runner's `seed`).
-    input_range : (min, max) or array (n_features, 2), optional
-        Fixed input scaling instead of the data's min/max (fit and first partial_fit).
-    target_range : (min, max), optional
-        Fixed target scaling instead of the data's min/max.
-
-    Fitted attributes: model_ (the engine `Model`), n_features_in_, n_rules_, n_micro_,
-    n_params_ (|P| * 2), iterations_done_, x_min_, x_max_, y_min_, y_max_ (the scaling),
-    seed_, n_train_calls_, zhat_range_ ((2n+1, 2): min and max of every channel sum zhat_q
-    over the inputs trained on, measured with the model after each fit/partial_fit call and
-    accumulated), rules_ (DataFrame, one row per rule), submodel_table_ (DataFrame, one row
-    per submodel).
+    Attributes
+    ----------
+    model_ : the engine `Model`
+    n_features_in_, n_rules_, n_micro_, iterations_done_ : int
+    n_params_ : int
+        |P| * 2.
+    x_min_, x_max_, y_min_, y_max_ : the scaling
+    seed_, n_train_calls_ : int
+    zhat_range_ : ndarray (m, 2)
+        Min and max of every channel sum zhat_q over the inputs trained on, measured with the
+        model after each fit/partial_fit call and accumulated.
+    rules_ : DataFrame
+        One row per rule.
+    submodel_table_ : DataFrame
+        One row per submodel.
     """
 
     _method = "kacs"
+    _parameter_constraints: dict = parameter_constraints("kacs")
+
+    # The parameters of every hyperparameter KACS acts on, in their declared order (engine/params.py
+    # DECLARATIONS, which tests/test_estimator_signatures.py holds this list to), then the estimator's own.
+    def __init__(self, *, N: int = 6400, e0: float = 0.01, beta: float = 0.2, alpha: float = 1.0, nu: float = 1.0,
+                 delta: float = 0.1, m0: float = 0.1, r0: float = 1.0, theta_GA: float = 50.0,
+                 theta_del: float = 50.0, theta_sub: float = 50.0, chi: float = 0.8, mu: float = 0.04,
+                 tau: float = 0.4, F_I: float = 0.01, do_subsumption: bool = True, P_hash: float = 0.0,
+                 eta: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps_adam: float = 1e-08,
+                 semantics: str = "reference",
+                 budget: str = "fixed", N_max: int = 25600, budget_window: int = 1000,
+                 budget_cover_rate: float = 0.002, budget_growth: float = 0.1,
+                 input_transform: str = "minmax",
+                 refinement: bool = False, refine_max_iter: int = 300, refine_pull: float = 1e-05,
+                 refine_validation: float = 0.0, refine_smoothness: float = 0.0, smoothness: str = "fixed",
+                 compaction: str = "none", compact_rules: float = 0.1, compact_tolerance: float = 0.0,
+                 channels: int | str = 0,
+                 article_intervals: bool = False, article_reshuffle: bool = False,
+                 article_cover_weights: bool = False, article_cover_deletion: bool = False,
+                 article_offspring: bool = False, article_mutation: bool = False, article_subsumption: bool = False,
+                 article_fresh_moments: bool = False, article_deletion_vote: bool = False,
+                 article_deletion_timing: bool = False, slope_after_outer_update: bool = False,
+                 capacity: str = "fixed", capacity_max: int = 51200, capacity_validation: float = 0.2,
+                 bags: int = 1,
+                 n_iter: int = 100_000, n_passes: float | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = 0,
+                 input_range: ArrayLike | None = None, target_range: ArrayLike | None = None,
+                 n_jobs: int | None = None):
+        self._keep(locals())
 
     def _after_training(self, Xs, reset_ranges):
         # In chunks: the components of all rows at once take rows x m x n floats.
@@ -128,8 +154,39 @@ class KACSRegressor(LearnerRegressor):
 class XCSFRegressor(LearnerRegressor):
     """XCSF (hyperrectangle conditions, linear predictions) as a scikit-learn regressor.
 
-    Parameters and fitted attributes as for `KACSRegressor` (n_params_ = |P| (n + 1)), without
-    the KACS-only submodel_table_, zhat_range_ and predict_components.
+    The hyperparameters have docs/algorithm.md section 6's defaults; pass P_hash=0.8 on
+    real-world or your own data, as for `KACSRegressor`. XCSF has no refinement, outer
+    channels or adaptive budget: those parameters are KACS's only.
+
+    Attributes
+    ----------
+    As for `KACSRegressor` (n_params_ = |P| (n + 1)), without the KACS-only submodel_table_,
+    zhat_range_ and predict_components.
     """
 
     _method = "xcsf"
+    _parameter_constraints: dict = parameter_constraints("xcsf")
+
+    # The parameters of every hyperparameter XCSF acts on, in their declared order (engine/params.py
+    # DECLARATIONS, which tests/test_estimator_signatures.py holds this list to), then the estimator's own.
+    def __init__(self, *, N: int = 6400, e0: float = 0.01, beta: float = 0.2, alpha: float = 1.0, nu: float = 1.0,
+                 delta: float = 0.1, m0: float = 0.1, r0: float = 1.0, theta_GA: float = 50.0,
+                 theta_del: float = 50.0, theta_sub: float = 50.0, chi: float = 0.8, mu: float = 0.04,
+                 tau: float = 0.4, F_I: float = 0.01, do_subsumption: bool = True, P_hash: float = 0.0,
+                 eta: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps_adam: float = 1e-08,
+                 semantics: str = "reference",
+                 input_transform: str = "minmax",
+                 compaction: str = "none", compact_rules: float = 0.1, compact_tolerance: float = 0.0,
+                 article_intervals: bool = False, article_reshuffle: bool = False,
+                 article_cover_weights: bool = False, article_cover_deletion: bool = False,
+                 article_offspring: bool = False, article_mutation: bool = False, article_subsumption: bool = False,
+                 article_fresh_moments: bool = False, article_deletion_vote: bool = False,
+                 article_deletion_timing: bool = False, article_xcsf_inputs: bool = False,
+                 article_xcsf_error: bool = False,
+                 capacity: str = "fixed", capacity_max: int = 51200, capacity_validation: float = 0.2,
+                 bags: int = 1,
+                 n_iter: int = 100_000, n_passes: float | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = 0,
+                 input_range: ArrayLike | None = None, target_range: ArrayLike | None = None,
+                 n_jobs: int | None = None):
+        self._keep(locals())

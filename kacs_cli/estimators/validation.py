@@ -1,7 +1,10 @@
 """The estimators' checks of their inputs and constructor arguments.
 
-scikit-learn stores constructor arguments unchanged and checks them only in `fit`; these
-functions do that check, each raising `UserError` (a `ValueError`) that names the argument.
+scikit-learn stores constructor arguments unchanged and checks them only in `fit`: first
+against the estimator's `_parameter_constraints` (`parameter_constraints`: each declared
+hyperparameter's range and allowed texts from engine/params.py, narrowed to what the learner
+acts on, and the estimator's own `ARGUMENTS`), then with these functions, each raising
+`UserError` (a `ValueError`) that names the argument.
 """
 
 from __future__ import annotations
@@ -9,18 +12,106 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import Hidden, Interval, InvalidParameterError, Options, StrOptions
 from sklearn.utils.validation import validate_data
 
+from kacs_cli.engine import registry
+from kacs_cli.engine.params import DECLARATIONS, Range
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, non_numeric,
                               too_few_rows)
 
-__all__ = ["base_seed", "check_fit_data", "check_n_iter", "fit_iterations", "json_param", "plain", "scaling_ranges", "validate"]
+__all__ = ["ARGUMENTS", "Argument", "ParameterError", "base_seed", "check_fit_data", "check_n_iter", "choices_of",
+           "declared_parameters", "fit_iterations", "interval", "json_param", "parameter_constraints", "plain",
+           "scaling_ranges", "validate"]
 
 _INT_SEED_LIMIT = 2**32
 _NO_Y = object()
+
+
+class ParameterError(UserError, InvalidParameterError):
+    """A constructor argument outside its constraints: scikit-learn's error, which its tools
+    expect, and a `UserError`, one line on the command line."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One of the estimator's own constructor arguments (beside the declared hyperparameters):
+    its default, its type as the signature annotates it, its documentation and constraints."""
+    default: Any
+    annotation: str
+    doc: str
+    constraints: list
+
+
+# The estimator's own arguments, after the declared hyperparameters in its signature.
+ARGUMENTS: dict[str, Argument] = {
+    "n_iter": Argument(100_000, "int", "Training iterations (samples) of `fit`. `partial_fit` runs one pass over its "
+                                       "batch.", [Interval(Integral, 1, None, closed="left")]),
+    "n_passes": Argument(None, "float | None", "Instead of n_iter: `fit` runs ceil(n_passes x rows) iterations, a "
+                                               "budget that follows the data size (n_passes=150 gives about the "
+                                               "budgets measured best in docs/refinement.md section 3 up to ~1,400 "
+                                               "rows).", [Interval(Real, 0, None, closed="neither"), None]),
+    "random_state": Argument(0, "int | np.random.RandomState | np.random.Generator | None",
+                             "Learner seed. An int is the engine seed of `fit` itself (the runner's `seed`); None "
+                             "draws one.", [Interval(Integral, 0, None, closed="left"), np.random.RandomState,
+                                            np.random.Generator, None]),
+    "input_range": Argument(None, "ArrayLike | None", "Fixed input scaling instead of the data's min/max (fit and "
+                                                      "first partial_fit): a pair (min, max) for every input, or an "
+                                                      "array (n_features, 2).", ["array-like", None]),
+    "target_range": Argument(None, "ArrayLike | None", "Fixed target scaling (min, max) instead of the data's "
+                                                       "min/max.", ["array-like", None]),
+    "n_jobs": Argument(None, "int | None", "The processes that train the capacity search's candidates and the bags "
+                                           "of bags > 1 at once (None: one; -1: every core); the model is the same "
+                                           "whatever their number.",
+                       [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1}), None]),
+}
+
+
+def declared_parameters(method: str | None) -> tuple:
+    """The declared hyperparameters (engine/params.py) an estimator of learner `method` takes:
+    those the learner acts on, in their declared order; every one for None (an estimator that
+    does not know its learner's entry when it is defined)."""
+    if method is None:
+        return DECLARATIONS
+    learner = registry.get(method)
+    return tuple(d for d in DECLARATIONS if learner.takes(d))
+
+
+def interval(valid: Range) -> Interval:
+    """A declared range (engine/params.py `Range`) as scikit-learn's `Interval`."""
+    return Interval(Integral if valid.whole else Real, valid.left, valid.right, closed=valid.closed)
+
+
+def choices_of(declared, method: str | None) -> tuple[str, ...]:
+    """The texts a declared choice allows for learner `method` (None: every one)."""
+    learner = None if method is None else registry.get(method)
+    return tuple(c for c in declared.choices if learner is None or learner.takes(declared, c))
+
+
+def _declared_constraints(declared, method) -> list:
+    if declared.choices:
+        return [StrOptions(set(choices_of(declared, method)))]
+    if declared.kind is bool:
+        return ["boolean"]
+    if declared.kind is int:
+        # A whole float (a grid's 6400.0) is taken as the int it is; the declaration says
+        # why any other float is not.
+        return [interval(declared.valid), Hidden(float)] + ([str] if declared.per_input else [])
+    return [interval(declared.valid) if declared.valid is not None else Real]
+
+
+def parameter_constraints(method: str | None) -> dict:
+    """scikit-learn's `_parameter_constraints` of the estimator of learner `method` (None:
+    every declared hyperparameter with every allowed text): the declared ranges and texts, a
+    learner's own choices (XCSF's compactions), then `ARGUMENTS`."""
+    constraints = {d.name: _declared_constraints(d, method) for d in declared_parameters(method)}
+    return {**constraints, **{name: argument.constraints for name, argument in ARGUMENTS.items()}}
 
 
 def plain(value):

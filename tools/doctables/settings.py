@@ -4,6 +4,7 @@ with its type, default, allowed values, learners and flag."""
 
 from __future__ import annotations
 
+from kacs_cli.engine import registry
 from kacs_cli.engine.params import DECLARATIONS
 
 from tools.doctables.common import Runs, table
@@ -14,15 +15,20 @@ def _allowed(declared) -> str:
         return ", ".join(declared.choices)
     if declared.kind is bool:
         return "true, false"
-    rules = "; ".join(dict.fromkeys(check.rule for check in declared.checks)) or "any number"
+    rules = declared.rule or "any number"
     return f"{rules}, or per input a n + b" if declared.per_input else rules
+
+
+def _learners(declared) -> str:
+    takers = registry.takers(declared.name)
+    return "both" if len(takers) == len(registry.names()) else ", ".join(takers)
 
 
 def hyperparameters(_: Runs) -> str:
     rows = []
     for d in DECLARATIONS:
         rows.append([f"`{d.name}`", d.type_name, f"`{d.default!r}`".replace("'", ""), _allowed(d),
-                     "both" if d.learners is None else ", ".join(m.upper() for m in d.learners),
+                     _learners(d),
                      "" if d.switch is None or d.switch == d.name else f"`{d.switch}`",
                      f"`{d.flag}`" if d.flag else "", d.help])
     return table(["name", "type", "default", "allowed", "learners", "acts with", "`kacs fit`", "what it is"],

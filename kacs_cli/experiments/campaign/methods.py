@@ -19,7 +19,7 @@ from typing import Any
 from kacs_cli import baselines
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import (DECLARATIONS, DECLARED, PRESETS, Hyperparameters, default_p_hash, per_input_problem,
-                                    per_input_value, preset)
+                                    per_input_value)
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.cells import BenchmarkEntry
 from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -68,7 +68,7 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
         if declared.choices:
             v = choice(v, where, declared.choices)
         elif declared.kind is int:
-            v = whole(v, where, next((c.least for c in declared.checks if c.least is not None), 1))
+            v = whole(v, where, declared.valid.left)
         elif declared.kind is bool:
             if not isinstance(v, bool):
                 fail(where, f"must be true or false, got {v!r}")
@@ -97,7 +97,7 @@ def _preset_expanded(engine: str, overrides: Any, where: str) -> tuple[str, Any]
     learner, name = preset_methods().get(engine, (None, None))
     if learner is None:
         return engine, overrides
-    return learner, {**preset(name, learner), **(overrides or {})}
+    return learner, {**registry.preset(name, learner), **(overrides or {})}
 
 
 def parse_methods(value: Any) -> dict[str, tuple[str, Any]]:
@@ -234,22 +234,9 @@ def cell_params(
             params[method] = Hyperparameters().with_overrides(**values)
         except UserError as exc:
             fail(f"{entry.where} ({method})", str(exc))
-        if (params[method].budget != "fixed" and method in runs_here
-                and not registry.get(engine).adaptive_budget):
-            fail(f"{entry.where} ({method})", registry.adaptive_refusal(registry.label(engine)))
-        if params[method].refinement and method in runs_here and registry.get(engine).refine is None:
-            with_refine = [registry.label(m) for m in registry.names()
-                           if registry.get(m).refine is not None]
-            fail(f"methods.{method}.refinement", f"refinement exists only for {', '.join(with_refine)}; "
-                                                 f"drop refinement from this method")
-        if params[method].channels and method in runs_here and not registry.get(engine).channels:
-            fail(f"methods.{method}.channels", registry.channels_refusal(registry.label(engine)))
-        compaction = params[method].compaction
-        if (compaction != "none" and method in runs_here
-                and compaction not in registry.get(engine).compactions):
-            fail(f"methods.{method}.compaction",
-                 f"{registry.label(engine)} has no compaction {compaction}; it has "
-                 f"{', '.join(registry.get(engine).compactions) or 'none'}")
+        refused = registry.refusal(engine, params[method]) if method in runs_here else None
+        if refused is not None:
+            fail(f"methods.{method}.{refused[0]}", refused[1])
     return params
 
 
