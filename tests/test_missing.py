@@ -4,8 +4,8 @@ its interval's centre, covering builds the full range; scaling, refinement, comp
 command line pass it through; a missing target is refused; complete data give what they gave.
 
 Expected values come from hand calculations, a plain-numpy evaluation of the rule written from
-the documentation, finite differences, or the prediction path of the engine; the complete-data
-expectations were computed by the code before missing values existed.
+the documentation, finite differences, or the prediction path of the engine; on complete data,
+from stored predictions that the missing-value rule must not move.
 """
 
 import copy
@@ -212,7 +212,7 @@ def test_xcsf_row_index_gives_the_tested_match_sets_with_missing_inputs(monkeypa
 
 
 # --------------------------------------------------------------------------------------------
-# Complete data: what the code gave before missing values existed
+# Complete data: stored predictions that the missing-value rule must not move
 # --------------------------------------------------------------------------------------------
 
 COMPLETE_DATA_PREDICTIONS = {
@@ -450,11 +450,13 @@ def test_kacs_run_learns_missing_inputs_and_refuses_a_baseline_that_cannot(capsy
     assert code == 0, err
     runs = pd.read_csv(tmp_path / "out" / "runs.csv")
     assert len(runs) == 2 and np.all(np.isfinite(runs["test_mae"]))
-    config.write_text(f"experiment: gappy2\nmethods: [kacs, ridge]\nbenchmarks: [{path}]\n"
-                      "protocol: {runs: 1}\niterations: 300\n")
+    # Ridge's tags do not allow NaN, histogram gradient boosting's do.
+    config.write_text(f"experiment: gappy2\nbenchmarks: [{path}]\nprotocol: {{runs: 1}}\niterations: 300\n"
+                      "methods: {kacs: null, ridge: null, "
+                      "hgb: {estimator: sklearn.ensemble.HistGradientBoostingRegressor}}\n")
     code, out, err = run_kacs(capsys, "run", config, "--out", tmp_path / "out2", "--jobs", 1)
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "4 input values are missing (NaN), which ridge cannot take" in err
+    assert "4 input values are missing (NaN), which ridge cannot take; leave it out" in " ".join(err.split())
 
 
 def test_an_empty_column_with_its_range_given_keeps_the_identity_under_quantile_inputs(tmp_path):
