@@ -1,7 +1,8 @@
 """The one min-max scaling of docs/algorithm.md section 1, shared by the protocols and the estimators.
 
-Inputs go to [0, 1] with per-column (min, max) of the train rows; a constant column maps to
-0.5. The target goes to [-1, 1] with the train rows' (min, max), in the authors' expression
+Inputs go to [0, 1] with per-column (min, max) of the train rows' known values; a constant
+column maps to 0.5. A missing input (NaN) stays NaN through every step (docs/algorithm.md
+section 12): the rules read it as "don't care". The target goes to [-1, 1] with the train rows' (min, max), in the authors' expression
 2 (y - min) / (max - min) - 1, so that normalized targets match theirs bit for bit. A run of
 the protocol and an estimator fitted on the same unscaled train rows therefore see the same
 numbers (tests/test_api.py checks it).
@@ -9,16 +10,28 @@ numbers (tests/test_api.py checks it).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+
+def input_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column (min, max) of the known values (NaN is missing); a column without any
+    known value must be refused first (`empty_columns`)."""
+    missing = np.isnan(X)
+    if not missing.any():
+        return X.min(axis=0), X.max(axis=0)
+    return np.nanmin(X, axis=0), np.nanmax(X, axis=0)
 
 
 def scale_inputs(X: np.ndarray, x_min: np.ndarray, x_max: np.ndarray, *, clip: bool) -> np.ndarray:
     """Inputs to [0, 1]; rows outside the train range are clipped when `clip` (test rows,
-    predictions); train rows lie inside by construction."""
+    predictions); train rows lie inside by construction. Missing values (NaN) stay NaN."""
     span = x_max - x_min
     constant = span == 0.0
     safe = np.where(constant, 1.0, span)
-    scaled = np.where(constant, 0.5, (X - x_min) / safe)
+    # (X - x_min) / safe is NaN where X is: a constant column keeps its missing values too.
+    scaled = np.where(constant & (X == X), 0.5, (X - x_min) / safe)
     return np.clip(scaled, 0.0, 1.0) if clip else scaled
 
 
@@ -67,9 +80,16 @@ class InputTransform:
         from sklearn.preprocessing import QuantileTransformer
 
         X01 = np.asarray(X01, dtype=np.float64)
-        qt = QuantileTransformer(n_quantiles=max(2, min(1000, X01.shape[0])),
-                                 output_distribution="uniform", subsample=None).fit(X01)
-        return cls(name, qt.quantiles_, qt.references_)
+        with warnings.catch_warnings():
+            # A column without any known value (possible under an explicit input_range) has
+            # no quantiles: it keeps the identity, and its missing values stay missing.
+            warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+            qt = QuantileTransformer(n_quantiles=max(2, min(1000, X01.shape[0])),
+                                     output_distribution="uniform", subsample=None).fit(X01)
+        quantiles = qt.quantiles_
+        if np.isnan(quantiles).any():
+            quantiles = np.where(np.isnan(quantiles), qt.references_[:, None], quantiles)
+        return cls(name, quantiles, qt.references_)
 
     @property
     def n_features(self) -> int | None:
@@ -104,6 +124,31 @@ class InputTransform:
 # The command line (experiments/data/datasets.py) and the estimators (estimators/validation.py)
 # refuse the same data in the same words: each names the data its own way (a file and its last
 # column, or `y`) and adds these.
+
+
+def missing_target(y: np.ndarray) -> str | None:
+    """Why the target `y` cannot be learned from, if some of its values are missing (NaN);
+    else None."""
+    missing = int(np.count_nonzero(np.isnan(y)))
+    if missing:
+        return (f"is missing (NaN or empty) on {missing} of {len(y)} rows; a target must be known to "
+                f"learn from: drop those rows")
+    return None
+
+
+def empty_columns(X: np.ndarray) -> list[int]:
+    """The columns of X (0-based) without any known value: every row misses them (NaN)."""
+    if X.shape[0] == 0:
+        return []
+    return [int(j) for j in np.flatnonzero(np.isnan(X).all(axis=0))]
+
+
+def empty_columns_message(columns: list[str]) -> str:
+    """Why `columns` (their names: "column 2 of X", "input column 3") cannot be scaled."""
+    them = ", ".join(columns)
+    verb = "holds" if len(columns) == 1 else "hold"
+    return (f"{them} {verb} no value (missing on every row), so there is no range to scale "
+            f"{'it' if len(columns) == 1 else 'them'} by; drop {'it' if len(columns) == 1 else 'them'}")
 
 
 def constant_target(y: np.ndarray) -> str | None:
@@ -159,17 +204,19 @@ def collapsed(values: np.ndarray) -> list[tuple[int, float, float]]:
     if M.shape[0] < 2:
         return []
     out = []
-    with np.errstate(over="ignore", invalid="ignore"):
+    # Over the known values (NaN is missing); a column without any has nothing to report.
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         # Nearest rank, not interpolation: with 20 rows the interpolated 95th percentile
         # would take 5 % of a 1e308 outlier and hide it.
-        low, high = np.quantile(M, COLLAPSE_QUANTILES, axis=0, method="nearest")
-        span = M.max(axis=0) - M.min(axis=0)  # inf when the values reach +-1e308 on both sides
+        low, high = np.nanquantile(M, COLLAPSE_QUANTILES, axis=0, method="nearest")
+        span = np.nanmax(M, axis=0) - np.nanmin(M, axis=0)  # inf when the values reach +-1e308 on both sides
         middle = high - low
         share = np.where(span > 0, middle / span, 1.0)
         for j in range(M.shape[1]):
             if middle[j] > 0 and share[j] < COLLAPSE_FRACTION:
-                far = np.abs(M[:, j] - np.median(M[:, j]))
-                out.append((j, float(share[j]), float(M[int(np.argmax(far)), j])))
+                far = np.abs(M[:, j] - np.nanmedian(M[:, j]))
+                out.append((j, float(share[j]), float(M[int(np.nanargmax(far)), j])))
     return out
 
 

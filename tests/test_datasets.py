@@ -214,7 +214,8 @@ def test_non_numeric_cell(tmp_path):
     lines[2] = "7.5,abc,9"
     path = write(tmp_path / "bad.csv", "\n".join(lines) + "\n")
     assert message(lambda: load_csv(path)) == (
-        f"{path}:3:2: non-numeric value 'abc'; every cell must be a number (decimal point '.', comma-separated)"
+        f"{path}:3:2: non-numeric value 'abc'; every cell must be a number (decimal point '.', comma-separated) "
+        "or missing (empty, NA, nan or ?)"
     )
 
 
@@ -224,22 +225,34 @@ def test_header_row_is_named(tmp_path):
     assert text.startswith(f"{path}:1:1: non-numeric value 'a' (a header row? the CSV must have none)")
 
 
-def test_missing_value(tmp_path):
+@pytest.mark.parametrize("cell", ["", " ", "NA", "na", "nan", "NaN", "?", '""'])
+def test_a_missing_input_cell_reads_as_nan(tmp_path, cell):
     lines = good_rows(12).splitlines()
-    lines[3] = "1,,3"
+    lines[3] = f"1,{cell},3"
     path = write(tmp_path / "gap.csv", "\n".join(lines) + "\n")
-    assert message(lambda: load_csv(path)) == (
-        f"{path}:4:2: missing value (empty cell); every cell must hold a number, fill it in or drop the row"
-    )
+    X, y = load_csv(path)
+    assert np.isnan(X[3, 1]) and np.count_nonzero(np.isnan(X)) == 1
+    assert X[3, 0] == 1.0 and y[3] == 3.0
 
 
 def test_missing_target_value_in_crlf_file_with_blank_line(tmp_path):
-    # Line numbers are physical lines: the blank line 2 counts.
+    # Data rows are counted without blank lines: line 6 is data row 5.
     lines = good_rows(12).splitlines()
     lines.insert(1, "")
     lines[5] = "1,2,"
+    lines[8] = "1,2,?"
     path = write(tmp_path / "gap.csv", "\r\n".join(lines) + "\r\n")
-    assert message(lambda: load_csv(path)).startswith(f"{path}:6:3: missing value (empty cell)")
+    assert message(lambda: load_csv(path)) == (
+        f"{path}: the target (last column) is missing (NaN or empty) on 2 of 12 rows; a target must be "
+        "known to learn from: drop those rows (the first is data row 5)")
+
+
+def test_an_input_column_missing_on_every_row_is_refused(tmp_path):
+    rows = [line.split(",") for line in good_rows(12).splitlines()]
+    path = write(tmp_path / "empty.csv", "".join(f"{a},NA,{c}\n" for a, _, c in rows))
+    assert message(lambda: load_csv(path)) == (
+        f"{path}: input column 2 holds no value (missing on every row), so there is no range to "
+        "scale it by; drop it")
 
 
 @pytest.mark.parametrize("row, found", [("1,2,3,4", 4), ("1,2", 2)])
@@ -253,11 +266,14 @@ def test_ragged_row(tmp_path, row, found):
     )
 
 
-def test_non_finite_value(tmp_path):
+@pytest.mark.parametrize("cell", ["inf", "-Infinity", "-nan"])
+def test_non_finite_value(tmp_path, cell):
     lines = good_rows(12).splitlines()
-    lines[6] = "1,nan,3"
+    lines[6] = f"1,{cell},3"
     path = write(tmp_path / "nan.csv", "\n".join(lines) + "\n")
-    assert message(lambda: load_csv(path)).startswith(f"{path}:7:2: non-finite value 'nan'")
+    assert message(lambda: load_csv(path)) == (
+        f"{path}:7:2: non-finite value {cell!r}; every cell must be a finite number or missing "
+        "(empty, NA, nan or ?), replace it or drop the row")
 
 
 def test_too_few_columns(tmp_path):

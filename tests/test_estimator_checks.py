@@ -45,4 +45,4 @@ def test_tags_state_what_does_not_apply():
         tags = get_tags(est)
         assert tags.estimator_type == "regressor" and tags.target_tags.required
         assert tags.regressor_tags.poor_score  # the score depends on the budget (estimators/base.py)
-        assert not tags.input_tags.allow_nan
+        assert tags.input_tags.allow_nan  # a missing input (docs/algorithm.md section 12)

@@ -262,6 +262,21 @@ def build(spec: Spec, seed: int):
     return cls(**args)
 
 
+def takes_missing(spec: Spec) -> bool:
+    """Whether the baseline's estimator accepts missing inputs (NaN), as its scikit-learn tags
+    say (`input_tags.allow_nan`); an estimator that cannot be built or has no tags does not."""
+    if spec.missing:
+        return False
+    from sklearn.utils import get_tags
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(get_tags(build(spec, 0)).input_tags.allow_nan)
+    except Exception:  # a third-party estimator without scikit-learn's tags
+        return False
+
+
 def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test) -> Fitted:
     """Fit on the train split, predict train and test rows, count the parameters.
 

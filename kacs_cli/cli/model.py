@@ -187,12 +187,15 @@ def _predict(model_path, data, out):
     else:
         sys.stdout.write(lines)
         sys.stdout.flush()
-    if y is not None:
+    known = None if y is None else ~np.isnan(y)
+    if known is not None and known.any():
+        pred, y = pred[known], y[known]
         mae = float(np.mean(np.abs(pred - y)))
         scaled = float(np.mean(np.abs(est.scale_target(pred) - np.clip(est.scale_target(y), -1.0, 1.0))))
+        rows = "" if known.all() else f", on the {int(known.sum())} rows where it is known"
         # To stderr when the predictions go to stdout, so that they stay pipeable.
         typer.echo(f"MAE {mae:.6g} against the last column ({scaled:.6g} on the [-1, 1] target "
-                   f"scale, targets clipped)", err=out is None)
+                   f"scale, targets clipped{rows})", err=out is None)
 
 
 def _plot(model_path, out, points):

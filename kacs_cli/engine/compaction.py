@@ -27,7 +27,10 @@ as few least-squares line pieces as a tolerance allows, one rule per piece:
    new rules' structure fixed.
 
 The result is still a KACS population (one rule per piece: a submodel, an interval, a line,
-fitness 1), predicted by the same engine. `single_winner` is the field's reference (X-KAN,
+fitness 1), predicted by the same engine. An inner function is re-segmented where its input
+is known; at a missing input (NaN) the compacted rules, like every rule, all match and read
+it at their centres (docs/algorithm.md section 12), and the refit of step 5 fits that value
+with the rest. `single_winner` is the field's reference (X-KAN,
 Fuzzy-UCS): keep, for every training row and submodel, the matching rule of highest fitness,
 and drop every rule that no row keeps.
 """
@@ -143,10 +146,13 @@ def _fits(z, v, i, j, a, b, tol):
 class _Grouping:
     """The distinct values of one input over the rows, sorted, and which rows hold each: a
     function of that input is then sampled once per distinct value by a reduction, without
-    sorting again (every tolerance tried and every function of that input share it)."""
+    sorting again (every tolerance tried and every function of that input share it). Rows
+    missing the input (NaN) are left out."""
 
     def __init__(self, z):
-        self.order = np.argsort(z, kind="mergesort")
+        known = ~np.isnan(z)
+        self.order = (np.argsort(z, kind="mergesort") if known.all()
+                      else np.flatnonzero(known)[np.argsort(z[known], kind="mergesort")])
         self.keys, self.first, counts = np.unique(z[self.order], return_index=True,
                                                   return_counts=True)
         self.counts = counts.astype(np.float64)
@@ -155,6 +161,12 @@ class _Grouping:
         """The function's value at each distinct input (the mean over the rows holding it:
         the same value, up to rounding)."""
         return np.add.reduceat(v[self.order], self.first) / self.counts
+
+
+def _known_mean(column):
+    """The mean of a column over the rows where it is known (not NaN)."""
+    known = ~np.isnan(column)
+    return float(np.mean(column if known.all() else column[known]))
 
 
 def _pieces(grouping, v, tol, lo_end, hi_end):
@@ -276,9 +288,14 @@ class _Functions:
                 continue
             slope = 1.0 if q in linear else self.influence[q]
             tol_s = tolerance / max(slope, 1e-12)
+            if len(self.inputs[p].keys) == 0:
+                # The input is missing on every row: the function is its one value there.
+                shift[q] += float(np.mean(values))
+                inner_dropped += 1
+                continue
             lo, hi, a, b, keys = _pieces(self.inputs[p], values, tol_s, 0.0, 1.0)
             if len(a) == 1 and abs(b[0]) * (keys[-1] - keys[0]) <= tol_s:
-                shift[q] += a[0] + b[0] * float(np.mean(X[:, p]))
+                shift[q] += a[0] + b[0] * _known_mean(X[:, p])
                 inner_dropped += 1
                 continue
             pieces[s] = (lo, hi, a, b)
@@ -374,7 +391,8 @@ def single_winner(model, X, y=None, *, seed: int = 0) -> CompactionResult:
         if not members.size:
             continue
         z = X[:, s % n] if s < s_in else zhat[:, s - s_in]
-        match = (lo[members] <= z[:, None]) & (z[:, None] <= hi[members])
+        # A missing input (NaN) is matched by every rule (docs/algorithm.md section 12).
+        match = ((lo[members] <= z[:, None]) & (z[:, None] <= hi[members])) | np.isnan(z)[:, None]
         score = np.where(match, F[members], -np.inf)
         winners = np.argmax(score, axis=1)[match.any(axis=1)]
         keep[members[np.unique(winners)]] = True
@@ -403,7 +421,8 @@ def compact_kacs(model, X, y, method: str, *, rules: float, tolerance: float, se
 @njit(cache=True)
 def _closest(lo, hi, P, X):
     """Per row of X, the rule (of P, bounds D x rules) whose box holds it and whose centre is
-    closest in the box's own scale, max_d |x_d - c_d| / half-width_d; -1 where none holds it."""
+    closest in the box's own scale, max_d |x_d - c_d| / half-width_d; -1 where none holds it.
+    A missing x_d (NaN) lies in every box and adds no distance."""
     rows, D = X.shape
     best = np.full(rows, -1, np.int64)
     for r in range(rows):
@@ -413,6 +432,8 @@ def _closest(lo, hi, P, X):
             inside = True
             for d in range(D):
                 x = X[r, d]
+                if x != x:
+                    continue
                 if x < lo[d, i] or x > hi[d, i]:
                     inside = False
                     break

@@ -18,7 +18,7 @@ from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_submodels import (
     bucket, channel_count, collect_inner_matches, collect_outer_matches, drop_deleted,
-    n_submodels, new_work, set_range, sort_by_submodel,
+    n_submodels, new_work, rule_input, set_range, sort_by_submodel,
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.order import next_row
@@ -37,7 +37,8 @@ def _cover(pop, wk, s, z, inner, hp, sc):
     t = pop.scal[S_T]
     i = append_rule(pop, s, t, hp)
     covering_weights(pop, i, hp)
-    if inner and np.random.random() < hp.P_hash:
+    # A missing input (NaN) gets the full range, as "don't care" (docs/algorithm.md section 12).
+    if inner and (z != z or np.random.random() < hp.P_hash):
         a, b = full_interval(hp.article_intervals)
     else:
         a, b = draw_interval(z, hp.r0, inner, hp.article_intervals)
@@ -54,9 +55,10 @@ def _cover(pop, wk, s, z, inner, hp, sc):
 
 
 @njit(**HOT, inline="always")
-def _weighted_mean(F, w, num, ts, members, st, stop, z):
+def _weighted_mean(F, w, num, ts, members, st, stop, z, lo0, hi0):
     """Fitness-weighted mean of P(z) = w0 + w1 z over the set, its F sum, the mean slope, and
-    the set's sums of num and num * ts (for the GA trigger)."""
+    the set's sums of num and num * ts (for the GA trigger). Each rule reads z at
+    `rule_input` (its interval's centre where z is missing)."""
     sum_f = 0.0
     sum_fp = 0.0
     sum_fw1 = 0.0
@@ -68,7 +70,7 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z):
         sum_f += f
         j = i + i
         w1 = w[j + np.uint64(1)]
-        sum_fp += f * (w[j] + w1 * z)
+        sum_fp += f * (w[j] + w1 * rule_input(z, lo0[i], hi0[i]))
         sum_fw1 += f * w1
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
@@ -113,9 +115,11 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
 
 @njit(**HOT, inline="always")
 def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop, g_scale, z,
-                abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, nu_one, hp, weighted):
+                lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, nu_one, hp,
+                weighted):
     """The update of one match set: Adam, experience, error, match-set size and accuracy of
-    every member, then their fitness.
+    every member, then their fitness. The slope's gradient takes z at `rule_input`, where
+    the rule's prediction read it.
 
     `nu_one` is a constant at each call site, so that the accuracy is a select on eps < e0
     without a test of nu per rule. Each member's kappa * num, the accuracy sum's term, is
@@ -127,7 +131,8 @@ def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, sto
     for k in range(st, stop):
         i = index_at(members, k)
         g = g_scale * F[i]
-        e, alpha_e0_over_e = _update_rule(w, m, v, b1t, b2t, eps, i, g, g * z, abs_err, beta,
+        e, alpha_e0_over_e = _update_rule(w, m, v, b1t, b2t, eps, i, g,
+                                          g * rule_input(z, lo0[i], hi0[i]), abs_err, beta,
                                           b1, b2, eta, eps_adam, alpha_e0)
         if nu_one:
             kap = 1.0 if e < e0 else alpha_e0_over_e
@@ -227,7 +232,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
                 _cover(pop, wk, s, x[p], True, hp, sc)
             st, stop = set_range(start, count, s)
             psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
-                                                            x[p])
+                                                            x[p], lo0, hi0)
             psihat[s] = psi
             set_sum_f[s] = sum_f
             set_num[s] = sum_num
@@ -250,7 +255,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
             _cover(pop, wk, s, zhat[q], False, hp, sc)
         st, stop = set_range(start, count, s)
         phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
-                                                                  stop, zhat[q])
+                                                                  stop, zhat[q], lo0, hi0)
         phihat[q] = phi
         set_sum_f[s] = sum_f
         set_num[s] = sum_num
@@ -284,7 +289,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
                 for q in range(n_q):
                     st, stop = set_range(start, count, s_in + q)
                     _, _, after, _, _ = _weighted_mean(F, w, num, ts, members, st, stop,
-                                                       zhat[q])
+                                                       zhat[q], lo0, hi0)
                     slope[q] = after
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
@@ -304,12 +309,12 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
             sum_num = set_numerosity(num, members, st, stop)
         if nu_one:
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
-                        scale, z, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, True,
-                        hp, weighted)
+                        scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
+                        alpha_e0, True, hp, weighted)
         else:
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
-                        scale, z, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, False,
-                        hp, weighted)
+                        scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
+                        alpha_e0, False, hp, weighted)
     refresh_fitness_sum(pop)
     tick = lap(clock, PH_RULE_UPDATE, tick)
 

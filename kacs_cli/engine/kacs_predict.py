@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.kacs_submodels import submodel_input_table
+from kacs_cli.engine.kacs_submodels import rule_input, submodel_input_table
 from kacs_cli.engine.population import S_P
 
 # Rows predicted together. The (submodels x rows) accumulators are rewritten by every rule of
@@ -83,11 +83,13 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
 
 @njit(cache=True, inline="always")
 def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
-    """Add one rule's fitness and fitness-weighted prediction to its submodel, row by row."""
+    """Add one rule's fitness and fitness-weighted prediction to its submodel, row by row. A
+    missing input (NaN) matches and is read at the interval's centre (`rule_input`)."""
     for r in range(m):
-        fm = f * ((lo <= z[r]) & (z[r] <= hi))
+        zr = z[r]
+        fm = f * (((lo <= zr) & (zr <= hi)) | (zr != zr))
         sum_f[r] += fm
-        sum_fp[r] += fm * (w0 + w1 * z[r])
+        sum_fp[r] += fm * (w0 + w1 * rule_input(zr, lo, hi))
 
 
 # Rows whose components `predict` holds at once: the components of every row would take

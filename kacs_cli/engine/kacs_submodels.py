@@ -87,6 +87,7 @@ def bucket(sub, match, members, start, count, lo_sub, hi_sub, n_match, pos):
 def collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match, outer_rules):
     """Inner rules whose interval contains their input, in population order; and, for the
     outer stage, the list of outer rules (covering in the inner stage adds only inner rules).
+    A missing input (NaN, z != z) is contained in every interval (docs/algorithm.md section 12).
 
     Branch-free: every rule is written to both lists, and each count advances only on a hit.
     """
@@ -98,10 +99,18 @@ def collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match, outer_rul
         inner = s < s_in
         z = x[index_at(sub_input, s)] if inner else -np.inf
         match[n_match] = i
-        n_match += (lo0[i] <= z) & (z <= hi0[i])
+        n_match += ((lo0[i] <= z) & (z <= hi0[i])) | (z != z)
         outer_rules[n_outer] = i
         n_outer += not inner
     return n_match, n_outer
+
+
+@njit(**HOT, inline="always")
+def rule_input(z, lo, hi):
+    """The input a rule's line w0 + w1 z is read at: z itself, or, where z is missing (NaN),
+    the centre of the rule's interval [lo, hi] (docs/algorithm.md section 12). Only inner
+    rules can meet a missing input: a channel sum is never missing."""
+    return 0.5 * (lo + hi) if z != z else z
 
 
 @njit(**HOT, inline="always")

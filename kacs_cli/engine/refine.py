@@ -73,10 +73,17 @@ _SMOOTHNESS_STREAM = 0x5300
 # rank among the rules' lower bounds (<=) and upper bounds (<) have the same match set (the
 # set is {lo <= x} minus {hi < x}), so psi_{q,p} is one line A + B x per such cell. A row
 # then costs one lookup per inner submodel, whatever the number of rules that match it (with
-# P_hash 0.8 most inner rules span [0, 1] and match every row).
+# P_hash 0.8 most inner rules span [0, 1] and match every row). The rows missing the input
+# (NaN) form a cell of their own: every rule of the submodel matches and reads the input at
+# its interval's centre (docs/algorithm.md section 12), so psi_{q,p} there is the constant
+# A = sum share (w0 + w1 centre) and B = 0.
 #   cell_of[r, s]: the cell of row r in inner submodel s; cell_start/cell_rule/cell_share:
-#   each cell's rules (population order) with their share F / sum F of the cell's set.
-Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share", "X", "y"])
+#   each cell's rules (population order) with their share F / sum F of the cell's set;
+#   cell_missing[c]: whether cell c holds the rows missing its input, cell_centre: each
+#   rule's interval centre there (0 in the other cells). X holds 0 for a missing input, which
+#   a missing cell's B = 0 multiplies.
+Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share", "cell_missing",
+                               "cell_centre", "X", "y"])
 
 
 @njit(cache=True)
@@ -109,10 +116,11 @@ def _inner_design(sub, lo, hi, F, P, X, n, n_q):
         R = rules.shape[0]
         for r in range(rows):
             z = X[r, sub_input[s]]
-            keys[r] = (np.searchsorted(los, z, side="right") * (R + 1)
+            # Ranks are >= 0: the rows missing the input get the key -1, a cell of their own.
+            keys[r] = (-1 if z != z else np.searchsorted(los, z, side="right") * (R + 1)
                        + np.searchsorted(his, z, side="left"))
         order = np.argsort(keys, kind="mergesort")
-        last = -1
+        last = -2  # below every key, the missing rows' -1 included
         for k in range(rows):
             r = order[k]
             if keys[r] != last:
@@ -125,17 +133,20 @@ def _inner_design(sub, lo, hi, F, P, X, n, n_q):
         for r in range(rows):
             cell_sub[cell_of[r, s]] = s
     cell_start = np.zeros(n_cells + 1, np.int64)
+    cell_missing = np.zeros(n_cells, np.bool_)
     for c in range(n_cells):
         s = cell_sub[c]
         z = X[rep[c], sub_input[s]]
+        cell_missing[c] = z != z
         count = 0
         for k in range(first[s], first[s + 1]):
             i = members[k]
-            if lo[i] <= z and z <= hi[i]:
+            if (lo[i] <= z and z <= hi[i]) or z != z:
                 count += 1
         cell_start[c + 1] = cell_start[c] + count
     cell_rule = np.empty(cell_start[n_cells], np.int64)
     cell_share = np.empty(cell_start[n_cells])
+    cell_centre = np.zeros(cell_start[n_cells])
     for c in range(n_cells):
         s = cell_sub[c]
         z = X[rep[c], sub_input[s]]
@@ -143,13 +154,33 @@ def _inner_design(sub, lo, hi, F, P, X, n, n_q):
         total = 0.0
         for m in range(first[s], first[s + 1]):
             i = members[m]
-            if lo[i] <= z and z <= hi[i]:
+            if (lo[i] <= z and z <= hi[i]) or z != z:
                 cell_rule[k] = i
                 total += F[i]
+                if z != z:
+                    cell_centre[k] = 0.5 * (lo[i] + hi[i])
                 k += 1
         for k in range(cell_start[c], cell_start[c + 1]):
             cell_share[k] = F[cell_rule[k]] / total if total > 0.0 else 0.0
-    return cell_of, cell_start, cell_rule, cell_share
+    return cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre
+
+
+@njit(cache=True, inline="always")
+def _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre):
+    """(A, B) of cell c's line A + B x under the weights w; a cell of missing inputs is the
+    constant of its rules' lines at their centres (B = 0)."""
+    a = 0.0
+    b = 0.0
+    if cell_missing[c]:
+        for k in range(cell_start[c], cell_start[c + 1]):
+            i = cell_rule[k]
+            a += cell_share[k] * (w[i, 0] + w[i, 1] * cell_centre[k])
+        return a, b
+    for k in range(cell_start[c], cell_start[c + 1]):
+        i = cell_rule[k]
+        a += cell_share[k] * w[i, 0]
+        b += cell_share[k] * w[i, 1]
+    return a, b
 
 
 @njit(cache=True)
@@ -174,8 +205,8 @@ def _outer_groups(sub, P, n, n_q):
 
 
 @njit(cache=True)
-def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start, out_rule,
-               out_lo, out_hi, out_F, want_grad, grad):
+def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X, y,
+               out_start, out_rule, out_lo, out_hi, out_F, want_grad, grad):
     """The summed squared error of the two-stage prediction with weights w (P x 2) on the
     design's rows, and (want_grad) the gradient of half the mean squared error into grad
     (P x 2). The pull is the caller's.
@@ -193,14 +224,8 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start
     line_a = np.zeros(n_cells)
     line_b = np.zeros(n_cells)
     for c in range(n_cells):
-        a = 0.0
-        b = 0.0
-        for k in range(cell_start[c], cell_start[c + 1]):
-            i = cell_rule[k]
-            a += cell_share[k] * w[i, 0]
-            b += cell_share[k] * w[i, 1]
-        line_a[c] = a
-        line_b[c] = b
+        line_a[c], line_b[c] = _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing,
+                                          cell_centre)
     out_w0 = np.empty(n_out)
     out_w1 = np.empty(n_out)
     for k in range(n_out):
@@ -268,10 +293,15 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, X, y, out_start
             grad[out_rule[k], 0] += out_g0[k]
             grad[out_rule[k], 1] += out_g1[k]
         for c in range(n_cells):
+            # A missing cell's value moves with w1 by the rule's centre (its grad_b is 0).
+            missing = cell_missing[c]
             for k in range(cell_start[c], cell_start[c + 1]):
                 i = cell_rule[k]
                 grad[i, 0] += cell_share[k] * grad_a[c]
-                grad[i, 1] += cell_share[k] * grad_b[c]
+                if missing:
+                    grad[i, 1] += cell_share[k] * cell_centre[k] * grad_a[c]
+                else:
+                    grad[i, 1] += cell_share[k] * grad_b[c]
     return sse
 
 
@@ -281,6 +311,9 @@ def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int) -> Design:
     X = np.ascontiguousarray(X, dtype=np.float64)
     cells = _inner_design(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, X, n,
                           n_q)
+    missing = np.isnan(X)
+    if missing.any():
+        X = np.where(missing, 0.0, X)  # read only through a missing cell's slope B = 0
     return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64))
 
 
@@ -312,7 +345,8 @@ def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
     P = int(pop.scal[S_P])
     s_in, G = n * n_q, SMOOTH_GRID
     rows = design(pop, X, np.zeros(X.shape[0]), n, n_q)
-    zhat = _channel_sums(w, n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule, rows.cell_share, rows.X)
+    zhat = _channel_sums(w, n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule, rows.cell_share,
+                         rows.cell_missing, rows.cell_centre, rows.X)
     grids = np.empty((s_in + n_q, G))
     grids[:s_in] = np.linspace(0.0, 1.0, G)
     for q in range(n_q):
@@ -331,7 +365,7 @@ def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
 
 
 @njit(cache=True)
-def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, X):
+def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X):
     """zhat (rows x n_q) of the rows of a design under the weights w."""
     rows = X.shape[0]
     zhat = np.zeros((rows, n_q))
@@ -340,11 +374,7 @@ def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, X):
             zq = 0.0
             for p in range(n):
                 c = cell_of[r, q * n + p]
-                a = 0.0
-                b = 0.0
-                for k in range(cell_start[c], cell_start[c + 1]):
-                    a += cell_share[k] * w[cell_rule[k], 0]
-                    b += cell_share[k] * w[cell_rule[k], 1]
+                a, b = _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre)
                 zq += a + b * X[r, p]
             zhat[r, q] = zq
     return zhat
@@ -383,8 +413,9 @@ class Objective:
     def _run(self, w_flat, want_grad, d=None):
         d = self.rows if d is None else d
         return _loss_grad(w_flat.reshape(self.P, 2), self.n, d.cell_of, d.cell_start,
-                          d.cell_rule, d.cell_share, d.X, d.y, self.out_start, self.out_rule,
-                          self.out_lo, self.out_hi, self.out_F, want_grad, self._grad)
+                          d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.X, d.y,
+                          self.out_start, self.out_rule, self.out_lo, self.out_hi, self.out_F,
+                          want_grad, self._grad)
 
     def __call__(self, w_flat: np.ndarray) -> tuple[float, np.ndarray]:
         sse = self._run(w_flat, True)
@@ -448,7 +479,8 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
                    search: bool = False) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
-    channels; in place) on the scaled training rows (X in [0, 1]^n, y on the target scale);
+    channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
+    missing; y on the target scale);
     see the module docstring. With `search`, the smoothness strength is chosen first
     (`choose_smoothness`) and `smoothness` is not read."""
     start = time.perf_counter()

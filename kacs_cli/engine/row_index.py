@@ -6,8 +6,10 @@ has bit i set when rule slot i matches row r, and mask[i] is rule i's set of row
 gets its row set when it is created, from sorted columns: on input d the rows it matches are
 a run of that column's sorted order (two binary searches), given by the difference of two
 prefix sets pre[d, k] (the rows at sorted positions < k); the rule's set is the AND over
-the inputs. Rules never change bounds, so the sets change only when rules are created,
-die or move (compaction). Looking up a match set walks P / 64 words instead of testing up
+the inputs. A missing value (NaN) sorts after every value and lies in every interval
+(docs/algorithm.md section 12): the rows missing input d (the sorted positions from
+valid[d] on) belong to every rule's run on d. Rules never change bounds, so the sets change
+only when rules are created, die or move (compaction). Looking up a match set walks P / 64 words instead of testing up
 to n * P bounds. The result is the same set in the same (population) order.
 """
 
@@ -23,14 +25,14 @@ from kacs_cli.engine.lanes import trailing_zeros
 from kacs_cli.engine.population import S_DEATHS, S_P, compact
 
 # In use while state[0] == 1.
-RowIndex = namedtuple("RowIndex", ["state", "vals", "pre", "rows", "mask"])
+RowIndex = namedtuple("RowIndex", ["state", "vals", "valid", "pre", "rows", "mask"])
 
 
 def new_row_index(D: int) -> RowIndex:
     """A row index that is off (state 0); see `rx_build`."""
     return RowIndex(state=np.zeros(1, np.int64), vals=np.zeros((D, 0)),
-                    pre=np.zeros((D, 1, 0), np.uint64), rows=np.zeros((0, 0), np.uint64),
-                    mask=np.zeros((0, 0), np.uint64))
+                    valid=np.zeros(D, np.int64), pre=np.zeros((D, 1, 0), np.uint64),
+                    rows=np.zeros((0, 0), np.uint64), mask=np.zeros((0, 0), np.uint64))
 
 
 @njit(**HOT)
@@ -42,18 +44,24 @@ def rx_add(pop, rx, i):
     pre = rx.pre
     vals = rx.vals
     W = mask.shape[0]
+    R = vals.shape[1]
     lo = pop.bounds.lo
     hi = pop.bounds.hi
     for w in range(W):
         mask[w] = ~np.uint64(0)
     for d in range(vals.shape[0]):
-        # The run of sorted positions whose values lie in [lo, hi], ends included.
-        start = np.searchsorted(vals[d], lo[d, i], side="left")
-        end = np.searchsorted(vals[d], hi[d, i], side="right")
+        # The run of sorted positions whose values lie in [lo, hi], ends included, and the
+        # rows missing input d (none when valid[d] == R).
+        present = rx.valid[d]
+        column = vals[d, :present]
+        start = np.searchsorted(column, lo[d, i], side="left")
+        end = np.searchsorted(column, hi[d, i], side="right")
         inside = pre[d, end]
         below = pre[d, start]
+        every = pre[d, R]
+        known = pre[d, present]
         for w in range(W):
-            mask[w] &= inside[w] & ~below[w]
+            mask[w] &= (inside[w] & ~below[w]) | (every[w] & ~known[w])
     rows = rx.rows
     word = i >> 6
     bit = np.uint64(1) << np.uint64(i & 63)
@@ -146,11 +154,20 @@ def rx_end_iteration(pop, rx, sc, first_new):
 
 
 @njit(cache=True)
-def rx_tables(X, vals, pre):
-    """The sorted columns of X and their prefix row sets (see the row index above)."""
+def rx_tables(X, vals, valid, pre):
+    """The sorted columns of X, the count of values (not missing) of each, and their prefix
+    row sets (see the row index above)."""
     R, D = X.shape
+    key = np.empty(R)
     for d in range(D):
-        order = np.argsort(X[:, d], kind="mergesort")
+        # Missing values sort last, after every value (their key is +inf).
+        present = 0
+        for r in range(R):
+            value = X[r, d]
+            key[r] = np.inf if value != value else value
+            present += value == value
+        valid[d] = present
+        order = np.argsort(key, kind="mergesort")
         for w in range(pre.shape[2]):
             pre[d, 0, w] = 0
         for k in range(R):

@@ -93,8 +93,9 @@ def _as_matrix(X, name):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (rows, n), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    # NaN is a missing input (docs/algorithm.md section 12); an infinite value is no input.
+    if np.isinf(X).any():
+        raise ValueError(f"{name} contains infinite values (a missing input is NaN)")
     return np.ascontiguousarray(X)
 
 

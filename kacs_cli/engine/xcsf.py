@@ -37,16 +37,21 @@ def _match_set(lo, hi, P, x, flags, members):
     matches one input in about two cases of three, so the list shrinks geometrically and the
     later dimensions cost a small fraction of the population instead of all of it: about
     3 P bound tests instead of 20 P. The result (which rules, in which order) is the same.
+    A missing input (NaN) lies in every interval of its dimension (docs/algorithm.md
+    section 12): that dimension tests nothing.
     """
     n = x.shape[0]
     dense = min(n, DENSE_DIMS)
     x0 = x[0]
     lo_0 = lo[0]
     hi_0 = hi[0]
+    missing0 = x0 != x0
     for i in range(P):
-        flags[i] = (lo_0[i] <= x0) & (x0 <= hi_0[i])
+        flags[i] = ((lo_0[i] <= x0) & (x0 <= hi_0[i])) | missing0
     for d in range(1, dense):
         xd = x[d]
+        if xd != xd:
+            continue
         lo_d = lo[d]
         hi_d = hi[d]
         for i in range(P):
@@ -59,6 +64,8 @@ def _match_set(lo, hi, P, x, flags, members):
         if count == 0:
             break
         xd = x[d]
+        if xd != xd:
+            continue
         lo_d = lo[d]
         hi_d = hi[d]
         kept = 0
@@ -73,17 +80,22 @@ def _match_set(lo, hi, P, x, flags, members):
 @njit(**HOT, inline="always")
 def _offsets(a, b, i, x, dx, raw):
     """dx[d] = x_d - l_d for rule i, with l_d = min(a, b) read from the rule's own row; or,
-    `raw` (the article's eq. 1), dx = x.
+    `raw` (the article's eq. 1), dx = x. A missing x_d (NaN) is read at the centre of the
+    rule's interval [l_d, u_d] (docs/algorithm.md section 12): dx[d] = (u_d - l_d) / 2, or
+    under `raw` (l_d + u_d) / 2.
 
     The same value as x_d - lo[d, i] (lo is stored as min(a, b)), but from two contiguous
     rows instead of n cache lines of the dimension-major bounds; computed once per rule for
     the prediction, the gradient and the error."""
     if raw:
         for d in range(x.shape[0]):
-            dx[d] = x[d]
+            xd = x[d]
+            dx[d] = 0.5 * (a[i, d] + b[i, d]) if xd != xd else xd
         return
     for d in range(x.shape[0]):
-        dx[d] = x[d] - min(a[i, d], b[i, d])
+        xd = x[d]
+        low = min(a[i, d], b[i, d])
+        dx[d] = 0.5 * (max(a[i, d], b[i, d]) - low) if xd != xd else xd - low
 
 
 @njit(**HOT, inline="always")
@@ -126,7 +138,8 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         i = append_rule(pop, 0, t, hp)
         covering_weights(pop, i, hp)
         for d in range(n):
-            if np.random.random() < hp.P_hash:
+            # A missing input gets the full range, as "don't care" (docs/algorithm.md section 12).
+            if x[d] != x[d] or np.random.random() < hp.P_hash:
                 a, b = full_interval(hp.article_intervals)
             else:
                 a, b = draw_interval(x[d], hp.r0, True, hp.article_intervals)
@@ -279,10 +292,11 @@ def _prepare(model, X_eval):
         model.row_index.state[0] = 0
         return
     vals = np.empty((model.n, rows))
+    valid = np.empty(model.n, np.int64)
     pre = np.empty((model.n, rows + 1, row_words), np.uint64)
-    rx_tables(X_eval, vals, pre)
+    rx_tables(X_eval, vals, valid, pre)
     model.row_index = RowIndex(
-        state=np.ones(1, np.int64), vals=vals, pre=pre,
+        state=np.ones(1, np.int64), vals=vals, valid=valid, pre=pre,
         rows=np.zeros((rows, (model.capacity + 63) // 64), np.uint64),
         mask=np.zeros((model.capacity, row_words), np.uint64))
     # The population may have been edited since the last call (loaded, hand-built).

@@ -6,18 +6,20 @@ split learns exactly what the experiment runner learns on that split:
 
 - inputs: min-max scaled per column to [0, 1] with the min/max learned in `fit` (a constant
   column maps to 0.5); every row given to the engine (training and prediction) is clipped to
-  [0, 1], the domain the rules live in;
+  [0, 1], the domain the rules live in. A missing input (NaN) stays NaN: every rule matches
+  it and reads it at its interval's centre (docs/algorithm.md section 12);
 - target: min-max scaled to [-1, 1] with the min/max learned in `fit`, as
   ``2 (y - y_min) / (y_max - y_min) - 1``; predictions are mapped back to the original units.
   Training targets are not clipped.
 
 `fit` refuses what `kacs fit` refuses, in the same words (kacs_cli.scaling): a single row, a
-constant target (unless `target_range` gives its scale) and a target that is not numbers
-(text). A `partial_fit` batch may be a single row: a constant first batch without
-`target_range` gets the span 2 centred on its value (scaled targets ``y - y_min``). A column
-whose min-max scale one extreme value collapses (its middle 90 % of values, 5th to 95th
-percentile, spans under 1 % of its range: 1e308 among values near 1) gives a
-`kacs_cli.scaling.ScaleWarning`; clip the outliers or give `input_range`/`target_range`.
+constant target (unless `target_range` gives its scale), a target that is not numbers (text)
+or is missing on some rows, and an input column missing on every row (unless `input_range`
+gives its scale); infinite inputs too. A `partial_fit` batch may be a single row: a constant
+first batch without `target_range` gets the span 2 centred on its value (scaled targets
+``y - y_min``). A column whose min-max scale one extreme value collapses (its middle 90 % of
+values, 5th to 95th percentile, spans under 1 % of its range: 1e308 among values near 1) gives
+a `kacs_cli.scaling.ScaleWarning`; clip the outliers or give `input_range`/`target_range`.
 
 Explicit ranges (`input_range`, `target_range`) replace the learned min/max; they matter for
 `partial_fit` on a stream whose first batch does not span the data's range.
@@ -428,7 +430,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         # scikit-learn >= 1.6 (the pinned minimum): tags are this dataclass, no _more_tags.
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False  # fit/predict refuse NaN (ensure_all_finite)
+        tags.input_tags.allow_nan = True  # NaN is a missing input (docs/algorithm.md section 12)
         # The score after `fit` is that of an evolutionary learner after n_iter samples: with
         # too small a budget (n_iter, N) it does not reach the R^2 > 0.5 that
         # check_regressors_train expects on make_regression(200 rows, 10 inputs). The defaults

@@ -488,10 +488,11 @@ def _share_frame(kind, labels, effects, y_hat, basis) -> pd.DataFrame:
 def explain_model(estimator, X=None) -> Explanation:
     """Explain a fitted KACS estimator (see the module docstring for every definition).
 
-    X: rows in the original input units on which the shares are measured; None measures them
-    on UNIFORM_ROWS rows drawn uniformly (seed 0) from the model's input space. Raises
-    UserError for a model that is not KACS, or for X that is not a finite matrix of
-    n_features_in_ columns and at least 2 rows.
+    X: rows in the original input units on which the shares are measured (NaN where an input
+    is missing: its inner values there are the model's, docs/algorithm.md section 12); None
+    measures them on UNIFORM_ROWS rows drawn uniformly (seed 0) from the model's input space.
+    Raises UserError for a model that is not KACS, or for X that is not a matrix of
+    n_features_in_ columns and at least 2 rows without infinite values.
     """
     check_is_fitted(estimator, "model_")
     model = estimator.model_

@@ -23,7 +23,8 @@ from sklearn.utils.validation import validate_data
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import DECLARATIONS, Range
 from kacs_cli.errors import UserError
-from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, non_numeric,
+from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, empty_columns,
+                              empty_columns_message, input_ranges, missing_target, non_numeric,
                               too_few_rows)
 
 __all__ = ["ARGUMENTS", "Argument", "ParameterError", "base_seed", "check_fit_data", "check_n_iter", "choices_of",
@@ -133,13 +134,30 @@ def json_param(value):
 
 
 def validate(estimator, X, y=_NO_Y, reset=True):
-    """scikit-learn's input validation: 2-D finite float X (and numeric y of matching length)."""
+    """scikit-learn's input validation: 2-D float X without infinities, NaN where an input is
+    missing (docs/algorithm.md section 12), and numeric y of matching length, none of it missing."""
     if y is _NO_Y:
-        return validate_data(estimator, X, reset=reset, ensure_all_finite=True, dtype=np.float64)
+        return validate_data(estimator, X, reset=reset, ensure_all_finite="allow-nan", dtype=np.float64)
+    if y is not None:
+        _refuse_missing_target(y)
     if y is not None and non_numeric(np.asarray(y)):  # numpy's UFuncTypeError otherwise, later
         raise UserError(f"y (the target) {non_numeric(np.asarray(y))}")
-    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
+    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite="allow-nan",
                          dtype=np.float64)
+
+
+def _refuse_missing_target(y) -> None:
+    """A target with missing values (NaN, None) refused in the command line's words; text and
+    complex values are left to the other checks."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "fiubO":
+        return
+    try:
+        values = values.astype(np.float64)
+    except (TypeError, ValueError):
+        return
+    if values.ndim <= 2 and missing_target(values.reshape(-1)):
+        raise UserError(f"y (the target) {missing_target(values.reshape(-1))}")
 
 
 def check_fit_data(X, y, target_range) -> None:
@@ -207,7 +225,8 @@ def _range_pair(value, name):
 
 
 def scaling_ranges(X, y, input_range, target_range):
-    """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's."""
+    """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's (over the known
+    inputs; a column without any known value is refused)."""
     n = X.shape[1]
     if input_range is not None:
         arr = np.asarray(input_range, dtype=np.float64)
@@ -223,7 +242,11 @@ def scaling_ranges(X, y, input_range, target_range):
             raise UserError(f"input_range of feature {bad}: min {arr[bad, 0]} exceeds max {arr[bad, 1]}")
         x_min, x_max = arr[:, 0].copy(), arr[:, 1].copy()
     else:
-        x_min, x_max = X.min(axis=0), X.max(axis=0)
+        empty = empty_columns(X)
+        if empty:
+            raise UserError("X: " + empty_columns_message([f"column {j}" for j in empty])
+                            + " or give input_range")
+        x_min, x_max = input_ranges(X)
         for j, share, extreme in collapsed(X):
             message = collapse_message(f"column {j} of X", share, extreme, ", or give input_range")
             warnings.warn(ScaleWarning(message), stacklevel=4)  # 4: the caller of fit/partial_fit

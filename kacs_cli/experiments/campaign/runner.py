@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from kacs_cli import atomic, baselines
@@ -362,6 +363,7 @@ def prepare_data(plan: Plan, reporter: Reporter | None = None) -> dict[str, tupl
         try:
             X, y = load_cell_data(cell, plan.settings.data_dir)
             make_split(X, y, plan.settings.protocol, first_split, plan.settings.protocol.train_fraction)
+            _refuse_missing_for_baselines(cell, X)
         except UserError as exc:
             raise UserError(f"benchmark {cell.label}: {exc}") from None
         shapes[cell.label] = (int(X.shape[0]), int(X.shape[1]))
@@ -369,6 +371,20 @@ def prepare_data(plan: Plan, reporter: Reporter | None = None) -> dict[str, tupl
             for j, share, extreme in collapsed(values):
                 reporter.warning(f"benchmark {cell.label}: {collapse_message(what.format(j + 1), share, extreme)}")
     return shapes
+
+
+def _refuse_missing_for_baselines(cell: Cell, X) -> None:
+    """The learners take missing inputs (NaN; docs/algorithm.md section 12); a baseline only
+    when its estimator says it does (baselines.takes_missing)."""
+    missing = int(np.count_nonzero(np.isnan(X)))
+    if not missing:
+        return
+    refused = [method for method, spec in cell.params.items()
+               if baselines.find(cell.engine(method)) is not None and not baselines.takes_missing(spec)]
+    if refused:
+        raise UserError(f"{missing} input value{'s are' if missing != 1 else ' is'} missing (NaN), which "
+                        f"{', '.join(refused)} cannot take; leave {'them' if len(refused) > 1 else 'it'} out "
+                        f"of this benchmark's methods or fill the missing values in")
 
 
 def prepare_folder(plan: Plan, reporter: Reporter | None = None) -> list[Task]:

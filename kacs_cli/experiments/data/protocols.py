@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kacs_cli.errors import UserError
-from kacs_cli.scaling import scale_inputs, scale_target
+from kacs_cli.scaling import empty_columns, empty_columns_message, input_ranges, scale_inputs, scale_target
 
 TARGETS = ("minmax", "standard")
 METRICS = ("mae", "mse")
@@ -153,7 +153,8 @@ def make_split(
 
     The first floor(train_fraction * rows) rows of default_rng(split_seed).permutation(rows)
     are the train split, the rest the test split. Inputs are min-max scaled with the train
-    split's min/max (constant column -> 0.5), test inputs clipped to [0, 1]. Target: main
+    split's min/max over its known values (constant column -> 0.5; a missing value, NaN,
+    stays NaN), test inputs clipped to [0, 1]. Target: main
     ("minmax") -> [-1, 1] with train min/max, test clipped to [-1, 1]; alternative
     ("standard") -> (y - train mean) / train std, with the population std (ddof = 0, as
     numpy's default), no clipping.
@@ -187,8 +188,11 @@ def make_split(
     X_tr, X_te = X[train_index], X[test_index]
     y_tr, y_te = y[train_index], y[test_index]
 
-    x_min = X_tr.min(axis=0)
-    x_max = X_tr.max(axis=0)
+    empty = empty_columns(X_tr)
+    if empty:
+        raise UserError(f"on the train split of split seed {split_seed}, "
+                        + empty_columns_message([f"input column {j + 1}" for j in empty]))
+    x_min, x_max = input_ranges(X_tr)
     X_tr_s = scale_inputs(X_tr, x_min, x_max, clip=False)
     X_te_s = scale_inputs(X_te, x_min, x_max, clip=True)
 
