@@ -17,7 +17,6 @@ from kacs_cli.estimators.base import LearnerRegressor
 from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import submodel_table
 from kacs_cli.estimators.plots import plot_kacs_functions
-from kacs_cli.estimators.validation import validate
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 
@@ -61,9 +60,18 @@ class KACSRegressor(LearnerRegressor):
         Fixed input scaling instead of the data's min/max (fit and first partial_fit).
     target_range : (min, max), optional
         Fixed target scaling instead of the data's min/max.
+    categorical_features : None, "from_dtype", or array of bool, int or str, default None
+        The categorical inputs, as scikit-learn's HistGradientBoostingRegressor takes them: a
+        boolean mask, 0-based column indices, column names (X a DataFrame), or "from_dtype"
+        (a DataFrame's columns of pandas category dtype). Their cells may be numbers or texts;
+        each input's categories are placed on its axis by their mean target in `fit`
+        (docs/algorithm.md section 12); a category unseen in training goes where the most
+        frequent one is.
 
     Fitted attributes: model_ (the engine `Model`), n_features_in_, n_rules_, n_micro_,
     n_params_ (|P| * 2), iterations_done_, x_min_, x_max_, y_min_, y_max_ (the scaling),
+    categories_ (the categorical inputs' `kacs_cli.scaling.CategoryMap`, None without them),
+    is_categorical_ (a boolean per input, None without categorical inputs),
     seed_, n_train_calls_, zhat_range_ ((2n+1, 2): min and max of every channel sum zhat_q
     over the inputs trained on, measured with the model after each fit/partial_fit call and
     accumulated), rules_ (DataFrame, one row per rule), submodel_table_ (DataFrame, one row
@@ -100,8 +108,7 @@ class KACSRegressor(LearnerRegressor):
         [-1, 1] scale; y_hat = phihat.sum(axis=1) and predict(X) = inverse_scale_target(y_hat).
         """
         check_is_fitted(self, "model_")
-        X = validate(self, X, reset=False)
-        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(X))
+        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(self._rows(X)[0]))
         return Components(psihat, zhat, phihat, y_hat)
 
     @property
