@@ -6,13 +6,21 @@ section 12): the rules read it as "don't care". The target goes to [-1, 1] with 
 2 (y - min) / (max - min) - 1, so that normalized targets match theirs bit for bit. A run of
 the protocol and an estimator fitted on the same unscaled train rows therefore see the same
 numbers (tests/test_api.py checks it).
+
+A categorical input (`CategoryMap`, docs/algorithm.md section 12) is not min-max scaled: each
+of its categories is placed on [0, 1] in the order of its mean target on the train rows, and
+the input transform passes it through.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
+import pandas as pd
+
+from kacs_cli.errors import UserError
 
 
 def input_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +67,11 @@ class InputTransform:
     """
 
     def __init__(self, name: str, quantiles: np.ndarray | None = None,
-                 references: np.ndarray | None = None):
+                 references: np.ndarray | None = None, keep: tuple[int, ...] = ()):
         self.name = name
+        # Columns passed through as they are: categorical inputs, whose evenly spaced
+        # positions a quantile map would move by the categories' frequencies.
+        self.keep = tuple(int(j) for j in keep)
         self._quantile = None
         if name == "quantile":
             from sklearn.preprocessing import QuantileTransformer
@@ -74,9 +85,11 @@ class InputTransform:
             self._quantile = qt
 
     @classmethod
-    def fit(cls, name: str, X01: np.ndarray) -> "InputTransform":
+    def fit(cls, name: str, X01: np.ndarray, keep: tuple[int, ...] = ()) -> "InputTransform":
+        """The transform `name` fitted on the train rows' [0, 1] inputs; the columns `keep`
+        pass through it unchanged."""
         if name == "minmax":
-            return cls(name)
+            return cls(name, keep=keep)
         from sklearn.preprocessing import QuantileTransformer
 
         X01 = np.asarray(X01, dtype=np.float64)
@@ -89,7 +102,7 @@ class InputTransform:
         quantiles = qt.quantiles_
         if np.isnan(quantiles).any():
             quantiles = np.where(np.isnan(quantiles), qt.references_[:, None], quantiles)
-        return cls(name, quantiles, qt.references_)
+        return cls(name, quantiles, qt.references_, keep=keep)
 
     @property
     def n_features(self) -> int | None:
@@ -99,7 +112,10 @@ class InputTransform:
     def apply(self, X01: np.ndarray) -> np.ndarray:
         if self._quantile is None:
             return X01
-        return np.ascontiguousarray(np.clip(self._quantile.transform(X01), 0.0, 1.0))
+        out = np.clip(self._quantile.transform(X01), 0.0, 1.0)
+        if self.keep:
+            out[:, self.keep] = np.asarray(X01, dtype=np.float64)[:, self.keep]
+        return np.ascontiguousarray(out)
 
     def state(self) -> dict:
         """JSON values from which `from_state` rebuilds the transform (model files)."""
@@ -109,16 +125,184 @@ class InputTransform:
                 "references": self._quantile.references_.tolist()}
 
     @classmethod
-    def from_state(cls, state: dict) -> "InputTransform":
+    def from_state(cls, state: dict, keep: tuple[int, ...] = ()) -> "InputTransform":
+        """The transform `state` describes; `keep` as in `fit` (the categorical inputs, which
+        the model file records once, with their categories)."""
         if state.get("name") == "quantile":
             quantiles = np.asarray(state["quantiles"], dtype=np.float64)
             references = np.asarray(state["references"], dtype=np.float64)
             if quantiles.ndim != 2 or quantiles.shape[0] != references.shape[0]:
                 raise ValueError("input transform entry malformed")
-            return cls("quantile", quantiles, references)
+            return cls("quantile", quantiles, references, keep=keep)
         if state.get("name") == "minmax":
-            return cls("minmax")
+            return cls("minmax", keep=keep)
         raise ValueError("input transform entry malformed")
+# --------------------------------------------------------------------------- categorical inputs
+#
+# A categorical input's values name categories; their codes (0, 1, 2, ... in whatever order
+# the data came in) say nothing about which categories behave alike. Each category is placed
+# on the input axis in the order of its mean target on the train rows instead, evenly spaced,
+# so that a rule's interval covers categories of similar effect (docs/algorithm.md section 12).
+
+# More distinct values than this in a column declared categorical: most likely a measurement
+# declared by mistake (scikit-learn's histogram boosting has the same limit, max_bins).
+MAX_CATEGORIES = 255
+
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def category_keys(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The categories the cells of one column stand for, as (numbers, texts, missing).
+
+    A cell that reads as a finite number is that number (1, 1.0, "1" and " 1.0 " are one
+    category: a CSV's text and an array's numbers name the same categories); any other cell
+    is its text, stripped. numbers[r] is NaN where cell r is not a number, texts[r] None where
+    it is one; missing[r] marks an empty cell (None, NaN, empty text, a non-finite number).
+    """
+    array = np.asarray(values)
+    if array.dtype.kind in "biuf":
+        numbers = array.astype(np.float64).ravel()
+        return numbers, np.full(numbers.shape, None, dtype=object), ~np.isfinite(numbers)
+    column = pd.Series(array.astype(object).ravel())
+    numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, copy=True)
+    empty = column.isna().to_numpy()
+    text = column.astype(str).str.strip()
+    missing = empty | (text == "").to_numpy() | text.str.fullmatch(_NOT_FINITE.pattern, case=False).to_numpy()
+    numbers[missing] = np.nan
+    is_text = np.isnan(numbers) & ~missing
+    texts = np.where(is_text, text.to_numpy(dtype=object), None)
+    return numbers, texts, missing
+
+
+def category_position(rank: np.ndarray | int, count: int) -> np.ndarray | float:
+    """Where the category of rank k (0: the lowest mean target) of K goes on [0, 1]: the middle
+    of the k-th of K equal parts, (k + 0.5) / K."""
+    return (np.asarray(rank, dtype=np.float64) + 0.5) / count
+
+
+def unseen_position() -> float:
+    """Where a category the train rows did not hold goes, and a missing cell: nowhere, NaN, a
+    missing input (docs/algorithm.md section 12). The train rows say nothing of its effect, so
+    every rule matches it as a wildcard instead of it taking one train category's place. The
+    one place that decides it."""
+    return float("nan")
+
+
+class CategoryMap:
+    """The positions on [0, 1] of the categories of the categorical inputs, learned from the
+    train rows (`fit`) and applied to any rows (`positions`, `place`).
+
+    columns: the input columns that are categorical; categories[k]: column k's categories in
+    rank order, the lowest mean target first (ties by category: numbers ascending before texts
+    in code-point order), numbers as float, texts as str; counts[k]: their train rows.
+    """
+
+    def __init__(self, columns, categories, counts):
+        self.columns = tuple(int(j) for j in columns)
+        self.categories = [list(c) for c in categories]
+        self.counts = [np.asarray(c, dtype=np.int64) for c in counts]
+        self._lookup = []
+        for cats in self.categories:
+            numeric = [(float(c), k) for k, c in enumerate(cats) if not isinstance(c, str)]
+            numeric.sort()
+            texts = [c for c in cats if isinstance(c, str)]
+            self._lookup.append((np.array([v for v, _ in numeric], dtype=np.float64),
+                                 np.array([k for _, k in numeric], dtype=np.int64),
+                                 pd.Index(texts, dtype=object),
+                                 np.array([k for k, c in enumerate(cats) if isinstance(c, str)], dtype=np.int64)))
+
+    @classmethod
+    def fit(cls, columns, values, target, labels) -> "CategoryMap":
+        """The categories of each column of `values` (column k: the cells of input columns[k]
+        on the train rows) ordered by their mean `target`. labels[k] names column k in errors.
+
+        A missing cell (`category_keys`) is no category: it is left out of the ranking.
+        Raises UserError for a column without any category or more than MAX_CATEGORIES.
+        """
+        target = np.asarray(target, dtype=np.float64)
+        categories, counts = [], []
+        for cells, label in zip(values, labels):
+            numbers, texts, missing = category_keys(cells)
+            if missing.all():
+                raise UserError(f"categorical column {label} holds no value (missing on every row), so it has no "
+                                f"categories; drop it")
+            known = ~missing
+            numbers, texts, row_target = numbers[known], texts[known], target[known]
+            is_number = ~np.isnan(numbers)
+            found_numbers, number_index = np.unique(numbers[is_number], return_inverse=True)
+            found_texts, text_index = np.unique(texts[~is_number].astype(str), return_inverse=True)
+            found = len(found_numbers) + len(found_texts)
+            if found > MAX_CATEGORIES:
+                raise UserError(
+                    f"categorical column {label} has {found} distinct values, more than the {MAX_CATEGORIES} a "
+                    f"categorical column may have; it is most likely a measurement: leave it out of the "
+                    f"categorical columns")
+            # Index of each row's category in tie order: the numbers ascending, then the texts.
+            index = np.empty(len(numbers), dtype=np.int64)
+            index[is_number] = number_index
+            index[~is_number] = len(found_numbers) + text_index
+            count = np.bincount(index, minlength=found)
+            mean = np.bincount(index, weights=row_target, minlength=found) / count
+            order = np.lexsort((np.arange(found), mean))
+            ordered = [float(v) for v in found_numbers] + [str(v) for v in found_texts]
+            categories.append([ordered[k] for k in order])
+            counts.append(count[order])
+        return cls(columns, categories, counts)
+
+    def positions(self, values, labels) -> np.ndarray:
+        """rows x columns: each cell's category's position; a missing cell's and an unseen
+        category's is `unseen_position` (NaN, a missing input). labels: the columns' names."""
+        out = []
+        for cells, counts, (numbers_seen, number_rank, texts_seen, text_rank) in zip(
+                values, self.counts, self._lookup):
+            numbers, texts, missing = category_keys(cells)
+            rank = np.full(len(numbers), -1, dtype=np.int64)
+            is_number = ~np.isnan(numbers)  # a missing cell is neither number nor text: rank -1
+            if len(numbers_seen):
+                at = np.searchsorted(numbers_seen, numbers[is_number]).clip(0, len(numbers_seen) - 1)
+                hit = numbers_seen[at] == numbers[is_number]
+                rank[np.flatnonzero(is_number)[hit]] = number_rank[at[hit]]
+            is_text = ~is_number & ~missing
+            if len(texts_seen):
+                at = texts_seen.get_indexer(texts[is_text].astype(str))
+                hit = at >= 0
+                rank[np.flatnonzero(is_text)[hit]] = text_rank[at[hit]]
+            placed = category_position(np.arange(len(counts)), len(counts))
+            column = np.where(rank >= 0, placed[rank.clip(0)], unseen_position())
+            out.append(column)
+        return np.column_stack(out) if out else np.empty((0, 0))
+
+    def place(self, X: np.ndarray, values, labels) -> np.ndarray:
+        """A copy of the [0, 1] inputs X with the categorical columns at their categories' positions."""
+        out = np.array(X, dtype=np.float64, order="C")
+        if self.columns:
+            out[:, self.columns] = self.positions(values, labels)
+        return out
+
+    def state(self) -> dict:
+        """JSON values from which `from_state` rebuilds the map (model files)."""
+        return {"columns": list(self.columns), "categories": self.categories,
+                "counts": [[int(v) for v in c] for c in self.counts]}
+
+    @classmethod
+    def from_state(cls, state: dict, n_features: int) -> "CategoryMap":
+        try:
+            columns = [int(j) for j in state["columns"]]
+            categories, counts = state["categories"], state["counts"]
+            ok = (len(columns) == len(categories) == len(counts) == len(set(columns))
+                  and all(0 <= j < n_features for j in columns)
+                  and all(isinstance(c, list) and isinstance(n, list) and len(c) == len(n) > 0
+                          and all(isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                  for v in c)
+                          and all(isinstance(v, int) and v > 0 for v in n)
+                          for c, n in zip(categories, counts)))
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError("categories entry malformed")
+        return cls(columns, [[v if isinstance(v, str) else float(v) for v in c] for c in categories], counts)
+
+
 # --------------------------------------------------------------------------- data that cannot be scaled
 #
 # The command line (experiments/data/datasets.py) and the estimators (estimators/validation.py)

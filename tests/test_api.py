@@ -49,14 +49,18 @@ def test_top_level_import():
 def test_defaults_are_the_hyperparameters(cls):
     params = cls().get_params()
     defaults = Hyperparameters()
-    declared = [name for name in Hyperparameters.names() if name in params]  # those its learner acts on
+    # Those its learner acts on; `categorical` is a config's setting (estimator False): an
+    # estimator has categorical_features instead.
+    declared = [name for name in Hyperparameters.names() if name in params]
+    assert "categorical" not in declared
     for name in declared:
         assert params[name] == getattr(defaults, name), name
     assert params["P_hash"] == 0.0
     assert params["n_iter"] == 100_000 and params["random_state"] == 0
     assert params["input_range"] is None and params["target_range"] is None
+    assert params["categorical_features"] is None
     assert set(params) == set(declared) | {"n_iter", "n_passes", "random_state", "input_range", "target_range",
-                                           "n_jobs"}
+                                           "n_jobs", "categorical_features"}
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

@@ -35,11 +35,12 @@ def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
 
     base = Hyperparameters().for_engine()
     # N is population state (it can grow), semantics reaches the engine through the article
-    # switches, budget as budget state; the input transform, the order of the rows and the
-    # refinement and its smoothness, bagging and the searches act outside the compiled loop.
+    # switches, budget as budget state; the input transform, the categorical inputs' placement,
+    # the order of the rows and the refinement and its smoothness, bagging and the searches act
+    # outside the compiled loop.
     outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
                "refine_smoothness", "smoothness", "compaction", *COMPACT_FIELDS, "article_reshuffle",
-               "capacity", "capacity_max", "capacity_validation", "bags"}
+               "capacity", "capacity_max", "capacity_validation", "bags", "categorical"}
     assert set(base._fields) == set(Hyperparameters.names()) - outside
     assert base.beta == 0.2 and base.do_subsumption is True
     engine_switches = [s for s in ARTICLE_SWITCHES if s != "article_reshuffle"]

@@ -105,8 +105,8 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
             assert new_meta[key] == old_meta[key], key
         # The estimator's constructor arguments added since (the input transform, the
         # refinement, the compaction, the budget in passes, the outer channels, the capacity search, bagging,
-        # the switches between the article's prose and the authors' code) are saved at their
-        # defaults beside the old ones.
+        # the switches between the article's prose and the authors' code, the categorical
+        # inputs) are saved at their defaults beside the old ones.
         # The old file recorded every declared hyperparameter; an estimator now records those
         # its learner acts on (XCSF: not KACS's adaptive budget, which it has no use for).
         new_params = new_meta["estimator"].pop("params")
@@ -122,7 +122,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
                  "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
                  "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
                  "capacity_validation": 0.2, "n_passes": None, "bags": 1, "n_jobs": None, "refine_smoothness": 0.0,
-                 "smoothness": "fixed",
+                 "smoothness": "fixed", "categorical_features": None,
                  **{name: False for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES)}}
         assert {k: v for k, v in new_params.items() if k not in old_params} == {
             k: v for k, v in added.items() if k in taken}
@@ -213,9 +213,9 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
         KACSRegressor.load(text)
     assert str(text) in str(exc.value)
 
-    newer = tmp_path / "v2.kacs"
-    _rewrite(good, newer, lambda m: m.update(format_version=3))
-    with pytest.raises(UserError, match="version 3 is not supported") as exc:
+    newer = tmp_path / "v4.kacs"
+    _rewrite(good, newer, lambda m: m.update(format_version=4))
+    with pytest.raises(UserError, match="version 4 is not supported") as exc:
         load(newer)
     assert str(newer) in str(exc.value) and "newer kacs" in str(exc.value)
 

@@ -90,13 +90,16 @@ def list_cmd(data_dir: DataDirOption = None) -> None:
         table.add_column("rows x columns", justify="right", no_wrap=True)
         table.add_column("kind", no_wrap=True)
         table.add_column("status", no_wrap=True)
+        if group == "suite":
+            table.add_column("categorical inputs (codes)")
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
         info = registry[name]
         style = {"present": "green", "missing": "yellow"}.get(status, "red")
-        tables[info.group].add_row(
-            name, info.file, f"{info.rows} x {info.n_inputs + 1}", info.kind, f"[{style}]{status}[/{style}]"
-        )
+        cells = [name, info.file, f"{info.rows} x {info.n_inputs + 1}", info.kind, f"[{style}]{status}[/{style}]"]
+        if info.group == "suite":
+            cells.append(escape(", ".join(info.categorical)))
+        tables[info.group].add_row(*cells)
         if status != datasets.STATUS_PRESENT:
             problems.append(name)
     console = _console()

@@ -30,7 +30,7 @@ def _explain(model_path: Path, data: Optional[Path], out: Optional[Path]) -> Non
             f"(XCSF rules are n-dimensional boxes: inspect them with rules_)"
         )
     folder = output_folder(out, default_folder(model_path), "explanation")
-    X = None if data is None else model_rows(data, est.n_features_in_, model_path)[0]
+    X = None if data is None else model_rows(data, est, model_path)[0]
     # Everything is measured and every figure drawn before the folder is made: bad data
     # leaves nothing behind.
     explanation = explain_model(est, X)
@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
         model: Path = typer.Argument(..., help="A KACS model file written by `kacs fit`.", show_default=False),
         data: Optional[Path] = typer.Option(
             None, "--data", "-d",
-            help="Headerless numeric CSV, n input columns or n + 1 with the target last: the rows on "
+            help="Headerless numeric CSV, n input columns or n + 1 with the target last (a model with "
+                 "categorical inputs: text in their columns, and a header row, as in training): the rows on "
                  "which the variance shares are measured (default: a uniform sample of the inputs' "
                  "training range)."),
         out: Optional[Path] = typer.Option(

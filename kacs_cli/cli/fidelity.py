@@ -33,7 +33,7 @@ def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Option
     if data is None:
         X, y = benchmarks.generate(key, n, benchmarks.DEFAULT_SAMPLES)
     else:
-        X, y = model_rows(data, n, model_path)
+        X, y = model_rows(data, est, model_path)
         if y is None:
             y = benchmarks.evaluate(key, X)
     folder = output_folder(out, default_folder(model_path), "fidelity")

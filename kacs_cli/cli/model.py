@@ -51,9 +51,15 @@ def _fit_options(method, options, switches, preset_name) -> dict:
     return given
 
 
+# Added to the refusal of text in a CSV read without --categorical ({index}: its 0-based column).
+TEXT_HINT = ("; if column {index} holds categories, pass --categorical {index} (0-based column indices or header "
+             "names; a header row is then read too)")
+
+
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
-         switches=(), jobs=None):
-    """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
+         switches=(), jobs=None, categorical=None):
+    """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name; `categorical`:
+    --categorical as given."""
     import numpy as np
 
     from kacs_cli import baselines
@@ -76,7 +82,11 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if jobs is not None and jobs < 1 and jobs != -1:
         raise UserError(f"--jobs must be a whole number >= 1 or -1 (every core), got {jobs}")
     out = atomic.output_file(out, example="model.kacs")
-    X, y = datasets.load_dataset(data, data_dir)
+    if categorical is None:
+        X, y = datasets.load_dataset(data, data_dir, text_hint=TEXT_HINT)
+        columns = ()
+    else:
+        X, y, columns = datasets.load_categorical(data, datasets.categorical_spec(categorical), data_dir)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
@@ -88,6 +98,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
                             f"not {method.upper()}")
     # A setting left at its default that the learner does not act on is no parameter of its estimator.
     est = cls(n_iter=iterations, n_passes=passes, random_state=seed, P_hash=float(p_hash), n_jobs=jobs,
+              categorical_features=list(columns) or None,
               **{name: value for name, value in options.items() if registry.takes(method, name)})
     est.hyperparameters()  # the settings' own one-line errors, before any training
     if passes is not None:
@@ -116,6 +127,11 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
+    if columns:
+        info = datasets.lookup(data)
+        names = [str(X.columns[j]) if hasattr(X, "columns") else info.columns[j] if info else str(j) for j in columns]
+        settings += ", categorical inputs " + ", ".join(
+            f"{name} ({len(c)} categories)" for name, c in zip(names, est.categories_.categories))
     channels = getattr(est, "channels", 0)  # an estimator has the parameters its learner acts on
     if channels:
         settings += f", {est.model_.n_channels} outer channels"
@@ -150,7 +166,10 @@ def _compact(model_path, data, out, method, rules, tolerance, data_dir):
     out = Path(out).expanduser()
     if out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name such as {out / 'compact.kacs'}")
-    X, y = datasets.load_dataset(data, data_dir)
+    if getattr(est, "categories_", None) is not None and datasets.lookup(data) is None:
+        X, y = model_rows(data, est, model_path, with_target=True)
+    else:
+        X, y = datasets.load_dataset(data, data_dir)
     if X.shape[1] != est.n_features_in_:
         raise UserError(f"{data}: {X.shape[1]} input columns (target last), but the model in "
                         f"{model_path} takes {est.n_features_in_} inputs")
@@ -176,7 +195,7 @@ def _predict(model_path, data, out):
     import numpy as np
 
     est = _load_estimator(model_path)
-    X, y = model_rows(data, est.n_features_in_, model_path)
+    X, y = model_rows(data, est, model_path)
     pred = est.predict(X)
     lines = "".join(f"{float(v)!r}\n" for v in pred)
     if out is not None:
@@ -253,7 +272,8 @@ def _with_declared_options(command) -> inspect.Signature:
 def register(app: typer.Typer) -> None:
     def fit_command(
         data: str = typer.Argument(
-            ..., help="Headerless numeric CSV (inputs, target last) or a dataset name (f1..f4, asn, ...).",
+            ..., help="Headerless numeric CSV (inputs, target last; text and a header row with --categorical) "
+                      "or a dataset name (f1..f4, asn, ...).",
             show_default=False),
         out: Path = typer.Option(..., "--out", "-o", help="Model file to write, e.g. model.kacs.",
                                  show_default=False),
@@ -282,11 +302,18 @@ def register(app: typer.Typer) -> None:
             None, "--jobs", "-j", help="Processes that train the capacity search's candidates and the bags of "
                                        "--bags at once (default 1; -1: every core); the model is the same "
                                        "whatever their number.", show_default=False),
+        categorical: Optional[str] = typer.Option(
+            None, "--categorical", help="Inputs whose values are categories, as 0-based column indices or header "
+                                        "names separated by commas (e.g. color,cut); they may hold text, and the "
+                                        "CSV may then start with a header row. Each category is placed on its "
+                                        "input's axis by its mean target (docs/algorithm.md section 12).",
+            show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs,
+             categorical)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.
@@ -317,7 +344,8 @@ def register(app: typer.Typer) -> None:
     def predict_command(
         model: Path = typer.Argument(..., help="A model file written by `kacs fit`.", show_default=False),
         data: Path = typer.Argument(
-            ..., help="Headerless numeric CSV with n input columns, or n + 1 with the target last.",
+            ..., help="Headerless numeric CSV with n input columns, or n + 1 with the target last (a model "
+                      "with categorical inputs: text in their columns, and a header row, as in training).",
             show_default=False),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Write the predictions here (one per line) instead of printing them."),

@@ -10,12 +10,25 @@ import typer
 from kacs_cli.errors import UserError
 
 
-def model_rows(data, n: int, model_path):
-    """(X, y or None) of a headerless CSV for a model of n inputs: n columns, or n + 1 with
-    the target last."""
-    from kacs_cli.experiments.data.datasets import read_matrix
+def model_rows(data, est, model_path, with_target: bool = False):
+    """(X, y or None) of a CSV for the fitted estimator `est` of n inputs: n columns, or n + 1
+    with the target last (`with_target`: n + 1 only). A headerless numeric CSV; for a model
+    with categorical inputs, its categorical columns may hold text and the file may start
+    with a header row (datasets.read_table), and X is a DataFrame named as the model's inputs."""
+    from kacs_cli.experiments.data.datasets import read_matrix, read_table
 
+    n = est.n_features_in_
+    categories = getattr(est, "categories_", None)
+    if categories is not None:
+        names = getattr(est, "feature_names_in_", None)
+        names = None if names is None else [str(v) for v in names]
+        X, y, _ = read_table(data, list(categories.columns), inputs=n, with_target=with_target, known_names=names)
+        X.columns = names if names is not None else range(n)
+        return X, y
     M = read_matrix(data)
+    if with_target and M.shape[1] != n + 1:
+        raise UserError(f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, so "
+                        f"give {n + 1} (inputs, target last)")
     if M.shape[1] not in (n, n + 1):
         raise UserError(
             f"{data}: found {M.shape[1]} columns; the model in {model_path} takes {n} inputs, so "

@@ -66,7 +66,9 @@ class Declaration:
     engine reads it from its typed tuple. switch: it is left out of a resolved config (and a model
     file) while this switch is at its default (itself for a switch: configs written before
     it existed stay byte-identical). config: "top" when a config sets it once at its top
-    level. flag: `kacs fit`'s option for it, if any.
+    level. flag: `kacs fit`'s option for it, if any. estimator: it is a constructor argument of
+    the estimators (False: a config's setting only, which an estimator derives from its own
+    arguments).
     """
     name: str
     kind: Any
@@ -80,6 +82,7 @@ class Declaration:
     config: str = "any"
     flag: str | None = None
     per_input: bool = False  # may also be given per input, `a n + b` (per_input_value)
+    estimator: bool = True
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -159,6 +162,12 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("input_transform", ("minmax", "quantile"), "minmax",
       "minmax (the article) or quantile (each input through its train distribution to uniform: for skewed "
       "or discrete inputs)", engine=False, switch="input_transform", flag="--input-transform"),
+    # Categorical inputs (kacs_cli/scaling.py CategoryMap, docs/algorithm.md section 12): in a
+    # campaign, the columns the dataset registry declares categorical; an estimator has them
+    # from its categorical_features and sets this itself.
+    D("categorical", bool, False, "the dataset registry's categorical inputs placed on their axis by their "
+      "categories' mean target, false: their codes as numbers (estimators: categorical_features; kacs fit: "
+      "--categorical)", engine=False, switch="categorical", estimator=False),
     # Full-batch refinement after evolution (engine/refine.py).
     D("refinement", bool, False, "refit every rule's weights on the whole data after evolution "
       "(full-batch L-BFGS-B, early-stopped on a validation part)", needs="refine", engine=False,

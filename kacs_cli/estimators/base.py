@@ -24,11 +24,21 @@ a `kacs_cli.scaling.ScaleWarning`; clip the outliers or give `input_range`/`targ
 Explicit ranges (`input_range`, `target_range`) replace the learned min/max; they matter for
 `partial_fit` on a stream whose first batch does not span the data's range.
 
+Categorical inputs (`categorical_features`, spelled as scikit-learn's histogram gradient
+boosting spells it) are not min-max scaled: their cells (numbers or texts) name categories,
+which `fit` ranks by their mean target and places at (k + 0.5) / K on [0, 1]
+(kacs_cli.scaling.CategoryMap, docs/algorithm.md section 12); the input transform passes them
+through and input_range does not apply to them. A missing cell, or a category the train rows
+did not hold, is a missing input (NaN). Without a categorical input, the rows are validated and
+scaled exactly as without the argument.
+
 Constructor arguments are the declared hyperparameters the learner acts on (engine/params.py,
 same names and defaults as `kacs_cli.engine.Hyperparameters`, docs/algorithm.md section 6; each
-estimator lists its own in an explicit `__init__`) plus the estimator's own, `n_iter`, `n_passes`,
-`random_state`, `input_range`, `target_range` and `n_jobs` (validation.ARGUMENTS). The class
-docstring's Parameters section is written from the same declarations when the class is made.
+estimator lists its own in an explicit `__init__`) but `categorical` (a config's setting, which
+the model's hyperparameters record as true when categorical_features names an input) plus the
+estimator's own, `n_iter`, `n_passes`, `random_state`, `input_range`, `target_range`, `n_jobs`
+and `categorical_features` (validation.ARGUMENTS). The class docstring's Parameters section is
+written from the same declarations when the class is made.
 
 P_hash follows the kind of data (docs/algorithm.md section 6, `engine.default_p_hash`): 0.0 on the generated
 functions f1-f4, whose inputs fill their whole range, and 0.8 on every other data set (the
@@ -63,10 +73,11 @@ from kacs_cli.engine.params import DECLARATIONS, DECLARED, coerce, per_input_val
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
-from kacs_cli.estimators.validation import (ARGUMENTS, ParameterError, base_seed, check_fit_data, check_jobs,
-                                            choices_of, fit_iterations, json_param, parameter_constraints, plain,
+from kacs_cli.estimators.validation import (ARGUMENTS, NO_Y, ParameterError, base_seed, categorical_cells,
+                                            categorical_columns, check_fit_data, check_jobs, choices_of,
+                                            fit_iterations, json_param, parameter_constraints, plain,
                                             scaling_ranges, validate)
-from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
+from kacs_cli.scaling import CategoryMap, InputTransform, scale_inputs, scale_target, unscale_target
 
 __all__ = ["LearnerRegressor"]
 
@@ -103,7 +114,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     @classmethod
     def _init_defaults(cls) -> dict:
-        return {**{d.name: d.default for d in DECLARATIONS},
+        return {**{d.name: d.default for d in DECLARATIONS if d.estimator},
                 **{name: argument.default for name, argument in ARGUMENTS.items()}}
 
     def _keep(self, arguments: dict) -> None:
@@ -129,7 +140,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         given, which checks the settings only)."""
         n = 1 if n_features is None else int(n_features)
         return Hyperparameters(**{d.name: coerce(d.name, per_input_value(d.name, getattr(self, d.name, d.default), n))
-                                  for d in DECLARATIONS})
+                                  for d in DECLARATIONS if d.estimator})
 
     def _validate_params(self):
         """The constructor arguments against `_parameter_constraints` (scikit-learn's check),
@@ -147,19 +158,57 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ scaling
 
-    def _start(self, X, y):
-        """Validate every argument, then (only then) replace the fitted state by a fresh model."""
+    def _start(self, X, y, categories):
+        """Validate every argument, then (only then) replace the fitted state by a fresh model;
+        `categories`: the CategoryMap `_rows` fitted on these rows (None: no categorical column)."""
+        columns = () if categories is None else categories.columns
         params = self.hyperparameters(X.shape[1])
-        scaling = scaling_ranges(X, y, self.input_range, self.target_range)
+        if columns:
+            params = params.with_overrides(categorical=True)
+        scaling = scaling_ranges(X, y, self.input_range, self.target_range, columns)
         seed = base_seed(self.random_state)
         self.x_min_, self.x_max_, self.y_min_, self.y_max_ = scaling
+        self.categories_ = categories
         self.input_transform_ = InputTransform.fit(
-            params.input_transform, scale_inputs(X, self.x_min_, self.x_max_, clip=True))
+            params.input_transform, scale_inputs(X, self.x_min_, self.x_max_, clip=True), keep=columns)
         self.seed_ = seed
         self.model_ = Model(self._method, X.shape[1], params)
         self.n_train_calls_ = 0
         if hasattr(self, "zhat_range_"):
             del self.zhat_range_
+
+    def _rows(self, X, y=NO_Y, *, reset=False):
+        """(X, y, categories): X validated as float rows, its categorical columns holding their
+        categories' positions on [0, 1], and y validated (None when not given).
+
+        With reset (fit, a first partial_fit) the categorical columns are those
+        categorical_features declares, and `categories` is their CategoryMap fitted on these
+        rows, for `_start` to install (None: no categorical column, and X is validated exactly
+        as without categories); else the fitted map places them.
+        """
+        if reset:
+            columns = categorical_columns(self.categorical_features, X)
+        else:
+            columns = () if getattr(self, "categories_", None) is None else self.categories_.columns
+        numeric, cells, labels = (X, None, None) if not columns else categorical_cells(X, columns)
+        checked = validate(self, numeric, y, reset=reset)
+        X_rows, y_rows = (checked, None) if y is NO_Y else checked
+        if not columns:
+            return X_rows, y_rows, None
+        categories = CategoryMap.fit(columns, cells, y_rows, labels) if reset else self.categories_
+        X_rows[:, list(columns)] = categories.positions(cells, labels)
+        return X_rows, y_rows, categories
+
+    @property
+    def is_categorical_(self):
+        """Which inputs are categorical (a boolean per input, as scikit-learn's histogram
+        boosting has it), None when none is."""
+        check_is_fitted(self, "model_")
+        if getattr(self, "categories_", None) is None:
+            return None
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[list(self.categories_.columns)] = True
+        return mask
 
     def _scale_X(self, X):
         """Inputs to [0, 1] exactly as the protocol does (docs/algorithm.md section 1), clipped to [0, 1], then
@@ -183,7 +232,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def scale_inputs(self, X):
         """Original inputs -> the [0, 1] inputs the engine sees (clipped, transformed)."""
         check_is_fitted(self, "model_")
-        return self._scale_X(validate(self, X, reset=False))
+        return self._scale_X(self._rows(X)[0])
 
     # ------------------------------------------------------------------ learning
 
@@ -199,10 +248,10 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
         self._validate_params()
-        X, y = validate(self, X, y, reset=True)
+        X, y, categories = self._rows(X, y, reset=True)
         check_fit_data(X, y, self.target_range)
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
-        self._start(X, y)
+        self._start(X, y, categories)
         Xs, ys = self._scale_X(X), self._scale_y(y)
         if self.model_.params.capacity == "search":
             self._search_capacity(Xs, ys, n_iter)
@@ -257,7 +306,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         [-1, 1] target scale instead. The copy's compaction_result_ says what was done.
         """
         check_is_fitted(self, "model_")
-        X, y = validate(self, X, y, reset=False)
+        X, y, _ = self._rows(X, y)
         compacted = copy.deepcopy(self)
         given = {"method": method, "rules": rules, "tolerance": tolerance}
         compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given)
@@ -274,7 +323,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         only; `fit` with refinement=True calls it on the training rows. Returns self; what it
         did is in refine_result_."""
         check_is_fitted(self, "model_")
-        X, y = validate(self, X, y, reset=False)
+        X, y, _ = self._rows(X, y)
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
         self._refine_scaled(self._scale_X(X), self._scale_y(y), given)
         return self
@@ -307,12 +356,12 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         first = not hasattr(self, "model_")
         if first:
             self._validate_params()
-        X, y = validate(self, X, y, reset=first)
+        X, y, categories = self._rows(X, y, reset=first)
         if first:
             if self.hyperparameters(X.shape[1]).bags > 1:
                 raise UserError("bags > 1 needs fit: each bag is trained on a bootstrap sample of all "
                                 "the rows, which a stream of batches does not have")
-            self._start(X, y)
+            self._start(X, y, categories)
         self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
         return self
 
@@ -334,7 +383,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predictions in the target's original units (inputs scaled and clipped to [0, 1])."""
         check_is_fitted(self, "model_")
-        X = validate(self, X, reset=False)
+        X = self._rows(X)[0]
         return self.inverse_scale_target(self.model_.predict(self._scale_X(X)))
 
     @property
@@ -357,8 +406,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def _export_state(self) -> tuple[Model, dict]:
         """The fitted state as (engine model, dict of JSON values), for `persistence.save`.
 
-        The dict is {"scaling": {x_min, x_max, y_min, y_max}, "estimator": {class, params,
-        seed, n_train_calls, feature_names, zhat_range}}, stored as is in the model file's
+        The dict is {"scaling": {x_min, x_max, y_min, y_max[, input_transform][, categories]},
+        "estimator": {class, params, seed, n_train_calls, feature_names, zhat_range}}, stored as is in the model file's
         metadata (the file format of estimators/persistence.py); `_restore_state` reads it back.
         """
         if not hasattr(self, "model_"):
@@ -373,6 +422,8 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         }
         if self.input_transform_.name != "minmax":
             scaling["input_transform"] = self.input_transform_.state()
+        if getattr(self, "categories_", None) is not None:
+            scaling["categories"] = self.categories_.state()
         estimator = {
             "class": type(self).__name__,
             "params": {k: json_param(v) for k, v in self.get_params(deep=False).items()},
@@ -409,13 +460,20 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             and math.isfinite(y_max) and y_min < y_max
         ):
             raise ValueError("scaling entry malformed")
+        categories = None
+        if scaling.get("categories") is not None:
+            categories = CategoryMap.from_state(scaling["categories"], model.n)
+            if not (np.all(x_min[list(categories.columns)] == 0.0) and np.all(x_max[list(categories.columns)] == 1.0)):
+                raise ValueError("scaling entry malformed: a categorical input's range is not [0, 1]")
+        keep = () if categories is None else categories.columns
         try:
-            transform = InputTransform.from_state(scaling.get("input_transform", {"name": "minmax"}))
+            transform = InputTransform.from_state(scaling.get("input_transform", {"name": "minmax"}), keep=keep)
         except (KeyError, TypeError, ValueError):
             raise ValueError("input transform entry malformed") from None
         if transform.name != model.params.input_transform or transform.n_features not in (None, model.n):
             raise ValueError("input transform entry malformed")
         self.input_transform_ = transform
+        self.categories_ = categories
         self.model_ = model
         self.x_min_, self.x_max_ = x_min, x_max
         self.y_min_, self.y_max_ = y_min, y_max

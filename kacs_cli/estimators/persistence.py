@@ -1,16 +1,17 @@
 """Saving and loading KACS/XCSF models: one portable file, no pickle.
 
-File format "kacs-model", version 2 (reads 1 and 2)
----------------------------------------------------
+File format "kacs-model", version 3 (reads 1, 2 and 3)
+-------------------------------------------------------
 A single ZIP archive (readable as a NumPy ``.npz``: ``np.load(path, allow_pickle=False)``;
 the suggested suffix is ``.kacs``) holding:
 
 ``metadata.json``
     UTF-8 JSON object:
 
-    - ``format``: ``"kacs-model"``; ``format_version``: ``2`` for a model with an input
-      transform other than min-max, else ``1`` (version 1 is version 2 without that transform,
-      so a reader of version 1 only can still read every model it would predict correctly);
+    - ``format``: ``"kacs-model"``; ``format_version``: ``3`` for a model with categorical
+      inputs, else ``2`` for a model with an input transform other than min-max, else ``1``
+      (each version is the next one without what that one added, so an older reader still
+      reads every model it would predict correctly);
     - ``package_version``: the kacs version that wrote the file;
     - ``method``: a registered learner (engine/registry.py), e.g. ``"kacs"``; ``n``: number of inputs;
     - ``hyperparameters``: every field of `kacs_cli.engine.Hyperparameters`;
@@ -23,7 +24,13 @@ the suggested suffix is ``.kacs``) holding:
       ``clip((x - x_min) / (x_max - x_min), 0, 1)`` (0.5 for a constant column), then through
       the input transform (``quantile``: each column's train quantiles, rows x n, mapped to
       the uniform references by linear interpolation, scikit-learn's QuantileTransformer;
-      version 2 only), the target to [-1, 1] by ``2 (y - y_min) / (y_max - y_min) - 1``;
+      version 2 and 3), the target to [-1, 1] by ``2 (y - y_min) / (y_max - y_min) - 1``;
+      in version 3, ``"categories": {"columns": [j, ...], "categories": [[c, ...], ...],
+      "counts": [[k, ...], ...]}``: the categorical inputs (0-based), each one's categories
+      (numbers or texts) in rank order and their train rows; category k of K of input j is
+      placed at (k + 0.5) / K, a category not listed (and a missing cell) is a missing input,
+      NaN (kacs_cli.scaling.CategoryMap), x_min 0 and x_max 1 for these inputs, and the input
+      transform passes them through unchanged;
     - ``estimator``: ``null`` for a bare engine model, else ``{"class": "KACSRegressor" |
       "XCSFRegressor", "params": {...constructor arguments...}, "seed": int,
       "n_train_calls": int, "feature_names": [...] | null, "zhat_range": [[min, max], ...] |
@@ -74,9 +81,10 @@ from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
-FORMAT_VERSION = 2
-# Version 2 added the input transform (a version-1 reader would ignore it and predict wrong).
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+# Version 2 added the input transform, version 3 the categorical inputs (a reader of an
+# earlier version would ignore them and predict wrong).
+READABLE_VERSIONS = (1, 2, 3)
 METADATA_ENTRY = "metadata.json"
 
 # What every format-1 file holds: the population's rule fields and state as they were when the
@@ -106,6 +114,13 @@ def _population_arrays(model: Model) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- saving
+
+
+def _version_needed(scaling: dict) -> int:
+    """The oldest format version that holds everything `scaling` says."""
+    if scaling.get("categories"):
+        return 3
+    return 2 if scaling.get("input_transform") else 1
 
 
 def save(obj, path) -> Path:
@@ -139,9 +154,8 @@ def save(obj, path) -> Path:
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
     meta = {
         "format": FORMAT_NAME,
-        # A model a version-1 reader predicts correctly stays version 1: only an input
-        # transform other than min-max needs version 2.
-        "format_version": FORMAT_VERSION if (state["scaling"] or {}).get("input_transform") else 1,
+        # A model an older reader predicts correctly keeps that reader's version.
+        "format_version": _version_needed(state["scaling"] or {}),
         "package_version": __version__,
         "method": model.method,
         "n": model.n,

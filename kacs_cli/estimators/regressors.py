@@ -20,7 +20,7 @@ from kacs_cli.estimators.base import LearnerRegressor
 from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import submodel_table
 from kacs_cli.estimators.plots import plot_kacs_functions
-from kacs_cli.estimators.validation import parameter_constraints, validate
+from kacs_cli.estimators.validation import parameter_constraints
 
 __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 
@@ -57,6 +57,10 @@ class KACSRegressor(LearnerRegressor):
     n_params_ : int
         |P| * 2.
     x_min_, x_max_, y_min_, y_max_ : the scaling
+    categories_ : `kacs_cli.scaling.CategoryMap` or None
+        The categorical inputs' categories and their positions; None without categorical inputs.
+    is_categorical_ : ndarray of bool or None
+        A boolean per input, None without categorical inputs.
     seed_, n_train_calls_ : int
     zhat_range_ : ndarray (m, 2)
         Min and max of every channel sum zhat_q over the inputs trained on, measured with the
@@ -95,7 +99,7 @@ class KACSRegressor(LearnerRegressor):
                  n_iter: int = 100_000, n_passes: float | None = None,
                  random_state: int | np.random.RandomState | np.random.Generator | None = 0,
                  input_range: ArrayLike | None = None, target_range: ArrayLike | None = None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, categorical_features: str | ArrayLike | None = None):
         self._keep(locals())
 
     def _after_training(self, Xs, reset_ranges):
@@ -126,8 +130,7 @@ class KACSRegressor(LearnerRegressor):
         [-1, 1] scale; y_hat = phihat.sum(axis=1) and predict(X) = inverse_scale_target(y_hat).
         """
         check_is_fitted(self, "model_")
-        X = validate(self, X, reset=False)
-        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(X))
+        psihat, zhat, phihat, y_hat = self.model_.predict_components(self._scale_X(self._rows(X)[0]))
         return Components(psihat, zhat, phihat, y_hat)
 
     @property
@@ -188,5 +191,5 @@ class XCSFRegressor(LearnerRegressor):
                  n_iter: int = 100_000, n_passes: float | None = None,
                  random_state: int | np.random.RandomState | np.random.Generator | None = 0,
                  input_range: ArrayLike | None = None, target_range: ArrayLike | None = None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, categorical_features: str | ArrayLike | None = None):
         self._keep(locals())

@@ -17,6 +17,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.utils._param_validation import Hidden, Interval, InvalidParameterError, Options, StrOptions
 from sklearn.utils.validation import validate_data
 
@@ -27,12 +28,12 @@ from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constan
                               empty_columns_message, input_ranges, missing_target, non_numeric,
                               too_few_rows)
 
-__all__ = ["ARGUMENTS", "Argument", "ParameterError", "base_seed", "check_fit_data", "check_n_iter", "choices_of",
-           "declared_parameters", "fit_iterations", "interval", "json_param", "parameter_constraints", "plain",
-           "scaling_ranges", "validate"]
+__all__ = ["ARGUMENTS", "Argument", "NO_Y", "ParameterError", "base_seed", "categorical_cells", "categorical_columns",
+           "check_fit_data", "check_n_iter", "choices_of", "declared_parameters", "fit_iterations", "interval",
+           "json_param", "parameter_constraints", "plain", "scaling_ranges", "validate"]
 
 _INT_SEED_LIMIT = 2**32
-_NO_Y = object()
+NO_Y = object()  # predict's rows: no target given
 
 
 class ParameterError(UserError, InvalidParameterError):
@@ -71,17 +72,25 @@ ARGUMENTS: dict[str, Argument] = {
                                            "of bags > 1 at once (None: one; -1: every core); the model is the same "
                                            "whatever their number.",
                        [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1}), None]),
+    "categorical_features": Argument(
+        None, "str | ArrayLike | None",
+        "The categorical inputs, as scikit-learn's HistGradientBoostingRegressor takes them: a boolean mask, "
+        "0-based column indices, column names (X a DataFrame), or 'from_dtype' (a DataFrame's columns of pandas "
+        "category dtype). Their cells may be numbers or texts; each input's categories are placed on its axis by "
+        "their mean target in `fit` (docs/algorithm.md section 12); a missing cell, or a category unseen in "
+        "training, is a missing input.", [StrOptions({"from_dtype"}), "array-like", None]),
 }
 
 
 def declared_parameters(method: str | None) -> tuple:
     """The declared hyperparameters (engine/params.py) an estimator of learner `method` takes:
     those the learner acts on, in their declared order; every one for None (an estimator that
-    does not know its learner's entry when it is defined)."""
+    does not know its learner's entry when it is defined). A declaration that is no estimator
+    argument (`estimator` False: a config's setting, such as `categorical`) is none of them."""
     if method is None:
-        return DECLARATIONS
+        return tuple(d for d in DECLARATIONS if d.estimator)
     learner = registry.get(method)
-    return tuple(d for d in DECLARATIONS if learner.takes(d))
+    return tuple(d for d in DECLARATIONS if d.estimator and learner.takes(d))
 
 
 def interval(valid: Range) -> Interval:
@@ -124,8 +133,8 @@ def json_param(value):
     """Constructor arguments as JSON values (numpy scalars/arrays to Python)."""
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+    if isinstance(value, (np.ndarray, pd.Index, pd.Series)):  # categorical_features=frame.columns[...]
+        return json_param(value.tolist())
     if isinstance(value, (list, tuple)):
         return [json_param(v) for v in value]
     if isinstance(value, (np.random.RandomState, np.random.Generator)):
@@ -133,17 +142,101 @@ def json_param(value):
     return value
 
 
-def validate(estimator, X, y=_NO_Y, reset=True):
+def validate(estimator, X, y=NO_Y, reset=True):
     """scikit-learn's input validation: 2-D float X without infinities, NaN where an input is
-    missing (docs/algorithm.md section 12), and numeric y of matching length, none of it missing."""
-    if y is _NO_Y:
-        return validate_data(estimator, X, reset=reset, ensure_all_finite="allow-nan", dtype=np.float64)
-    if y is not None:
-        _refuse_missing_target(y)
-    if y is not None and non_numeric(np.asarray(y)):  # numpy's UFuncTypeError otherwise, later
-        raise UserError(f"y (the target) {non_numeric(np.asarray(y))}")
-    return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite="allow-nan",
-                         dtype=np.float64)
+    missing (docs/algorithm.md section 12), and numeric y of matching length, none of it missing.
+    A text column of X is named, with the way to declare it categorical."""
+    try:
+        if y is NO_Y:
+            return validate_data(estimator, X, reset=reset, ensure_all_finite="allow-nan", dtype=np.float64)
+        if y is not None:
+            _refuse_missing_target(y)
+        if y is not None and non_numeric(np.asarray(y)):  # numpy's UFuncTypeError otherwise, later
+            raise UserError(f"y (the target) {non_numeric(np.asarray(y))}")
+        return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite="allow-nan",
+                             dtype=np.float64)
+    except ValueError as exc:
+        if not str(exc).startswith("could not convert string to float"):
+            raise
+        raise UserError(_text_column(X) or str(exc)) from None
+
+
+def _text_column(X) -> str | None:
+    """What to say about the first column of X that holds text, if one does."""
+    frame = X if hasattr(X, "iloc") else pd.DataFrame(np.asarray(X, dtype=object))
+    for j in range(frame.shape[1]):
+        problem = non_numeric(frame.iloc[:, j].to_numpy(dtype=object))
+        if problem:
+            name = f"column {frame.columns[j]!r}" if hasattr(X, "iloc") else f"column {j}"
+            return (f"X: {name} {problem}; if it holds categories, declare it in categorical_features "
+                    f"(e.g. categorical_features=[{frame.columns[j]!r}])")
+    return None
+
+
+def categorical_columns(spec, X) -> tuple[int, ...]:
+    """The columns of X that `categorical_features` declares categorical, read as scikit-learn's
+    HistGradientBoostingRegressor reads it: None (none), "from_dtype" (a DataFrame's columns of
+    pandas category dtype; none for other data), a boolean mask with one value per column,
+    0-based column indices, or column names (X a DataFrame). Anything else is a UserError."""
+    what = "categorical_features"
+    if spec is None:
+        return ()
+    columns = getattr(X, "columns", None)
+    n = np.shape(X)[1] if len(np.shape(X)) == 2 else None
+    if isinstance(spec, str):
+        if spec != "from_dtype":
+            raise UserError(f"{what} must be None, 'from_dtype', a boolean mask, column indices or column names "
+                            f"(a list, e.g. [{spec!r}]), got {spec!r}")
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None or columns is None:
+            return ()
+        return tuple(j for j, dtype in enumerate(dtypes) if isinstance(dtype, pd.CategoricalDtype))
+    items = np.asarray(spec)
+    if items.size == 0 or n is None:  # a 1-D or empty X: validation says what is wrong with it
+        return ()
+    if items.ndim != 1:
+        raise UserError(f"{what} must be a flat list (a boolean mask, column indices or column names), "
+                        f"got an array of shape {items.shape}")
+    kinds = {type(plain(v)) for v in items.tolist()}
+    if kinds == {bool}:
+        if len(items) != n:
+            raise UserError(f"{what} is a boolean mask of {len(items)} values but X has {n} columns; give one "
+                            f"value per column")
+        return tuple(int(j) for j in np.flatnonzero(items.astype(bool)))
+    if kinds == {int}:
+        bad = [int(j) for j in items.tolist() if not 0 <= int(j) < n]
+        if bad:
+            raise UserError(f"{what}: column index {bad[0]} is out of range; X has {n} columns, indices 0 to {n - 1}")
+        return tuple(sorted({int(j) for j in items.tolist()}))
+    if kinds == {str}:
+        if columns is None:
+            raise UserError(f"{what} names columns ({', '.join(map(repr, items.tolist()[:3]))}) but X has no column "
+                            f"names; give column indices or a boolean mask, or X as a pandas DataFrame")
+        names = [str(c) for c in columns]
+        unknown = [name for name in items.tolist() if name not in names]
+        if unknown:
+            raise UserError(f"{what}: {unknown[0]!r} is not a column of X; its columns are {', '.join(names)}")
+        return tuple(sorted({names.index(name) for name in items.tolist()}))
+    raise UserError(f"{what} must hold booleans (a mask), whole numbers (column indices) or texts (column "
+                    f"names), not a mix or other values; got {spec!r}")
+
+
+def categorical_cells(X, columns: tuple[int, ...]):
+    """(numeric, cells, labels): a copy of X with its categorical columns set to 0.0 for the
+    numeric validation, the cells of each categorical column as given, and each column's name
+    for messages (its DataFrame name, else "k of X")."""
+    if hasattr(X, "iloc"):
+        cells = [X.iloc[:, j].to_numpy() for j in columns]
+        labels = [repr(str(X.columns[j])) for j in columns]
+        numeric = X.copy()
+        for j in columns:
+            numeric.isetitem(j, np.zeros(len(X)))
+        return numeric, cells, labels
+    array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    numeric = np.array(array, dtype=array.dtype if array.dtype.kind in "biuf" else object)
+    cells = [array[:, j] for j in columns]
+    numeric[:, list(columns)] = 0.0
+    return numeric, cells, [f"{j} of X" for j in columns]
 
 
 def _refuse_missing_target(y) -> None:
@@ -224,9 +317,11 @@ def _range_pair(value, name):
     return float(arr[0]), float(arr[1])
 
 
-def scaling_ranges(X, y, input_range, target_range):
+def scaling_ranges(X, y, input_range, target_range, categorical: tuple[int, ...] = ()):
     """(x_min, x_max, y_min, y_max): explicit ranges if given, else the data's (over the known
-    inputs; a column without any known value is refused)."""
+    inputs; a column without any known value is refused); the `categorical` columns, which hold
+    their categories' positions on [0, 1] already, get (0, 1), the identity, whatever
+    input_range says."""
     n = X.shape[1]
     if input_range is not None:
         arr = np.asarray(input_range, dtype=np.float64)
@@ -248,6 +343,8 @@ def scaling_ranges(X, y, input_range, target_range):
                             + " or give input_range")
         x_min, x_max = input_ranges(X)
         for j, share, extreme in collapsed(X):
+            if j in categorical:
+                continue
             message = collapse_message(f"column {j} of X", share, extreme, ", or give input_range")
             warnings.warn(ScaleWarning(message), stacklevel=4)  # 4: the caller of fit/partial_fit
     if target_range is not None:
@@ -261,5 +358,8 @@ def scaling_ranges(X, y, input_range, target_range):
             warnings.warn(ScaleWarning(message), stacklevel=4)
     if y_max == y_min:  # constant target: span 2 centred on the value
         y_min, y_max = y_min - 1.0, y_max + 1.0
+    if categorical:
+        x_min, x_max = np.array(x_min, dtype=np.float64), np.array(x_max, dtype=np.float64)
+        x_min[list(categorical)], x_max[list(categorical)] = 0.0, 1.0
     return (np.ascontiguousarray(x_min, dtype=np.float64),
             np.ascontiguousarray(x_max, dtype=np.float64), float(y_min), float(y_max))

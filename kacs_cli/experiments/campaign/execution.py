@@ -21,10 +21,10 @@ from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
 from kacs_cli.experiments.campaign.cells import Cell, DataIdentity
-from kacs_cli.experiments.data.registry import DATA_DIR_ENV, resolve_data_dir
-from kacs_cli.experiments.data.protocols import Protocol, make_split
+from kacs_cli.experiments.data.registry import DATA_DIR_ENV, get_registry, resolve_data_dir
+from kacs_cli.experiments.data.protocols import Protocol, Split, make_split
 from kacs_cli.experiments.campaign.tasks import Task
-from kacs_cli.scaling import InputTransform
+from kacs_cli.scaling import CategoryMap, InputTransform
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,25 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
         y.setflags(write=False)
         _DATA_CACHE[key] = (X, y)
     return _DATA_CACHE[key]
+
+
+def categorical_columns(cell: Cell) -> tuple[int, ...]:
+    """The input columns the dataset registry declares categorical for a cell's data (none for
+    a generated function or a user's CSV file)."""
+    if cell.data.kind != "dataset":
+        return ()
+    return get_registry()[cell.data.benchmark].categorical_columns
+
+
+def placed_categories(X: np.ndarray, y: np.ndarray, split: Split, columns: tuple[int, ...]):
+    """A split's train and test inputs with the categorical `columns` at their categories'
+    positions, learned from the train rows of the raw data (X, y), in place of their min-max
+    scaled codes (docs/algorithm.md section 12)."""
+    train, test = X[split.train_index], X[split.test_index]
+    labels = [f"{j}" for j in columns]
+    categories = CategoryMap.fit(columns, [train[:, j] for j in columns], y[split.train_index], labels)
+    return (categories.place(split.X_train, [train[:, j] for j in columns], labels),
+            categories.place(split.X_test, [test[:, j] for j in columns], labels))
 
 
 def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cell]:
@@ -128,9 +147,12 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     params = cell.params[task.method]
     if baselines.find(cell.engine(task.method)) is not None:
         return _execute_baseline(task, settings, X, split)
-    # The method's input transform, fitted on this run's train rows (identity for minmax).
-    transform = InputTransform.fit(params.input_transform, split.X_train)
-    X_train = transform.apply(split.X_train)
+    columns = categorical_columns(cell) if params.categorical else ()
+    X_train, X_test = placed_categories(X, y, split, columns) if columns else (split.X_train, split.X_test)
+    # The method's input transform, fitted on this run's train rows (identity for minmax);
+    # categorical columns pass through it.
+    transform = InputTransform.fit(params.input_transform, X_train, keep=columns)
+    X_train, X_test = transform.apply(X_train), transform.apply(X_test)
     chosen = None
     if params.capacity == "search":
         chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
@@ -138,11 +160,11 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     run_params = params if chosen is None else params.with_overrides(N=chosen.chosen_N)
     if params.bags > 1:
         result = bagging.train_bagged_run(
-            cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
+            cell.engine(task.method), X_train, split.y_train, X_test, split.y_test,
             params=run_params, iterations=settings.iterations, seed=task.seed)
     else:
         result = train_run(
-            cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
+            cell.engine(task.method), X_train, split.y_train, X_test, split.y_test,
             params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed)
     # The engine's result names each final metric as its runs.csv column (metrics.py).
     measured = {m.name: _plain(result.final[m.name]) for m in metrics.FINAL}

@@ -3,12 +3,14 @@
 A registry dataset is read from the data directory (dataset_registry.py) and must match its
 pinned SHA-256 and shape; any other headerless numeric CSV (target last) can be used by
 path. A cell that is empty or holds one of MISSING_CELLS is a missing value (NaN): allowed in
-the inputs (docs/algorithm.md section 12), refused in the target. Fetching and importing the
+the inputs (docs/algorithm.md section 12), refused in the target. A CSV with categorical
+columns (`read_table`) may hold text in them and a header row. Fetching and importing the
 files is dataset_fetch.py's.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from pathlib import Path
@@ -63,7 +65,43 @@ def _fast_parse(raw: bytes) -> np.ndarray | None:
     return data
 
 
-def _scan(path: Path, raw: bytes) -> np.ndarray:
+def _is_missing(text: str) -> bool:
+    """Whether a cell's text (stripped, unquoted) stands for a missing value."""
+    return text == "" or text.lower() in MISSING_CELLS
+
+
+def _number(path: Path, lineno: int, column: int, cell: str, first: bool, text_hint: str) -> float:
+    """A CSV cell as a finite number, NaN when it is missing (empty or MISSING_CELLS), or a
+    UserError naming it as file:line:column (`first`: it is on the file's first data line,
+    where text may be a header; `text_hint`: what to add to the error for text, `{index}`
+    standing for the 0-based column)."""
+    text = cell.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].strip()
+    if _is_missing(text):
+        return np.nan
+    if _NON_FINITE.fullmatch(text):
+        raise UserError(
+            f"{path}:{lineno}:{column}: non-finite value {cell.strip()!r}; every cell "
+            f"must be a finite number or missing ({_MISSING_WORDS}), replace it or drop the row"
+        )
+    if not _NUMBER.fullmatch(text):
+        header = " (a header row? the CSV must have none)" if first else ""
+        raise UserError(
+            f"{path}:{lineno}:{column}: non-numeric value {cell.strip()!r}{header}; "
+            f"every cell must be a number (decimal point '.', comma-separated) or missing "
+            f"({_MISSING_WORDS}){text_hint.format(index=column - 1)}"
+        )
+    value = float(text)
+    if not np.isfinite(value):
+        raise UserError(
+            f"{path}:{lineno}:{column}: value {cell.strip()!r} overflows to infinity; "
+            f"rescale the column"
+        )
+    return value
+
+
+def _scan(path: Path, raw: bytes, text_hint: str = "") -> np.ndarray:
     """Line-by-line parse that names the first bad cell as file:line:column.
 
     Only runs when the fast parser refused the file, so it can afford to be slow. It accepts
@@ -97,47 +135,15 @@ def _scan(path: Path, raw: bytes) -> np.ndarray:
                 f"{path}:{lineno}: expected {expected} columns (as on line {first_line}), "
                 f"found {len(cells)}; every row needs the same number of comma-separated values"
             )
-        values = []
-        for column, cell in enumerate(cells, start=1):
-            text = cell.strip()
-            if len(text) >= 2 and text[0] == text[-1] == '"':
-                text = text[1:-1].strip()
-            if text == "" or text.lower() in MISSING_CELLS:
-                values.append(np.nan)
-                continue
-            if _NON_FINITE.fullmatch(text):
-                raise UserError(
-                    f"{path}:{lineno}:{column}: non-finite value {cell.strip()!r}; every cell "
-                    f"must be a finite number or missing ({_MISSING_WORDS}), replace it or drop the row"
-                )
-            if not _NUMBER.fullmatch(text):
-                header = " (a header row? the CSV must have none)" if lineno == first_line else ""
-                raise UserError(
-                    f"{path}:{lineno}:{column}: non-numeric value {cell.strip()!r}{header}; "
-                    f"every cell must be a number (decimal point '.', comma-separated) or missing "
-                    f"({_MISSING_WORDS})"
-                )
-            value = float(text)
-            if not np.isfinite(value):
-                raise UserError(
-                    f"{path}:{lineno}:{column}: value {cell.strip()!r} overflows to infinity; "
-                    f"rescale the column"
-                )
-            values.append(value)
-        rows.append(values)
+        rows.append([_number(path, lineno, column, cell, lineno == first_line, text_hint)
+                     for column, cell in enumerate(cells, start=1)])
     if not rows:
         return np.empty((0, 0))
     return np.asarray(rows, dtype=np.float64)
 
 
-def read_matrix(path: str | Path) -> np.ndarray:
-    """Any headerless comma-separated numeric file as a float64 matrix (rows x columns), NaN
-    where a cell is missing (empty or MISSING_CELLS).
-
-    CRLF or LF line endings. A missing or unreadable file, a non-numeric or infinite cell, or
-    a ragged row is a UserError naming the file (and line:column where it applies).
-    """
-    path = Path(path).expanduser()
+def _read_bytes(path: Path) -> bytes:
+    """A data file's bytes, or a UserError saying why there are none."""
     if not path.exists():
         raise UserError(
             f"data file not found: {path} (looked at {path.absolute()}); check the path, or "
@@ -146,12 +152,24 @@ def read_matrix(path: str | Path) -> np.ndarray:
     if path.is_dir():
         raise UserError(f"{path} is a directory, not a CSV file; give the path of a .csv file")
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+
+
+def read_matrix(path: str | Path, text_hint: str = "") -> np.ndarray:
+    """Any headerless comma-separated numeric file as a float64 matrix (rows x columns), NaN
+    where a cell is missing (empty or MISSING_CELLS).
+
+    CRLF or LF line endings. A missing or unreadable file, a non-numeric or infinite cell, or
+    a ragged row is a UserError naming the file (and line:column where it applies);
+    `text_hint` is added to the error for text (`{index}`: its 0-based column).
+    """
+    path = Path(path).expanduser()
+    raw = _read_bytes(path)
     data = _fast_parse(raw)
     if data is None:
-        data = _scan(path, raw)
+        data = _scan(path, raw, text_hint)
     if data.shape[0] == 0:
         raise UserError(
             f"{path}: the file holds no data; expected headerless comma-separated numbers, target last"
@@ -159,7 +177,7 @@ def read_matrix(path: str | Path) -> np.ndarray:
     return np.ascontiguousarray(data, dtype=np.float64)
 
 
-def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+def load_csv(path: str | Path, text_hint: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Load a headerless numeric CSV: every column but the last is an input, the last the target.
 
     Returns (X, y) as float64 C-contiguous arrays (rows x n, rows), X NaN where an input is
@@ -167,28 +185,170 @@ def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     line:column where it applies): also a missing target and an input column without any value.
     """
     path = Path(path).expanduser()
-    data = read_matrix(path)
-    rows = data.shape[0]
-    if data.shape[1] < MIN_COLUMNS:
+    data = read_matrix(path, text_hint)
+    _check_dataset(path, data.shape[1], data[:, -1], empty_columns(data[:, :-1]))
+    return np.ascontiguousarray(data[:, :-1]), np.ascontiguousarray(data[:, -1])
+
+
+def _check_dataset(path: Path, columns: int, y: np.ndarray, empty: list[int]) -> None:
+    """What a dataset needs beyond readable cells: an input and the target, MIN_ROWS rows, a
+    target known on every row that varies, and no input column without any value (`empty`:
+    those columns, 0-based)."""
+    rows = len(y)
+    if columns < MIN_COLUMNS:
         raise UserError(
-            f"{path}: found {data.shape[1]} column; a dataset needs at least one input column "
+            f"{path}: found {columns} column; a dataset needs at least one input column "
             f"and the target last, separated by commas"
         )
     if too_few_rows(rows, MIN_ROWS, "a dataset"):
         raise UserError(f"{path}: {too_few_rows(rows, MIN_ROWS, 'a dataset')}")
-    y = data[:, -1]
     if missing_target(y):
         first = int(np.flatnonzero(np.isnan(y))[0]) + 1
         raise UserError(f"{path}: the target (last column) {missing_target(y)} (the first is data row {first})")
-    empty = empty_columns(data[:, :-1])
     if empty:
         raise UserError(f"{path}: " + empty_columns_message([f"input column {j + 1}" for j in empty]))
     if constant_target(y):
         # The estimators refuse a constant target in the same words (kacs_cli.scaling).
         raise UserError(f"{path}: the target (last column) {constant_target(y)}, check that the target is the "
                         f"last column")
-    X = np.ascontiguousarray(data[:, :-1])
-    return X, np.ascontiguousarray(y)
+
+
+# ----------------------------------------------------------------------------- categorical columns
+
+
+def _is_number(cell: str) -> bool:
+    text = cell.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].strip()
+    return bool(_NUMBER.fullmatch(text) or _NON_FINITE.fullmatch(text))
+
+
+def _csv_rows(path: Path) -> list[tuple[int, list[str]]]:
+    """(line number, cells) of every non-blank line of a CSV (quoted cells may hold commas)."""
+    raw = _read_bytes(path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text; save the file as a plain-text CSV") from None
+    rows = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for cells in reader:
+            if cells and any(c.strip() for c in cells):
+                rows.append((reader.line_num, cells))
+    except csv.Error as exc:
+        raise UserError(f"{path}:{reader.line_num}: not a readable CSV line ({exc})") from None
+    return rows
+
+
+def _numbers(path: Path, lines: list[int], j: int, cells: np.ndarray) -> np.ndarray:
+    """Column j's cells as finite numbers, NaN where missing; the first cell that is neither
+    named as file:line:column."""
+    try:
+        values = cells.astype(np.float64)
+        if np.all(np.isfinite(values)):
+            return values
+    except ValueError:
+        pass
+    # Cell by cell, in the words of _scan, only when the whole column did not convert.
+    return np.array([_number(path, lineno, j + 1, str(cell), False, "; a column of categories needs --categorical "
+                             "{index}") for lineno, cell in zip(lines, cells)], dtype=np.float64)
+
+
+def categorical_spec(text: str) -> list[int | str]:
+    """`--categorical` as a list of 0-based column indices (whole numbers) and column names."""
+    items = [item.strip() for item in str(text).split(",")]
+    if not any(items) or not all(items):
+        raise UserError(f"--categorical {text!r}: give column names or 0-based column indices separated by "
+                        f"commas, e.g. --categorical color,cut or --categorical 1,2")
+    return [int(item) if item.isdigit() else item for item in items]
+
+
+def categorical_indices(spec: list[int | str], names: list[str] | None, inputs: int, where: str) -> tuple[int, ...]:
+    """The 0-based input columns of a categorical spec: indices as given, names looked up in
+    `names` (a header or the registry's column names; None: the data have none)."""
+    out = set()
+    for item in spec:
+        if isinstance(item, int):
+            if item == inputs:
+                raise UserError(f"--categorical {item}: column {item} of {where} is the target (the last column), "
+                                f"which must be a number; categorical columns are inputs")
+            if item > inputs:
+                raise UserError(f"--categorical {item}: {where} has {inputs} input columns, 0-based indices 0 to "
+                                f"{inputs - 1} (the target last)")
+            out.add(item)
+        elif names is None:
+            raise UserError(f"--categorical {item}: {where} has no header row to find the name {item!r} in; give "
+                            f"0-based column indices, or add a header row")
+        elif item not in names[:inputs]:
+            target = " (the target, which must be a number)" if item in names[inputs:] else ""
+            raise UserError(f"--categorical {item}: no input column of {where} is named {item!r}{target}; its input "
+                            f"columns are {', '.join(names[:inputs])}")
+        else:
+            out.add(names.index(item))
+    return tuple(sorted(out))
+
+
+def read_table(path: str | Path, spec: list[int | str], inputs: int | None = None, with_target: bool = True,
+               known_names: list[str] | None = None) -> tuple[pd.DataFrame, np.ndarray | None, tuple[int, ...]]:
+    """(X, y, categorical columns) of a CSV whose categorical columns may hold text.
+
+    `spec` names the categorical columns (`categorical_spec`). The file may start with a
+    header row, which it does when it names categorical columns, when none of its cells in
+    the columns that hold numbers (the other inputs and the target) is a number, or when its
+    first cells are `known_names` (a saved model's inputs); X's columns are then the header's
+    names, else 0, 1, ... . `inputs`: the inputs the rows must have (a
+    saved model's), with or without the target last (`with_target`: the target is required,
+    as for training). Every cell of a number column must be a finite number or missing (NaN),
+    a missing cell of a categorical column (empty or MISSING_CELLS) is None; anything else is a
+    UserError naming file:line:column.
+    """
+    path = Path(path).expanduser()
+    rows = _csv_rows(path)
+    if not rows:
+        raise UserError(f"{path}: the file holds no data; expected comma-separated values, target last")
+    width = len(rows[0][1])
+    for lineno, cells in rows:
+        if len(cells) != width:
+            raise UserError(f"{path}:{lineno}: expected {width} columns (as on line {rows[0][0]}), found "
+                            f"{len(cells)}; every row needs the same number of comma-separated values")
+    if inputs is None:
+        n = width - 1
+    elif width == inputs + 1 or (width == inputs and not with_target):
+        n = inputs
+    else:
+        wanted = f"{inputs + 1} (inputs, target last)" if with_target else f"{inputs} (inputs) or {inputs + 1} (inputs, target last)"
+        raise UserError(f"{path}: found {width} columns; give {wanted}")
+    named = any(isinstance(item, str) for item in spec)
+    indices = [item for item in spec if isinstance(item, int)]
+    number_columns = [j for j in range(width) if j not in indices]
+    first = rows[0][1]
+    header = (named or (bool(number_columns) and not any(_is_number(first[j]) for j in number_columns))
+              or (known_names is not None and [c.strip() for c in first[:n]] == list(known_names)))
+    names = [c.strip() for c in first] if header else None
+    if header:
+        twice = next((name for k, name in enumerate(names) if name in names[:k]), None)
+        if twice is not None:
+            raise UserError(f"{path}:{rows[0][0]}: the header row names {twice!r} twice; every column needs its "
+                            f"own name")
+        rows = rows[1:]
+        if not rows:
+            raise UserError(f"{path}: the file holds a header row and no data")
+    columns = categorical_indices(spec, names, n, str(path))
+    data: dict = {}
+    for j, cells in enumerate(zip(*(row for _, row in rows))):
+        cells = np.char.strip(np.array(cells, dtype=str))
+        if j in columns:
+            # A missing cell (as in a numeric column) is a missing input: None.
+            data[j] = np.array([None if _is_missing(c) else c for c in cells.tolist()], dtype=object)
+        else:
+            data[j] = _numbers(path, [lineno for lineno, _ in rows], j, cells)
+    frame = pd.DataFrame({(names[j] if names else j): data[j] for j in range(n)})
+    y = data[n] if width > n else None
+    if with_target:
+        empty = [j for j in range(n) if pd.isna(pd.Series(data[j], dtype=object)).all()]
+        _check_dataset(path, width, y, empty)
+    return frame, y, columns
 
 
 # ----------------------------------------------------------------------------- named datasets
@@ -222,16 +382,17 @@ def _mismatch_message(info: DatasetInfo, path: Path, found: str) -> str:
 
 
 def load_dataset(
-    name_or_path: str | Path, data_dir: str | Path | None = None, verify: bool = True
+    name_or_path: str | Path, data_dir: str | Path | None = None, verify: bool = True, text_hint: str = ""
 ) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a registry dataset (name, case-insensitive) or of a user CSV path.
 
     A registry dataset is read from <data_dir>/<file>; with verify its SHA-256 must match the
-    registry. Its shape is always checked against the registry.
+    registry. Its shape is always checked against the registry. `text_hint`: added to the
+    error for text in a user CSV (read_matrix).
     """
     info = lookup(name_or_path)
     if info is None:
-        return load_csv(name_or_path)
+        return load_csv(name_or_path, text_hint)
     path = dataset_path(info, data_dir)
     if not path.is_file():
         raise UserError(_missing_message(info, data_dir))
@@ -247,6 +408,17 @@ def load_dataset(
             f"`kacs data fetch {info.name}` or `kacs data import DIR`"
         )
     return X, y
+
+
+def load_categorical(name_or_path: str | Path, spec: list[int | str], data_dir: str | Path | None = None):
+    """(X, y, categorical columns) of a registry dataset or a user CSV with the categorical
+    columns `spec` (`categorical_spec`): a registry dataset's names are its registry column
+    names and its categories its codes; a CSV is read by `read_table`."""
+    info = lookup(name_or_path)
+    if info is None:
+        return read_table(name_or_path, spec)
+    X, y = load_dataset(name_or_path, data_dir)
+    return X, y, categorical_indices(spec, info.columns, info.n_inputs, f"dataset {info.name}")
 
 
 def is_real_world(name_or_path: str | Path) -> bool:

@@ -54,6 +54,13 @@ class DatasetInfo:
     download: dict | None = field(default=None, compare=False)  # how `kacs data fetch` rebuilds it
     group: str = "article"
     build: dict | None = field(default=None, compare=False)  # how a bundled copy becomes the CSV
+    # The inputs whose values name categories: those a build turns from labels into codes.
+    categorical: tuple[str, ...] = ()
+
+    @property
+    def categorical_columns(self) -> tuple[int, ...]:
+        """The 0-based input columns of `categorical`."""
+        return tuple(self.columns.index(name) for name in self.categorical)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -99,6 +106,7 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             download=entry.get("download"),
             group=str(entry.get("group", "article")),
             build=entry.get("build"),
+            categorical=coded_inputs(entry.get("build")),
         )
         if info.kind not in KINDS:
             raise UserError(f"{where}: kind {info.kind!r} must be one of {', '.join(KINDS)}")
@@ -115,10 +123,22 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             raise UserError(f"{where}: a dataset cannot be named like a group ({', '.join(GROUPS)}); rename it")
         if info.group not in GROUPS:
             raise UserError(f"{where}: group {info.group!r} must be one of {', '.join(GROUPS)}")
+        strays = [name for name in info.categorical if name not in info.columns[:-1]]
+        if strays:
+            raise UserError(f"{where}: the build codes {strays[0]!r}, which is not one of its input columns; "
+                            f"list it in columns")
         if info.download is not None and info.build is not None:
             raise UserError(f"{where}: give download (from the web) or build (from a Python package), not both")
         registry[info.name] = info
     return registry
+
+
+def coded_inputs(build: dict | None) -> tuple[str, ...]:
+    """The inputs a build spec turns from labels into codes (`{column, codes: [levels]}`,
+    kacs_cli/experiments/data/packaged.py): the dataset's categorical columns. Inputs expanded
+    to 0/1 indicator columns (`one_hot`) are not among them: each indicator is a number."""
+    items = (build or {}).get("inputs") or []
+    return tuple(str(item["column"]) for item in items if isinstance(item, dict) and "codes" in item)
 
 
 _REGISTRY: dict[str, DatasetInfo] | None = None
