@@ -221,7 +221,8 @@ def test_a_damaged_categories_entry_is_a_corrupt_file(tmp_path):
     ([-1], "array", "column index -1 is out of range"),
     (["colour"], "array", "names columns \\('colour'\\) but X has no column names"),
     (["color"], "frame", "'color' is not a column of X; its columns are a, colour"),
-    ("colour", "frame", "must be None, 'from_dtype', a boolean mask"),
+    ("colour", "frame", "The 'categorical_features' parameter of KACSRegressor must be a str among "
+                        "\\{'from_dtype'\\}, an array-like or None. Got 'colour' instead."),
     ([1.5], "frame", "must hold booleans \\(a mask\\), whole numbers"),
 ])
 def test_bad_categorical_features_are_one_clear_line(spec, data, message):
