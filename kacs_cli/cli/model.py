@@ -50,9 +50,21 @@ def _fit_options(method, options, switches, preset_name) -> dict:
     return given
 
 
+def _weight_index(text: str | None) -> int | None:
+    """--weight-column as a column index (None: not given)."""
+    if text is None:
+        return None
+    value = text.strip()
+    if not value.isdigit():
+        raise UserError(f"--weight-column must be the 0-based index of a column of the data (the first column "
+                        f"is 0; the file has no header to name columns by), got {text!r}")
+    return int(value)
+
+
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
-         switches=(), jobs=None):
-    """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name."""
+         switches=(), jobs=None, weight_column=None):
+    """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name;
+    `weight_column`: the text of --weight-column (None: unweighted)."""
     import numpy as np
 
     from kacs_cli import baselines
@@ -73,7 +85,11 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if seed < 0:
         raise UserError(f"--seed must be a non-negative integer, got {seed}")
     out = atomic.output_file(out, example="model.kacs")
+    column = _weight_index(weight_column)
     X, y = datasets.load_dataset(data, data_dir)
+    weight = None
+    if column is not None:
+        X, weight = datasets.weight_column(X, column, data)
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
@@ -83,7 +99,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if passes is not None:
         if not passes > 0:
             raise UserError(f"--passes must be a number > 0, got {passes:g}")
-        iterations = fit_iterations(iterations, passes, X.shape[0])
+        iterations = fit_iterations(iterations, passes, X.shape[0] if weight is None else int((weight > 0).sum()))
     for name, value in options.items():
         declared = DECLARED[name]
         if declared.learners is not None and method not in declared.learners and value != declared.default:
@@ -91,7 +107,7 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
             raise UserError(f"{declared.flag}: {name} exists only for {takers}, not {method.upper()}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScaleWarning)
-        est.fit(X, y)
+        est.fit(X, y, sample_weight=weight)
     for warning in caught:  # one line each, as the command line's errors (no source line)
         if issubclass(warning.category, ScaleWarning):
             typer.echo(f"warning: {data}: {warning.message}", err=True)
@@ -103,11 +119,16 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     except OSError as exc:
         raise UserError(f"--out {out}: cannot create the folder {out.parent}: {exc.strerror or exc}") from None
     pred = est.predict(X)
-    mae = float(np.mean(np.abs(pred - y)))
-    mae_scaled = float(np.mean(np.abs(est.scale_target(pred) - est.scale_target(y))))
+    # With weights, the mean is weighted (rows of weight 0 count for nothing), as in the fit.
+    mae = float(np.average(np.abs(pred - y), weights=weight))
+    mae_scaled = float(np.average(np.abs(est.scale_target(pred) - est.scale_target(y)), weights=weight))
     est.save(out)
+    weighted = ""
+    if weight is not None:
+        dropped = int((weight == 0).sum())
+        weighted = f", weighted by column {column}" + (f" ({dropped} rows of weight 0 left out)" if dropped else "")
     typer.echo(
-        f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs, "
+        f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs{weighted}, "
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
@@ -272,11 +293,16 @@ def register(app: typer.Typer) -> None:
             None, "--jobs", "-j", help="Processes that train the capacity search's candidates and the bags of "
                                        "--bags at once (default 1; -1: every core); the model is the same "
                                        "whatever their number.", show_default=False),
+        weight_column: Optional[str] = typer.Option(
+            None, "--weight-column", help="0-based index of a column of DATA holding each row's sample weight "
+                                          "(a number >= 0; rows of weight 0 are left out; docs/algorithm.md "
+                                          "section 12); it is no input then.", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
-        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs)
+        _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs,
+             weight_column)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.

@@ -57,10 +57,10 @@ from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
 from kacs_cli.estimators.validation import (base_seed, check_fit_data, check_jobs, fit_iterations, json_param, plain,
-                                            scaling_ranges, validate)
+                                            scaling_ranges, validate, weighted_rows)
 from kacs_cli.scaling import InputTransform, scale_inputs, scale_target, unscale_target
 
-__all__ = ["LearnerRegressor"]
+__all__ = ["LearnerRegressor", "expected_failed_checks"]
 
 class LearnerRegressor(RegressorMixin, BaseEstimator):
     """Shared implementation; use KACSRegressor or XCSFRegressor.
@@ -159,9 +159,15 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ learning
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn from scratch: scaling from (X, y), then `n_iter` iterations (or, with `n_passes`,
         ceil(n_passes x rows)) with seed random_state.
+
+        sample_weight: a weight >= 0 per row (docs/algorithm.md section 12, "Sample weights").
+        Rows of weight 0 are removed before anything else, the scaling included; weights all
+        equal train exactly as none; otherwise the rows are visited in proportion to their
+        weights (integer weights as the rows repeated) and the refinement, the capacity
+        search, bagging and compaction weigh them.
 
         The scaling uses the min/max of X and y (or `input_range`/`target_range` when given);
         an int random_state is the engine seed itself, so fitting the unscaled train rows of a
@@ -171,39 +177,40 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
         X, y = validate(self, X, y, reset=True)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         check_fit_data(X, y, self.target_range)
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y)
         Xs, ys = self._scale_X(X), self._scale_y(y)
         if self.model_.params.capacity == "search":
-            self._search_capacity(Xs, ys, n_iter)
+            self._search_capacity(Xs, ys, n_iter, weight)
         if self.model_.params.bags > 1:
-            self._fit_bags(Xs, ys, n_iter)
+            self._fit_bags(Xs, ys, n_iter, weight)
         else:
-            self._train(Xs, ys, n_iter, reset_ranges=True)
+            self._train(Xs, ys, n_iter, reset_ranges=True, weight=weight)
             if self.model_.params.refinement:
-                self._refine_scaled(Xs, ys, {})
+                self._refine_scaled(Xs, ys, {}, weight)
         if self.model_.params.compaction != "none":
-            self._compact_scaled(Xs, ys, {})
+            self._compact_scaled(Xs, ys, {}, weight)
         return self
 
-    def _search_capacity(self, Xs, ys, iterations):
+    def _search_capacity(self, Xs, ys, iterations, weight=None):
         """`capacity: search`: the budget chosen on a held-out part of the rows (engine/capacity.py)
         becomes the model's N; capacity_result_ says what was tried."""
         params = self.model_.params
         try:
             self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
-                                                    n_jobs=check_jobs(self.n_jobs))
+                                                    n_jobs=check_jobs(self.n_jobs), weight=weight)
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
 
-    def _fit_bags(self, Xs, ys, iterations):
+    def _fit_bags(self, Xs, ys, iterations, weight=None):
         """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on
         them with refinement), in `n_jobs` processes, merged into one model (engine/bagging.py)."""
         try:
             self.model_ = bagging.fit(self._method, Xs, ys, self.model_.params, iterations, self.seed_,
-                                      n_jobs=check_jobs(self.n_jobs))
+                                      n_jobs=check_jobs(self.n_jobs), weight=weight)
         except ValueError as exc:
             raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
         self.n_train_calls_ += 1
@@ -215,7 +222,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return int(self.model_.params.N)
 
-    def compact(self, X, y, *, method=None, rules=None, tolerance=None):
+    def compact(self, X, y, *, method=None, rules=None, tolerance=None, sample_weight=None):
         """A compacted copy of this fitted model (this one is left as it is), given the rows
         it was trained on (or rows like them: the pieces follow where the data lie).
 
@@ -225,33 +232,37 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         weights (engine/compaction.py); `single-winner` keeps each row's fittest matching
         rule per submodel (the field's reference). rules: the share of the rules to keep at
         most (default compact_rules, 0.1); tolerance > 0: that absolute tolerance on the
-        [-1, 1] target scale instead. The copy's compaction_result_ says what was done.
+        [-1, 1] target scale instead. sample_weight: the rows' weights, as in `fit`. The copy's
+        compaction_result_ says what was done.
         """
         check_is_fitted(self, "model_")
         X, y = validate(self, X, y, reset=False)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         compacted = copy.deepcopy(self)
         given = {"method": method, "rules": rules, "tolerance": tolerance}
-        compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given)
+        compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given, weight)
         return compacted
 
-    def _compact_scaled(self, Xs, ys, given):
-        self.compaction_result_ = self._after_step(self.model_.compact, Xs, ys, given)
+    def _compact_scaled(self, Xs, ys, given, weight=None):
+        self.compaction_result_ = self._after_step(self.model_.compact, Xs, ys, {**given, "weight": weight})
 
-    def refine(self, X, y, *, max_iter=None, pull=None, validation=None):
+    def refine(self, X, y, *, max_iter=None, pull=None, validation=None, sample_weight=None):
         """Refit every consequent weight jointly on (X, y), the rules' structure (intervals,
         fitness) kept: full-batch L-BFGS-B on the mean squared error of the prediction with a
         pull towards the current weights, early-stopped on a seeded `validation` fraction of
-        the rows (engine/refine.py). Settings not given are the refine_* parameters. KACS
-        only; `fit` with refinement=True calls it on the training rows. Returns self; what it
-        did is in refine_result_."""
+        the rows (engine/refine.py). Settings not given are the refine_* parameters;
+        sample_weight weighs each row's squared error (as in `fit`). KACS only; `fit` with
+        refinement=True calls it on the training rows. Returns self; what it did is in
+        refine_result_."""
         check_is_fitted(self, "model_")
         X, y = validate(self, X, y, reset=False)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
-        self._refine_scaled(self._scale_X(X), self._scale_y(y), given)
+        self._refine_scaled(self._scale_X(X), self._scale_y(y), given, weight)
         return self
 
-    def _refine_scaled(self, Xs, ys, given):
-        self.refine_result_ = self._after_step(self.model_.refine, Xs, ys, given)
+    def _refine_scaled(self, Xs, ys, given, weight=None):
+        self.refine_result_ = self._after_step(self.model_.refine, Xs, ys, {**given, "weight": weight})
 
     def _after_step(self, step, Xs, ys, given):
         """One of the engine model's steps after training (refine, compact) on the scaled rows:
@@ -263,8 +274,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self._after_training(Xs, reset_ranges=False)
         return result
 
-    def partial_fit(self, X, y):
-        """Continue online learning on one batch: one pass over it (len(X) iterations).
+    def partial_fit(self, X, y, sample_weight=None):
+        """Continue online learning on one batch: one pass over it (len(X) iterations; with
+        sample_weight, as in `fit`: the rows of positive weight, visited in proportion to it).
 
         The first call on an unfitted estimator creates the model and fixes the scaling: from
         `input_range`/`target_range` when given, else from this first batch's min/max (later
@@ -277,17 +289,18 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         """
         first = not hasattr(self, "model_")
         X, y = validate(self, X, y, reset=first)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         if first:
             if self.hyperparameters(X.shape[1]).bags > 1:
                 raise UserError("bags > 1 needs fit: each bag is trained on a bootstrap sample of all "
                                 "the rows, which a stream of batches does not have")
             self._start(X, y)
-        self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
+        self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first, weight=weight)
         return self
 
-    def _train(self, Xs, ys, iterations, reset_ranges):
+    def _train(self, Xs, ys, iterations, reset_ranges, weight=None):
         seed = self._call_seed(self.n_train_calls_)
-        self.model_.train(Xs, ys, iterations, seed)
+        self.model_.train(Xs, ys, iterations, seed, weight=weight)
         self.n_train_calls_ += 1
         self._after_training(Xs, reset_ranges)
 
@@ -407,6 +420,23 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         # 0.44; N=200: KACS below 0): the score depends on the budget, so it is not promised.
         tags.regressor_tags.poor_score = True
         return tags
+
+
+# scikit-learn's checks whose expectation a learner that visits rows in a seeded random order
+# cannot meet, each with the reason (parametrize_with_checks(expected_failed_checks=...)
+# marks them as expected failures; tests/test_estimator_checks.py).
+_EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "integer weights equal repeated rows exactly when the repeats stand where np.repeat puts "
+        "them in the same row order (tests/test_sample_weight.py shows it bit for bit, and within "
+        "run-to-run noise for repeats placed elsewhere); this check shuffles the weighted rows, "
+        "which changes the online learner's order of visits as another seed would"),
+}
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn checks `estimator` is expected to fail, with the reason of each."""
+    return dict(_EXPECTED_FAILED_CHECKS)
 
 
 def _signature(cls) -> inspect.Signature:

@@ -13,11 +13,13 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from kacs_cli.engine.weights import positive_rows
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, non_numeric,
                               too_few_rows)
 
-__all__ = ["base_seed", "check_fit_data", "check_n_iter", "fit_iterations", "json_param", "plain", "scaling_ranges", "validate"]
+__all__ = ["base_seed", "check_fit_data", "check_n_iter", "fit_iterations", "json_param", "plain", "scaling_ranges",
+           "validate", "weighted_rows"]
 
 _INT_SEED_LIMIT = 2**32
 _NO_Y = object()
@@ -49,6 +51,17 @@ def validate(estimator, X, y=_NO_Y, reset=True):
         raise UserError(f"y (the target) {non_numeric(np.asarray(y))}")
     return validate_data(estimator, X, y, reset=reset, y_numeric=True, ensure_all_finite=True,
                          dtype=np.float64)
+
+
+def weighted_rows(X, y, sample_weight):
+    """(X, y, weights) of the validated rows given `sample_weight` (docs/algorithm.md section
+    12, "Sample weights"): rows of weight 0 removed before anything else (the scaling
+    included), and the weights None, the unweighted path, when there are none or the rows left
+    weigh alike. A weight that is negative, NaN or infinite, a vector of another length than
+    the rows, or weights all zero are UserErrors naming sample_weight."""
+    if sample_weight is None:
+        return X, y, None
+    return positive_rows(X, y, sample_weight, "sample_weight")
 
 
 def check_fit_data(X, y, target_range) -> None:

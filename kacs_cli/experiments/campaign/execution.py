@@ -18,6 +18,7 @@ import pandas as pd
 from kacs_cli import baselines
 from kacs_cli.engine import bagging, capacity
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
+from kacs_cli.engine.weights import positive_rows
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
 from kacs_cli.experiments.campaign.cells import Cell, DataIdentity
@@ -47,14 +48,19 @@ class RunSettings:
 
 # Per-process cache: a worker runs many tasks on the same dataset, and reading CCPP or
 # generating f3 at n = 20 for each of them would be wasted work.
-_DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray]] = {}
+_DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
 
-def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of a cell, loaded or generated once per process."""
+def load_cell_rows(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                             np.ndarray | None]:
+    """(X, y, weights) of a cell, loaded or generated once per process. With a weights column
+    (DataIdentity.weights) its rows of weight 0 are removed here, before the split and the
+    scaling, and `weights` holds the others' (None without a weights column, or when the rows
+    left weigh alike: the unweighted run)."""
     data = cell.data
     key = (data, str(resolve_data_dir(data_dir)) if data.kind == "dataset" else None)
     if key not in _DATA_CACHE:
+        weight = None
         if data.kind == "function":
             X, y = benchmarks.generate(data.benchmark, data.n, data.samples, seed=data.dataset_seed,
                                        variant=data.variant)
@@ -62,10 +68,19 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
             X, y = datasets.load_dataset(data.benchmark, data_dir)
         else:
             X, y = datasets.load_dataset(Path(data.path), data_dir)
-        X.setflags(write=False)
-        y.setflags(write=False)
-        _DATA_CACHE[key] = (X, y)
+        if data.weights is not None:
+            X, weight = datasets.weight_column(X, data.weights, data.path or data.benchmark)
+            X, y, weight = positive_rows(X, y, weight, f"weights (column {data.weights})")
+        for array in (X, y, weight):
+            if array is not None:
+                array.setflags(write=False)
+        _DATA_CACHE[key] = (X, y, weight)
     return _DATA_CACHE[key]
+
+
+def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of a cell (load_cell_rows without the weights)."""
+    return load_cell_rows(cell, data_dir)[:2]
 
 
 def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cell]:
@@ -123,27 +138,31 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     """Train one run and return its record, curve and population (nothing is written here)."""
     cell = task.cell
     baselines.preload(settings.preload)
-    X, y = load_cell_data(cell, settings.data_dir)
+    X, y, weight = load_cell_rows(cell, settings.data_dir)
     split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
+    # The rows' sample weights, split as the rows are (None: unweighted).
+    weights = ({"weight": None, "test_weight": None} if weight is None else
+               {"weight": weight[split.train_index], "test_weight": weight[split.test_index]})
     params = cell.params[task.method]
     if baselines.find(cell.engine(task.method)) is not None:
-        return _execute_baseline(task, settings, X, split)
+        return _execute_baseline(task, settings, X, split, **weights)
     # The method's input transform, fitted on this run's train rows (identity for minmax).
     transform = InputTransform.fit(params.input_transform, split.X_train)
     X_train = transform.apply(split.X_train)
     chosen = None
     if params.capacity == "search":
         chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
-                                 task.seed)
+                                 task.seed, weight=weights["weight"])
     run_params = params if chosen is None else params.with_overrides(N=chosen.chosen_N)
     if params.bags > 1:
         result = bagging.train_bagged_run(
             cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
-            params=run_params, iterations=settings.iterations, seed=task.seed)
+            params=run_params, iterations=settings.iterations, seed=task.seed, **weights)
     else:
         result = train_run(
             cell.engine(task.method), X_train, split.y_train, transform.apply(split.X_test), split.y_test,
-            params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed)
+            params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
+            **weights)
     # The engine's result names each final metric as its runs.csv column (metrics.py).
     measured = {m.name: _plain(result.final[m.name]) for m in metrics.FINAL}
     measured.update((m.name, int(measured[m.name])) for m in metrics.FINAL if m.integer)
@@ -157,14 +176,17 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     return results.RunOutput(task.key, record.as_dict(), result.curve, result.population)
 
 
-def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> results.RunOutput:
+def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split, weight=None,
+                      test_weight=None) -> results.RunOutput:
     """One run of a baseline (kacs_cli/baselines): fitted once on the run's split, with the
-    run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
+    run's learner seed (and the train rows' sample weights, where the cell has them); the
+    learners' metrics, weighted likewise, no curve, no rules (empty fields)."""
     spec = task.cell.params[task.method]
-    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
+    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test,
+                                   sample_weight=weight)
     measured = dict.fromkeys((m.name for m in metrics.FINAL), math.nan)
-    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train)
-    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test)
+    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train, weight)
+    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test, test_weight)
     measured.update(rules=None, micro=None, params=fitted.params)
     if fitted.params is not None:
         measured["aic"] = float(aic(split.X_train.shape[0], measured["train_mse"], fitted.params))

@@ -15,6 +15,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from kacs_cli.engine.weights import weight_problem
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import constant_target, too_few_rows
 from kacs_cli.experiments.data.registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
@@ -175,6 +176,33 @@ def load_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                         f"last column")
     X = np.ascontiguousarray(data[:, :-1])
     return X, np.ascontiguousarray(y)
+
+
+def weight_column(X: np.ndarray, column: int, source: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(inputs, weights): the column `column` (0-based, counted over the file's columns) of the
+    data of `source` taken out of the inputs X as the rows' sample weights (docs/algorithm.md
+    section 12, "Sample weights"). A column that is not an input column of the file, or
+    weights that cannot weigh its rows (negative, not finite, all zero), are a UserError
+    naming the file and the column."""
+    columns = X.shape[1] + 1
+    if isinstance(column, bool) or not isinstance(column, (int, np.integer)) or column < 0 or column >= columns:
+        raise UserError(f"{source}: has {columns} columns (0 to {columns - 1}, the target last); the weight "
+                        f"column {column!r} is not one of them")
+    if column == columns - 1:
+        raise UserError(f"{source}: column {column} is the target (the last column); the weights must be "
+                        f"another column")
+    if columns - 1 < 2:
+        raise UserError(f"{source}: has {columns} columns; with column {column} as the weights no input "
+                        f"column is left (a dataset needs inputs, the weights and the target last)")
+    try:
+        weights = np.ascontiguousarray(X[:, column], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UserError(f"{source}: the weight column {column} is not numeric; every weight must be a "
+                        f"number >= 0") from None
+    problem = weight_problem(weights, X.shape[0], first_row=1)
+    if problem:
+        raise UserError(f"{source}: the weight column {column} {problem}")
+    return np.ascontiguousarray(np.delete(X, column, axis=1)), weights
 
 
 # ----------------------------------------------------------------------------- named datasets
