@@ -212,9 +212,10 @@ class CategoryMap:
                                  np.array([k for k, c in enumerate(cats) if isinstance(c, str)], dtype=np.int64)))
 
     @classmethod
-    def fit(cls, columns, values, target, labels) -> "CategoryMap":
+    def fit(cls, columns, values, target, labels, weight=None) -> "CategoryMap":
         """The categories of each column of `values` (column k: the cells of input columns[k]
-        on the train rows) ordered by their mean `target`. labels[k] names column k in errors.
+        on the train rows) ordered by their mean `target`, weighted by the rows' sample
+        weights `weight` when given (all > 0). labels[k] names column k in errors.
 
         A missing cell (`category_keys`) is no category: it is left out of the ranking.
         Raises UserError for a column without any category or more than MAX_CATEGORIES.
@@ -228,6 +229,7 @@ class CategoryMap:
                                 f"categories; drop it")
             known = ~missing
             numbers, texts, row_target = numbers[known], texts[known], target[known]
+            row_weight = None if weight is None else np.asarray(weight, dtype=np.float64)[known]
             is_number = ~np.isnan(numbers)
             found_numbers, number_index = np.unique(numbers[is_number], return_inverse=True)
             found_texts, text_index = np.unique(texts[~is_number].astype(str), return_inverse=True)
@@ -242,7 +244,9 @@ class CategoryMap:
             index[is_number] = number_index
             index[~is_number] = len(found_numbers) + text_index
             count = np.bincount(index, minlength=found)
-            mean = np.bincount(index, weights=row_target, minlength=found) / count
+            mean = (np.bincount(index, weights=row_target, minlength=found) / count if row_weight is None
+                    else np.bincount(index, weights=row_weight * row_target, minlength=found)
+                    / np.bincount(index, weights=row_weight, minlength=found))
             order = np.lexsort((np.arange(found), mean))
             ordered = [float(v) for v in found_numbers] + [str(v) for v in found_texts]
             categories.append([ordered[k] for k in order])

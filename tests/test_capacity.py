@@ -47,7 +47,8 @@ def test_the_search_climbs_while_the_held_out_error_falls(monkeypatch, scores, t
         def __init__(self, N):
             self.final, self.seconds = {"test_mae": scores[N]}, 1.5
 
-    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed):
+    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed, weight=None,
+                       test_weight=None):
         seen.append((params.N, params.capacity, len(X_fit), len(X_held), seed))
         return Result(params.N)
 
@@ -203,7 +204,7 @@ def test_a_campaigns_search_sees_the_train_rows_and_never_a_test_row(tmp_path, m
     {100: 0.30, 200: 0.20, 400: 0.15, 800: 0.10},   # climbs to the top
 ])
 def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, scores):
-    def fake_score(method, X, y, fit, held, params, N, iterations, seed):
+    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None):
         return scores[N], 1.0
 
     monkeypatch.setattr(capacity, "_score", fake_score)

@@ -9,7 +9,8 @@ from kacs_cli.engine.params import (
     ARTICLE_SWITCHES, BUDGET_FIELDS, CODE_SWITCHES, COMPACT_FIELDS, REFINE_FIELDS, Hyperparameters,
 )
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.campaign.config import load_config, resolve_config
+from kacs_cli.experiments.campaign.config import load_config, recorded_config, resolve_config
+from kacs_cli.experiments.campaign.results import ResolvedConfig
 from kacs_cli.experiments.campaign.methods import guideline_budget
 from kacs_cli.experiments.campaign.schema import load_yaml
 from kacs_cli.experiments.campaign.sweeps import parse_int_list, scaling_raw_config
@@ -85,6 +86,13 @@ def _error(raw: dict) -> str:
         (_base(report={"include": {"experiment": "../alt"}}), "report.include[0].experiment:", "experiment name"),
         (_base(report={"include": {"experiment": "a", "benchmarks": []}}), "report.include[0].benchmarks:", "non-empty"),
         (_base(report={"include": 3}), "report.include:", "mapping or a list"),
+        # sample weights: a column of a data file, which every method of the cell can fit with
+        (_base(benchmarks=[{"name": "f3", "weights": 1}]), "benchmarks[0].weights:", "generated f3 has no columns"),
+        (_base(benchmarks=[{"name": "asn", "weights": 5}]), "benchmarks[0].weights:", "input columns 0 to 4"),
+        (_base(benchmarks=[{"name": "asn", "weights": -1}]), "benchmarks[0].weights:", "whole number >= 0"),
+        (_base(benchmarks=[{"name": "asn", "weights": "w"}]), "benchmarks[0].weights:", "whole number >= 0"),
+        (_base(methods=["kacs", "knn"], benchmarks=[{"name": "asn", "weights": 0}]), "benchmarks[0].weights:",
+         "method knn (sklearn.neighbors.KNeighborsRegressor) cannot fit with sample weights"),
     ],
 )
 def test_bad_config_is_refused_with_its_key_path(raw, path, words):
@@ -233,6 +241,22 @@ def test_cell_labels_show_only_what_tells_cells_apart():
     assert [c.label for c in resolve_config(both).cells] == ["f2-published", "f2"]
     labelled = _base(benchmarks=[{"name": "f3", "label": "cross"}, "f3"])
     assert [c.label for c in resolve_config(labelled).cells] == ["cross", "f3"]
+
+
+def test_a_weights_column_is_part_of_the_cell_data_and_recorded_only_where_set(tmp_path):
+    raw = _base(methods=["kacs", "ridge", "knn"], benchmarks=[
+        {"name": "asn", "weights": 2, "methods": ["kacs", "ridge"]}, "asn",
+        {"path": str(tmp_path / "d.csv"), "weights": 0, "methods": ["kacs"]}])
+    config = resolve_config(raw)
+    weighted, plain, csv = config.cells
+    assert [c.label for c in config.cells] == ["asn-w2", "asn", "d"]
+    assert (weighted.data.weights, weighted.data.n, plain.data.weights, plain.data.n) == (2, 4, None, 5)
+    assert csv.data.weights == 0 and weighted.data != plain.data
+    written = config.to_dict()["cells"]
+    assert written[0]["weights"] == 2 and written[2]["weights"] == 0 and "weights" not in written[1]
+    # A results folder's record runs the same cells again (kacs reproduce).
+    again = recorded_config(ResolvedConfig.parse(config.to_yaml()), "config.yaml")
+    assert [c.data for c in again.cells] == [c.data for c in config.cells]
 
 
 # ----------------------------------------------------------------------------- shipped configs

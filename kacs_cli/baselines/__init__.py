@@ -27,8 +27,8 @@ from __future__ import annotations
 # and tests use as `baselines.<name>`.
 from kacs_cli.baselines.registry import (JOBS_PARAM, OPEN, PARTIAL, SEED_PARAM, Entry, Fitted, Spec, build,
                                          find, fit_predict, get, import_estimator, names, preload, resolve,
-                                         specs_of, takes_missing)
+                                         specs_of, takes_missing, takes_sample_weight)
 
 __all__ = ["Entry", "Fitted", "JOBS_PARAM", "OPEN", "PARTIAL", "SEED_PARAM", "Spec", "build", "find",
            "fit_predict", "get", "import_estimator", "names", "preload", "resolve", "specs_of",
-           "takes_missing"]
+           "takes_missing", "takes_sample_weight"]

@@ -277,8 +277,20 @@ def takes_missing(spec: Spec) -> bool:
         return False
 
 
-def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test) -> Fitted:
-    """Fit on the train split, predict train and test rows, count the parameters.
+def takes_sample_weight(spec: Spec) -> bool:
+    """Whether the spec's estimator fits with sample weights (its fit takes sample_weight).
+    A spec whose optional extra is missing counts as taking them: the runner refuses it by
+    its own line."""
+    if spec.missing:
+        return True
+    from sklearn.utils.validation import has_fit_parameter
+
+    return has_fit_parameter(import_estimator(spec.estimator), "sample_weight")
+
+
+def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test, sample_weight=None) -> Fitted:
+    """Fit on the train split (with the train rows' sample weights, when given), predict train
+    and test rows, count the parameters.
 
     One thread for every native library (BLAS, OpenMP; torch sets its own in kan_net), so
     the numbers do not depend on how many runs share the machine (`kacs run --jobs`)."""
@@ -291,7 +303,7 @@ def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test) -> Fitted:
         # An MLP that stops at max_iter says so for every run; its errors tell the story.
         warnings.simplefilter("ignore", ConvergenceWarning)
         start = time.perf_counter()
-        estimator.fit(X_train, y_train)
+        estimator.fit(X_train, y_train, **({} if sample_weight is None else {"sample_weight": sample_weight}))
         train_hat = np.asarray(estimator.predict(X_train), dtype=np.float64).reshape(-1)
         test_hat = np.asarray(estimator.predict(X_test), dtype=np.float64).reshape(-1)
         seconds = time.perf_counter() - start

@@ -56,10 +56,27 @@ TEXT_HINT = ("; if column {index} holds categories, pass --categorical {index} (
              "names; a header row is then read too)")
 
 
+def _weight_index(text: str | None, names: list[str] | None = None) -> int | None:
+    """--weight-column as a column index (None: not given); `names`: the header row's names,
+    when the data have one (a CSV read with --categorical), by which the column may be named."""
+    if text is None:
+        return None
+    value = text.strip()
+    if value.isdigit():
+        return int(value)
+    if names is not None and value in names:
+        return names.index(value)
+    if names is not None:
+        raise UserError(f"--weight-column must be the 0-based index of a column of the data (the first column "
+                        f"is 0) or the name of an input in its header row ({', '.join(names)}), got {text!r}")
+    raise UserError(f"--weight-column must be the 0-based index of a column of the data (the first column "
+                    f"is 0; the file has no header to name columns by), got {text!r}")
+
+
 def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, passes=None, preset_name=None,
-         switches=(), jobs=None, categorical=None):
+         switches=(), jobs=None, categorical=None, weight_column=None):
     """`kacs fit`; `options`: the declared hyperparameters that have a flag, by name; `categorical`:
-    --categorical as given."""
+    --categorical as given; `weight_column`: the text of --weight-column (None: unweighted)."""
     import numpy as np
 
     from kacs_cli import baselines
@@ -87,6 +104,18 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         columns = ()
     else:
         X, y, columns = datasets.load_categorical(data, datasets.categorical_spec(categorical), data_dir)
+    header = ([str(c) for c in X.columns]
+              if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns) else None)
+    column = _weight_index(weight_column, header)
+    weight = None
+    original = list(range(X.shape[1]))  # each input's column in the file
+    if column is not None:
+        if column in columns:
+            raise UserError(f"--weight-column {weight_column}: column {column} is categorical (--categorical); "
+                            f"the weights must be a column of numbers")
+        X, weight = datasets.weight_column(X, column, data)
+        columns = tuple(j - (j > column) for j in columns)
+        original = [k for k in original if k != column]
     if p_hash is None:
         p_hash = default_p_hash(datasets.is_real_world(data))
     cls = estimator_class(method)
@@ -104,10 +133,10 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     if passes is not None:
         if not passes > 0:
             raise UserError(f"--passes must be a number > 0, got {passes:g}")
-        iterations = fit_iterations(iterations, passes, X.shape[0])
+        iterations = fit_iterations(iterations, passes, X.shape[0] if weight is None else int((weight > 0).sum()))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScaleWarning)
-        est.fit(X, y)
+        est.fit(X, y, sample_weight=weight)
     for warning in caught:  # one line each, as the command line's errors (no source line)
         if issubclass(warning.category, ScaleWarning):
             typer.echo(f"warning: {data}: {warning.message}", err=True)
@@ -119,17 +148,23 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
     except OSError as exc:
         raise UserError(f"--out {out}: cannot create the folder {out.parent}: {exc.strerror or exc}") from None
     pred = est.predict(X)
-    mae = float(np.mean(np.abs(pred - y)))
-    mae_scaled = float(np.mean(np.abs(est.scale_target(pred) - est.scale_target(y))))
+    # With weights, the mean is weighted (rows of weight 0 count for nothing), as in the fit.
+    mae = float(np.average(np.abs(pred - y), weights=weight))
+    mae_scaled = float(np.average(np.abs(est.scale_target(pred) - est.scale_target(y)), weights=weight))
     est.save(out)
+    weighted = ""
+    if weight is not None:
+        dropped = int((weight == 0).sum())
+        weighted = f", weighted by column {column}" + (f" ({dropped} rows of weight 0 left out)" if dropped else "")
     typer.echo(
-        f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs, "
+        f"{method.upper()} fitted on {data}: {X.shape[0]} rows x {X.shape[1]} inputs{weighted}, "
         f"{iterations} iterations, seed {seed}, P_hash {p_hash:g}"
     )
     settings = "" if est.input_transform == "minmax" else f", inputs {est.input_transform}"
     if columns:
         info = datasets.lookup(data)
-        names = [str(X.columns[j]) if hasattr(X, "columns") else info.columns[j] if info else str(j) for j in columns]
+        names = [str(X.columns[j]) if hasattr(X, "columns") else info.columns[original[j]] if info
+                 else str(original[j]) for j in columns]
         settings += ", categorical inputs " + ", ".join(
             f"{name} ({len(c)} categories)" for name, c in zip(names, est.categories_.categories))
     channels = getattr(est, "channels", 0)  # an estimator has the parameters its learner acts on
@@ -308,12 +343,17 @@ def register(app: typer.Typer) -> None:
                                         "CSV may then start with a header row. Each category is placed on its "
                                         "input's axis by its mean target (docs/algorithm.md section 12).",
             show_default=False),
+        weight_column: Optional[str] = typer.Option(
+            None, "--weight-column", help="0-based index of a column of DATA holding each row's sample weight "
+                                          "(a number >= 0; rows of weight 0 are left out; docs/algorithm.md "
+                                          "section 12), or its name in the header row a CSV read with "
+                                          "--categorical has; it is no input then.", show_default=False),
         **declared,
     ) -> None:
         """Train KACS or XCSF on a whole dataset and save the model (inputs and target are min-max scaled)."""
         options = {d.name: declared.pop(d.name) for d in FIT_OPTIONS}
         _fit(data, method, out, iterations, seed, p_hash, data_dir, options, passes, preset_name, switch, jobs,
-             categorical)
+             categorical, weight_column)
 
     # Every declared hyperparameter with a flag (engine/params.py) is an option of `kacs fit`,
     # with its declared default and help: typer reads the options from the signature.

@@ -14,6 +14,13 @@ set, is not linear in its population, so its K populations stay apart inside one
 each rule tagged with its member (xcsf.merge_models), and its prediction is the mean of theirs.
 All members see the inputs through the same scaling and transform, fitted on all the train
 rows before the members are drawn: only then is the mean of their outputs one function of x.
+
+With sample weights (weights.py) the bootstrap draws each row with probability proportional
+to its weight (as many draws as there are rows), and each member then learns from its sample
+as from plain rows, a row drawn twice counting twice: the weights act once, in what a member
+sees. Drawing a row of weight 2 twice as often is what the bootstrap of the rows repeated
+would do, and a member then needs no weights of its own (its refinement, on its sample, is
+the unweighted one). The errors of a bagged run are weighted like any run's.
 """
 
 from __future__ import annotations
@@ -32,16 +39,20 @@ from kacs_cli.engine.train import (
     COVER_RATES, ERROR_KEYS, RAW_COLUMNS, Model, TrainResult, aic, compact_final,
     final_errors, in_processes, warm_up,
 )
+from kacs_cli.engine.weights import positive_rows
 from kacs_cli.errors import UserError
 
 # Mixed into the seed so that a member's rows do not follow any learner's own stream.
 BAG_STREAM = 0x62616773
 
 
-def member_rows(rows: int, k: int, seed: int) -> np.ndarray:
-    """The train rows of member k: a bootstrap sample (with replacement), sorted; the engine
+def member_rows(rows: int, k: int, seed: int, weight=None) -> np.ndarray:
+    """The train rows of member k: a bootstrap sample (with replacement; with sample weights,
+    each draw picks a row with probability proportional to its weight), sorted; the engine
     draws its own visiting order from the member's seed."""
     rng = np.random.default_rng([int(seed), BAG_STREAM, int(k)])
+    if weight is not None:
+        return np.sort(rng.choice(rows, rows, p=weight / weight.sum()))
     return np.sort(rng.integers(0, rows, rows))
 
 
@@ -63,10 +74,12 @@ class Member:
     smoothness: float = 0.0      # the strength its refinement used (chosen under smoothness: search)
 
 
-def train_member(method: str, X, y, params: Hyperparameters, iterations: int, seed: int, k: int) -> Member:
-    """Member k of a bagged fit on the learner's scaled rows (X, y): trained on its bootstrap
-    sample for `iterations` iterations and, with `refinement`, refined on that sample."""
-    rows = member_rows(X.shape[0], k, seed)
+def train_member(method: str, X, y, params: Hyperparameters, iterations: int, seed: int, k: int,
+                 weight=None) -> Member:
+    """Member k of a bagged fit on the learner's scaled rows (X, y) (`weight`: their sample
+    weights): trained on its bootstrap sample for `iterations` iterations and, with
+    `refinement`, refined on that sample."""
+    rows = member_rows(X.shape[0], k, seed, weight)
     Xk, yk = np.ascontiguousarray(X[rows]), np.ascontiguousarray(y[rows])
     warm_up(method)
     model = Model(method, X.shape[1], params.with_overrides(bags=1))
@@ -83,9 +96,10 @@ def train_member(method: str, X, y, params: Hyperparameters, iterations: int, se
 
 
 def train_members(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-                  n_jobs: int | None = None) -> list[Member]:
+                  n_jobs: int | None = None, weight=None) -> list[Member]:
     """Every member of a bagged fit, in member order; with n_jobs > 1 (or -1: every core) in
-    parallel processes, with the same result."""
+    parallel processes, with the same result. `weight`: the rows' sample weights (rows of
+    weight 0 left out by the caller; None: unweighted)."""
     learner = registry.get(method)
     if learner.merge is None:
         raise UserError(registry.bags_refusal(learner.label))
@@ -97,7 +111,8 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
         if merge(method, empty).params.bags > 1:
             raise UserError(f"an average of {learner.label} populations (bags) has no compaction; leave "
                             f"compaction at none or bags at 1")
-    return in_processes(train_member, [(method, X, y, params, iterations, seed, k) for k in range(K)], n_jobs)
+    return in_processes(train_member, [(method, X, y, params, iterations, seed, k, weight) for k in range(K)],
+                        n_jobs)
 
 
 def merge(method: str, models: list[Model]) -> Model:
@@ -110,24 +125,31 @@ def merge(method: str, models: list[Model]) -> Model:
 
 
 def fit(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-        n_jobs: int | None = None) -> Model:
-    """A bagged fit on the learner's scaled rows: the members trained (and refined), merged."""
-    return merge(method, [m.model for m in train_members(method, X, y, params, iterations, seed, n_jobs)])
+        n_jobs: int | None = None, weight=None) -> Model:
+    """A bagged fit on the learner's scaled rows (with their sample weights): the members
+    trained (and refined), merged."""
+    return merge(method, [m.model for m in train_members(method, X, y, params, iterations, seed, n_jobs,
+                                                         weight)])
 
 
 def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperparameters,
-                     iterations: int, seed: int = 0) -> TrainResult:
+                     iterations: int, seed: int = 0, weight=None, test_weight=None) -> TrainResult:
     """One run with `bags` > 1, as `train_run` reports one: the merged model's final metrics and
     rules. Its curve is one row, the merged model at the end: the members learn apart, so
     there is no merged model before then. `seconds` is the members' training time added up,
     the refinement's likewise; the cover rates are the members' covers over all of their
-    iterations (members x iterations x the learner's cover slots)."""
+    iterations (members x iterations x the learner's cover slots). Sample weights as in
+    train_run: rows of weight 0 left out, the bootstrap weighted, the errors weighted."""
     X_train = np.ascontiguousarray(X_train, dtype=np.float64)
-    members = train_members(method, X_train, y_train, params, iterations, seed)
+    X_train, y_train, weight = positive_rows(X_train, y_train, weight, "weight")
+    if X_test is not None:
+        X_test, y_test, test_weight = positive_rows(X_test, y_test, test_weight, "test_weight")
+    weighted = {"weight": weight, "test_weight": test_weight}
+    members = train_members(method, X_train, y_train, params, iterations, seed, weight=weight)
     model = merge(method, [m.model for m in members])
     n_train, K = X_train.shape[0], len(members)
     final: dict = {}
-    final_errors(model, final, "", X_train, y_train, X_test, y_test)
+    final_errors(model, final, "", X_train, y_train, X_test, y_test, **weighted)
     if X_test is None or not len(X_test):
         final["test_mae"] = final["test_mse"] = math.nan
     raw = np.full((1, len(RAW_COLUMNS)), np.nan)
@@ -147,7 +169,7 @@ def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: H
     if params.refinement:
         evolved = merge(method, [m.evolved for m in members])
         before: dict = {}
-        final_errors(evolved, before, "", X_train, y_train, X_test, y_test)
+        final_errors(evolved, before, "", X_train, y_train, X_test, y_test, **weighted)
         for key in ERROR_KEYS:
             final[f"evolved_{key}"] = before.get(key, math.nan)
         final["evolved_aic"] = float(aic(n_train, before["train_mse"], evolved.n_params))
@@ -156,6 +178,6 @@ def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: H
         if params.smoothness == "search":  # each member chose its own: their mean
             final["refine_smoothness"] = float(np.mean([m.smoothness for m in members]))
     if params.compaction != "none":
-        compact_final(model, final, X_train, y_train, X_test, y_test, seed)
+        compact_final(model, final, X_train, y_train, X_test, y_test, seed, **weighted)
     return TrainResult(method=method, curve=curve, population=model.population_frame(), final=final,
                        seconds=sum(m.seconds for m in members))

@@ -11,7 +11,9 @@ up to one past the chosen one (the time of the search then stays within a few fi
 chosen budget, where the whole ladder would cost fifteen fits at N when N wins). The smallest
 budget with the lowest score wins, and the caller refits it on all the train rows. The
 held-out rows are drawn from the seed, so the
-choice is deterministic for a seed. The data are those the learner sees (scaled and
+choice is deterministic for a seed. With sample weights the candidates train on the fit rows'
+weights and the score is the held-out rows' weighted MAE (the held-out rows are drawn as
+without weights). The data are those the learner sees (scaled and
 transformed on all the train rows: the transform sees the held-out inputs, never their
 targets).
 """
@@ -53,17 +55,20 @@ def held_out_rows(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np
     return np.sort(order[held:]), np.sort(order[:held])
 
 
-def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int):
+def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int,
+           weight=None):
     """(held-out MAE, training and refinement seconds) of the candidate budget N."""
     trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
+    part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
     result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
-                       eval_every=iterations, seed=seed)
+                       eval_every=iterations, seed=seed, weight=part(fit), test_weight=part(held))
     return float(result.final["test_mae"]), result.seconds + float(result.final.get("refine_seconds", 0.0))
 
 
 def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-           n_jobs: int | None = None) -> CapacityResult:
-    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows.
+           n_jobs: int | None = None, weight=None) -> CapacityResult:
+    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows
+    (`weight`: their sample weights, rows of weight 0 left out by the caller; None: unweighted).
 
     With n_jobs > 1 (or -1: every core) the candidates are trained that many at a time, in
     parallel processes, ahead of the ladder's stopping rule: the rule is then applied to their
@@ -82,7 +87,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
             break
         batch = candidates[first:first + width]
         for score, spent in in_processes(
-                _score, [(method, X, y, fit, held, params, N, iterations, seed) for N in batch], width):
+                _score, [(method, X, y, fit, held, params, N, iterations, seed, weight) for N in batch], width):
             if _stops(scores):
                 break
             scores.append(score)

@@ -26,6 +26,12 @@ as few least-squares line pieces as a tolerance allows, one rule per piece:
 5. The pieces' weights are then refitted jointly on the training rows (refine.py), with the
    new rules' structure fixed.
 
+With sample weights (weights.py) the rows weigh in wherever they are summed: a piece's
+least-squares line, the mean |Phi_q'| of step 2, the constant an inner function leaves in step 4
+and the refit of step 5; the tolerance itself is a bound on every row's error, whatever its
+weight. `single_winner` and `closest` keep rules for the rows there are (rows of weight 0 are
+gone before), so weights do not change them.
+
 The result is still a KACS population (one rule per piece: a submodel, an interval, a line,
 fitness 1), predicted by the same engine. An inner function is re-segmented where its input
 is known; at a missing input (NaN) the compacted rules, like every rule, all match and read
@@ -46,6 +52,7 @@ from numba import njit
 from kacs_cli.engine.kacs_predict import predict_components
 from kacs_cli.engine.population import S_P, S_TOTAL
 from kacs_cli.engine.refine import refine_weights
+from kacs_cli.engine.weights import weighted_mean
 
 # The least half-width of the one outer rule of merged linear channels (its channel sum is 0
 # when all its inner functions were constant).
@@ -147,26 +154,36 @@ class _Grouping:
     """The distinct values of one input over the rows, sorted, and which rows hold each: a
     function of that input is then sampled once per distinct value by a reduction, without
     sorting again (every tolerance tried and every function of that input share it). Rows
-    missing the input (NaN) are left out."""
+    missing the input (NaN) are left out. `counts`, each value's weight in a piece's
+    least-squares line, is its number of rows, or with sample weights the sum of their
+    weights."""
 
-    def __init__(self, z):
+    def __init__(self, z, weight=None):
         known = ~np.isnan(z)
         self.order = (np.argsort(z, kind="mergesort") if known.all()
                       else np.flatnonzero(known)[np.argsort(z[known], kind="mergesort")])
         self.keys, self.first, counts = np.unique(z[self.order], return_index=True,
                                                   return_counts=True)
         self.counts = counts.astype(np.float64)
+        self.weight = None if weight is None else weight[self.order]
+        if weight is not None:
+            self.counts = np.add.reduceat(self.weight, self.first)
 
     def values(self, v):
-        """The function's value at each distinct input (the mean over the rows holding it:
-        the same value, up to rounding)."""
-        return np.add.reduceat(v[self.order], self.first) / self.counts
+        """The function's value at each distinct input (the mean over the rows holding it,
+        weighted with sample weights: the same value, up to rounding)."""
+        if self.weight is None:
+            return np.add.reduceat(v[self.order], self.first) / self.counts
+        return np.add.reduceat(v[self.order] * self.weight, self.first) / self.counts
 
 
-def _known_mean(column):
-    """The mean of a column over the rows where it is known (not NaN)."""
+def _known_mean(column, weight=None):
+    """The mean of a column over the rows where it is known (not NaN), weighted by the rows'
+    sample weights when given."""
     known = ~np.isnan(column)
-    return float(np.mean(column if known.all() else column[known]))
+    if known.all():
+        return weighted_mean(column, weight)
+    return weighted_mean(column[known], None if weight is None else weight[known])
 
 
 def _pieces(grouping, v, tol, lo_end, hi_end):
@@ -234,18 +251,21 @@ class _Functions:
     """The learned functions of a population sampled on the training rows, and what each
     compaction tolerance makes of them (`rules`)."""
 
-    def __init__(self, pop, n, n_q, X):
+    def __init__(self, pop, n, n_q, X, weight=None):
         self.n = n
         self.n_q = n_q
         self.X = X
+        self.weight = weight
         P = int(pop.scal[S_P])
         self.psihat, self.zhat, self.phihat = _components(pop, n, n_q, X)
-        self.influence = np.abs(_outer_slopes(pop, n, self.zhat)).mean(axis=0)
+        slopes = np.abs(_outer_slopes(pop, n, self.zhat))
+        self.influence = (slopes.mean(axis=0) if weight is None
+                          else np.average(slopes, axis=0, weights=weight))
         self.sub = np.array(pop.counts.sub[:P])
         self.lo = np.array(pop.bounds.lo[0, :P])
         self.hi = np.array(pop.bounds.hi[0, :P])
-        self.inputs = [_Grouping(X[:, p]) for p in range(n)]
-        self.channels = [_Grouping(self.zhat[:, q]) for q in range(n_q)]
+        self.inputs = [_Grouping(X[:, p], weight) for p in range(n)]
+        self.channels = [_Grouping(self.zhat[:, q], weight) for q in range(n_q)]
 
     def rules(self, tolerance):
         """(sub, lo, hi, w0, w1) of the compacted rules, by submodel; and the counts of
@@ -290,12 +310,12 @@ class _Functions:
             tol_s = tolerance / max(slope, 1e-12)
             if len(self.inputs[p].keys) == 0:
                 # The input is missing on every row: the function is its one value there.
-                shift[q] += float(np.mean(values))
+                shift[q] += weighted_mean(values, self.weight)
                 inner_dropped += 1
                 continue
             lo, hi, a, b, keys = _pieces(self.inputs[p], values, tol_s, 0.0, 1.0)
             if len(a) == 1 and abs(b[0]) * (keys[-1] - keys[0]) <= tol_s:
-                shift[q] += a[0] + b[0] * _known_mean(X[:, p])
+                shift[q] += a[0] + b[0] * _known_mean(X[:, p], self.weight)
                 inner_dropped += 1
                 continue
             pieces[s] = (lo, hi, a, b)
@@ -332,8 +352,9 @@ SEARCH_STEPS = 14
 
 
 def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | None = None,
-              refit: bool = True, seed: int = 0) -> CompactionResult:
-    """Compact the KACS engine model in place (module docstring); X, y the scaled training rows.
+              refit: bool = True, seed: int = 0, weight=None) -> CompactionResult:
+    """Compact the KACS engine model in place (module docstring); X, y the scaled training rows,
+    `weight` their sample weights (None: unweighted).
 
     With `tolerance`, that tolerance; with `max_rules` instead, the smallest tolerance (to a
     factor of about 1.0007: SEARCH_STEPS bisections of TOLERANCE_RANGE's log) whose compacted
@@ -346,7 +367,7 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     n_q = model.n_channels
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    functions = _Functions(pop, n, n_q, X)
+    functions = _Functions(pop, n, n_q, X, weight)
     if tolerance is None:
         low, high = np.log(TOLERANCE_RANGE[0]), np.log(TOLERANCE_RANGE[1])
         best = functions.rules(float(np.exp(high)))
@@ -368,7 +389,7 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     if refit and len(sub):
         iterations = refine_weights(pop, n, n_q, X, y, max_iter=model.params.refine_max_iter,
                                     pull=model.params.refine_pull, validation=0.0,
-                                    seed=seed).iterations
+                                    seed=seed, weight=weight).iterations
     return CompactionResult("piecewise", P, len(sub), inner_dropped, channels_merged,
                             iterations, time.perf_counter() - start, tolerance)
 
@@ -406,16 +427,16 @@ def single_winner(model, X, y=None, *, seed: int = 0) -> CompactionResult:
     return CompactionResult("single-winner", P, len(kept), 0, 0, 0, time.perf_counter() - start)
 
 
-def compact_kacs(model, X, y, method: str, *, rules: float, tolerance: float, seed: int):
+def compact_kacs(model, X, y, method: str, *, rules: float, tolerance: float, seed: int, weight=None):
     """A KACS model compacted in place by `method`: `piecewise` to at most `rules` times its
     rules (a fraction; the smallest tolerance that meets it) or, with tolerance > 0, at that
-    tolerance; or `single-winner`."""
+    tolerance; or `single-winner` (which the rows' sample weights do not change)."""
     if method == "single-winner":
         return single_winner(model, X, y, seed=seed)
     if tolerance > 0.0:
-        return piecewise(model, X, y, tolerance=tolerance, seed=seed)
+        return piecewise(model, X, y, tolerance=tolerance, seed=seed, weight=weight)
     budget = max(1, int(rules * int(model.pop.scal[S_P])))
-    return piecewise(model, X, y, max_rules=budget, seed=seed)
+    return piecewise(model, X, y, max_rules=budget, seed=seed, weight=weight)
 
 
 @njit(cache=True)
@@ -475,7 +496,7 @@ def closest_classifier(model, X, y=None, *, seed: int = 0) -> CompactionResult:
     return CompactionResult("closest", P, len(kept), 0, 0, 0, time.perf_counter() - start)
 
 
-def compact_xcsf(model, X, y, method: str, *, rules: float, tolerance: float, seed: int):
+def compact_xcsf(model, X, y, method: str, *, rules: float, tolerance: float, seed: int, weight=None):
     """An XCSF model compacted in place: `closest` (the only method; rules and tolerance are
-    the piecewise compaction's and do not apply)."""
+    the piecewise compaction's and do not apply; the rows' sample weights do not change it)."""
     return closest_classifier(model, X, y, seed=seed)

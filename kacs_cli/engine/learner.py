@@ -37,7 +37,9 @@ class Learner:
     new_buffers: Callable[[Any], dict]           # work buffers, set as attributes of the Model
     # steps(model, X, y, order, start, stop, reshuffle): iterations start..stop-1 of one
     # training call, in a compiled loop (no Python per sample); the row of iteration `it` is
-    # order.next_row(order, it, reshuffle). A learner with `phases` also takes clock=, an
+    # order.next_row(order, it, reshuffle). `order` holds row indices of X, not always a
+    # permutation of them (weighted rows repeat: weights.WeightedOrder), so a loop reads its
+    # rows through next_row only. A learner with `phases` also takes clock=, an
     # int64 array to which each phase's cycles are added (kacs.py, cycles.py).
     steps: Callable[..., None]
     predict: Callable[[Any, Any], Any]           # predict(model, X) -> y_hat
@@ -49,10 +51,12 @@ class Learner:
     # components(model, X): (psihat, zhat, phihat, y_hat) of a Kolmogorov-Arnold learner.
     components: Optional[Callable[[Any, Any], tuple]] = None
     # refine(model, X, y, max_iter=, pull=, validation=, seed=, smoothness=) -> refine.RefineResult: the
-    # full-batch refit of every consequent weight with the rule structure fixed (refine.py).
+    # full-batch refit of every consequent weight with the rule structure fixed (refine.py);
+    # given weighted rows, also weight= (their sample weights, weights.py).
     refine: Optional[Callable[..., Any]] = None
     # compact(model, X, y, method, rules=, tolerance=, seed=) -> compaction.CompactionResult:
-    # the model made smaller in place; `compactions` names the methods it knows.
+    # the model made smaller in place; `compactions` names the methods it knows. Given
+    # weighted rows, also weight= as for refine.
     compact: Optional[Callable[..., Any]] = None
     compactions: tuple = ()
     # merge(models, make) -> Model: the one model whose prediction is the mean of the trained

@@ -15,8 +15,9 @@ evaluation. The objective is
 
 its gradient the backpropagation of docs/algorithm.md section 4 summed over the rows (the
 outer slope s_q = sum F w1 / sum F is dPhi_q/dz between match-set changes, where L is
-piecewise smooth). The pull lambda keeps rules that few rows reach near what evolution
-gave them. With a smoothness strength mu > 0 (`refine_smoothness`) L gains
+piecewise smooth). With sample weights v_r (weights.py) the squared errors are weighted,
+1/(2m) sum_r becoming 1/(2 sum_r v_r) sum_r v_r, as is the validation MSE. The pull lambda
+keeps rules that few rows reach near what evolution gave them. With a smoothness strength mu > 0 (`refine_smoothness`) L gains
 
     mu/2 sum_f 1/G sum_j (f(g_{j-1}) - 2 f(g_j) + f(g_{j+1}))^2,
 
@@ -50,6 +51,7 @@ from scipy.optimize import minimize
 from kacs_cli.engine.kacs_predict import predict
 from kacs_cli.engine.kacs_submodels import submodel_input_table
 from kacs_cli.engine.population import S_P
+from kacs_cli.engine.weights import weighted_mean
 
 # L-BFGS-B iterations without a lower validation MSE before the search stops.
 PATIENCE = 20
@@ -82,8 +84,10 @@ _SMOOTHNESS_STREAM = 0x5300
 #   cell_missing[c]: whether cell c holds the rows missing its input, cell_centre: each
 #   rule's interval centre there (0 in the other cells). X holds 0 for a missing input, which
 #   a missing cell's B = 0 multiplies.
+#   v: each row's weight in the loss (all ones without sample weights: v_r e_r^2 is then
+#   e_r^2 bit for bit).
 Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share", "cell_missing",
-                               "cell_centre", "X", "y"])
+                               "cell_centre", "X", "y", "v"])
 
 
 @njit(cache=True)
@@ -205,11 +209,12 @@ def _outer_groups(sub, P, n, n_q):
 
 
 @njit(cache=True)
-def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X, y,
+def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X, y, v,
                out_start, out_rule, out_lo, out_hi, out_F, want_grad, grad):
     """The summed squared error of the two-stage prediction with weights w (P x 2) on the
-    design's rows, and (want_grad) the gradient of half the mean squared error into grad
-    (P x 2). The pull is the caller's.
+    design's rows, each row's weighted by v, and (want_grad) the gradient of half the
+    weighted mean squared error (sum v e^2 / (2 sum v)) into grad (P x 2). The pull is the
+    caller's.
 
     The outer rules of channel q are out_rule[out_start[q]:out_start[q + 1]], sorted by
     lower bound, with their bounds and fitness copied alongside: a row scans only the rules
@@ -240,7 +245,10 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, c
     sum_f = np.empty(n_q)
     out_stop = np.empty(n_q, np.int64)
     sse = 0.0
-    inv_m = 1.0 / rows
+    total = 0.0
+    for r in range(rows):
+        total += v[r]
+    inv_m = 1.0 / total
     for r in range(rows):
         for q in range(n_q):
             zq = 0.0
@@ -269,10 +277,11 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, c
             else:
                 slope[q] = 0.0
         e = y[r] - y_hat
-        sse += e * e
+        ve = v[r] * e
+        sse += ve * e
         if not want_grad:
             continue
-        g = -e * inv_m
+        g = -ve * inv_m
         for q in range(n_q):
             if sum_f[q] <= 0.0:
                 continue
@@ -305,8 +314,9 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, c
     return sse
 
 
-def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int) -> Design:
-    """The inner stage of the rows (X, y) under the population's current structure."""
+def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int, weight: np.ndarray | None = None) -> Design:
+    """The inner stage of the rows (X, y) under the population's current structure; `weight`:
+    the rows' sample weights (None: every row weighs 1)."""
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     cells = _inner_design(pop.counts.sub, pop.bounds.lo[0], pop.bounds.hi[0], pop.reals.F, P, X, n,
@@ -314,7 +324,8 @@ def design(pop, X: np.ndarray, y: np.ndarray, n: int, n_q: int) -> Design:
     missing = np.isnan(X)
     if missing.any():
         X = np.where(missing, 0.0, X)  # read only through a missing cell's slope B = 0
-    return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64))
+    v = np.ones(X.shape[0]) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+    return Design(*cells, X, np.ascontiguousarray(y, dtype=np.float64), v)
 
 
 def _function_values(sub, lo, hi, F, P, grids):
@@ -380,6 +391,11 @@ def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, cell_mi
     return zhat
 
 
+def _total(rows: Design) -> float:
+    """The rows' summed weight: their number without sample weights (the sum of ones is exact)."""
+    return float(np.sum(rows.v))
+
+
 class Objective:
     """L(w) and its gradient on one design, for a flat weight vector (P * 2)."""
 
@@ -403,24 +419,25 @@ class Objective:
         self._grad = np.zeros((self.P, 2))
 
     def mse(self, w_flat: np.ndarray, rows: Design | None = None) -> float:
-        """Mean squared error of the prediction with these weights (no pull), on the design's
-        rows or on `rows` (another design of the same population: the validation rows)."""
+        """Mean squared error of the prediction with these weights (no pull; weighted by the
+        rows' sample weights), on the design's rows or on `rows` (another design of the same
+        population: the validation rows)."""
         rows = self.rows if rows is None else rows
         if rows.y.shape[0] == 0:
             return float("nan")
-        return self._run(w_flat, False, rows) / rows.y.shape[0]
+        return self._run(w_flat, False, rows) / _total(rows)
 
     def _run(self, w_flat, want_grad, d=None):
         d = self.rows if d is None else d
         return _loss_grad(w_flat.reshape(self.P, 2), self.n, d.cell_of, d.cell_start,
-                          d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.X, d.y,
+                          d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.X, d.y, d.v,
                           self.out_start, self.out_rule, self.out_lo, self.out_hi, self.out_F,
                           want_grad, self._grad)
 
     def __call__(self, w_flat: np.ndarray) -> tuple[float, np.ndarray]:
         sse = self._run(w_flat, True)
         diff = w_flat - self.w_ref
-        loss = 0.5 * sse / self.rows.y.shape[0] + 0.5 * self.pull * float(diff @ diff)
+        loss = 0.5 * sse / _total(self.rows) + 0.5 * self.pull * float(diff @ diff)
         grad = self._grad.ravel() + self.pull * diff
         if self.smoothness > 0.0:
             rough = self.roughness @ w_flat
@@ -457,10 +474,11 @@ def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray,
 
 
 def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, seed: int,
-                      **settings) -> tuple[float, tuple[float, ...]]:
+                      weight: np.ndarray | None = None, **settings) -> tuple[float, tuple[float, ...]]:
     """`smoothness: search`: the strength of SMOOTHNESS_LADDER whose refinement on the rows
-    less a seeded held-out fifth has the lowest MAE on that fifth (the smallest of equal
-    scores), and every strength's score; the population's weights are left as they were."""
+    less a seeded held-out fifth has the lowest MAE on that fifth (weighted by the rows'
+    sample weights; the smallest of equal scores), and every strength's score; the
+    population's weights are left as they were."""
     rows = X.shape[0]
     held = min(max(1, int(round(SMOOTHNESS_HELD_OUT * rows))), rows - 1)
     order = np.random.default_rng([int(seed), _SMOOTHNESS_STREAM]).permutation(rows)
@@ -469,29 +487,35 @@ def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, se
     evolved = pop.weights.w[:P].copy()
     scores = []
     for mu in SMOOTHNESS_LADDER:
-        refine_weights(pop, n, n_q, X[fit], y[fit], seed=seed, smoothness=mu, **settings)
-        scores.append(float(np.mean(np.abs(predict(pop, X[out], n, n_q) - y[out]))))
+        refine_weights(pop, n, n_q, X[fit], y[fit], seed=seed, smoothness=mu,
+                       weight=None if weight is None else weight[fit], **settings)
+        scores.append(weighted_mean(np.abs(predict(pop, X[out], n, n_q) - y[out]),
+                                    None if weight is None else weight[out]))
         pop.weights.w[:P] = evolved
     return SMOOTHNESS_LADDER[int(np.argmin(scores))], tuple(scores)
 
 
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
-                   search: bool = False) -> RefineResult:
+                   search: bool = False, weight: np.ndarray | None = None) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
-    missing; y on the target scale);
-    see the module docstring. With `search`, the smoothness strength is chosen first
-    (`choose_smoothness`) and `smoothness` is not read."""
+    missing; y on the target scale), each row's error weighted by its sample weight when
+    `weight` is given (rows of weight 0 left out by the caller); see the module docstring.
+    With `search`, the smoothness strength is chosen first (`choose_smoothness`) and
+    `smoothness` is not read."""
     start = time.perf_counter()
     if X.shape[0] > REFINE_MAX_ROWS:
+        # A uniform sample keeps its rows' weights: the weighted loss on it estimates the
+        # weighted loss on all rows.
         sample = np.sort(np.random.default_rng([int(seed), _SAMPLE_STREAM]).choice(
             X.shape[0], REFINE_MAX_ROWS, replace=False))
         X, y = X[sample], y[sample]
+        weight = None if weight is None else weight[sample]
     tried: tuple = ()
     if search and X.shape[0] >= 2:
         smoothness, tried = choose_smoothness(pop, n, n_q, X, y, seed=seed, max_iter=max_iter, pull=pull,
-                                              validation=validation)
+                                              validation=validation, weight=weight)
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -500,8 +524,10 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
     roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0.reshape(P, 2)) if smoothness > 0.0 and P > 0
                  else None)
-    fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q), pull, w0, smoothness, roughness)
-    valid = design(pop, X[valid_rows], y[valid_rows], n, n_q) if valid_rows.size else None
+    part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
+    fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q, part(fit_rows)), pull, w0,
+                    smoothness, roughness)
+    valid = design(pop, X[valid_rows], y[valid_rows], n, n_q, part(valid_rows)) if valid_rows.size else None
     fit_before = fit.mse(w0)
     valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
     best = {"w": w0.copy(), "mse": valid_before, "iteration": 0, "done": 0}

@@ -24,6 +24,7 @@ from kacs_cli.engine.population import (
     rule_fields,
 )
 from kacs_cli.engine.scratch import new_scratch
+from kacs_cli.engine.weights import WeightedOrder, positive_rows
 from kacs_cli.errors import UserError
 
 CURVE_COLUMNS = (
@@ -78,14 +79,38 @@ def _errors(y_hat, y):
     return mae / y.shape[0], mse / y.shape[0]
 
 
-def batch_errors(y_hat, y) -> tuple[float, float]:
-    """(MAE, MSE) of a batch regressor's predictions (kacs_cli/baselines).
+@njit(cache=True)
+def _weighted_errors(y_hat, y, w):
+    mae = 0.0
+    mse = 0.0
+    total = 0.0
+    for r in range(y.shape[0]):
+        e = y[r] - y_hat[r]
+        mae += w[r] * abs(e)
+        mse += w[r] * e * e
+        total += w[r]
+    return mae / total, mse / total
+
+
+def errors(y_hat, y, weight=None) -> tuple[float, float]:
+    """(MAE, MSE) of a learner's predictions, each row's error weighted by `weight` (sum w |e| /
+    sum w) when given."""
+    if weight is None:
+        return _errors(y_hat, y)
+    return _weighted_errors(y_hat, y, weight)
+
+
+def batch_errors(y_hat, y, weight=None) -> tuple[float, float]:
+    """(MAE, MSE) of a batch regressor's predictions (kacs_cli/baselines), weighted by `weight`
+    when given.
 
     numpy sums pairwise where `_errors` sums in row order, so the two differ in the last bits.
     Both are in committed results (the baselines' rows were computed this way): one summation
     order for both would move either those rows or every learner's, so each keeps its own.
     """
     e = np.asarray(y, dtype=np.float64) - np.asarray(y_hat, dtype=np.float64)
+    if weight is not None:
+        return float(np.average(np.abs(e), weights=weight)), float(np.average(e * e, weights=weight))
     return float(np.mean(np.abs(e))), float(np.mean(e * e))
 
 
@@ -218,16 +243,21 @@ class Model:
         return X
 
     def train(self, X, y, iterations: int, seed: int, *, X_test=None, y_test=None,
-              eval_every: int | None = None, clock: np.ndarray | None = None) -> np.ndarray:
+              eval_every: int | None = None, clock: np.ndarray | None = None,
+              weight=None, test_weight=None) -> np.ndarray:
         """Learn online for `iterations` samples; returns the raw curve rows.
 
         `clock`: an int64 array with a slot per phase of the learner (Learner.phases), to
-        which each phase's cycles are added; for learners with phases only."""
+        which each phase's cycles are added; for learners with phases only.
+        `weight`, `test_weight`: sample weights of the train and test rows (weights.py): rows
+        of weight 0 are left out, the train rows are visited in proportion to their weights
+        and the curve's errors are weighted means; weights all equal change nothing."""
         if self.params.bags > 1:
             raise UserError(f"this {self.learner.label} model averages {self.params.bags} populations "
                             f"(bags) and cannot learn further; fit it again")
         X = self._check_inputs(X, "X_train")
         y = _as_vector(y, X.shape[0], "y_train")
+        X, y, weight = positive_rows(X, y, weight, "weight")
         if X.shape[0] < 1:
             raise ValueError("X_train has no rows")
         if int(iterations) != iterations or iterations < 1:
@@ -244,6 +274,7 @@ class Model:
         else:
             X_test = self._check_inputs(X_test, "X_test")
             y_test = _as_vector(y_test, X_test.shape[0], "y_test")
+            X_test, y_test, test_weight = positive_rows(X_test, y_test, test_weight, "test_weight")
             X_eval = np.ascontiguousarray(np.vstack([X, X_test]))
             y_eval = np.concatenate([y, y_test])
         n_evals = iterations // eval_every + (1 if iterations % eval_every else 0)
@@ -257,7 +288,8 @@ class Model:
         evaluate = learner.evaluate or learner.predict
         reshuffle = self.params.follows_article("article_reshuffle")
         seed_rng(int(seed) % (2**32))
-        order = first_order(X.shape[0])
+        weighted = None if weight is None else WeightedOrder(weight, seed, reshuffle)
+        order = first_order(X.shape[0]) if weighted is None else weighted.first()
         scal = self.pop.scal
         # Counters at the previous evaluation: the curve holds what happened in between.
         last = [int(scal[S_COVERS]), int(scal[S_COVERS_IN]), int(scal[S_COVERS_OUT]),
@@ -268,16 +300,16 @@ class Model:
             # The learner's compiled loop runs up to the next evaluation point; the Python
             # here runs once per evaluation, never per sample.
             stop = min(done - done % eval_every + eval_every, iterations)
-            if clock is None:
-                learner.steps(self, X, y, order, done, stop, reshuffle)
+            if weighted is None:
+                self._steps(X, y, order, done, stop, reshuffle, clock)
             else:
-                learner.steps(self, X, y, order, done, stop, reshuffle, clock=clock)
+                weighted.run(lambda a, b: self._steps(X, y, order, a, b, False, clock), order, done, stop)
             done = stop
             y_hat = evaluate(self, X_eval)
-            train_mae, train_mse = _errors(y_hat[:n_train], y)
+            train_mae, train_mse = errors(y_hat[:n_train], y, weight)
             test_mae, test_mse = np.nan, np.nan
             if X_eval.shape[0] > n_train:
-                test_mae, test_mse = _errors(y_hat[n_train:], y_eval[n_train:])
+                test_mae, test_mse = errors(y_hat[n_train:], y_eval[n_train:], test_weight)
             now = [int(scal[S_COVERS]), int(scal[S_COVERS_IN]), int(scal[S_COVERS_OUT]),
                    int(scal[S_DELETIONS])]
             curve[row] = (done, train_mae, test_mae, train_mse, test_mse, scal[S_P], scal[S_TOTAL],
@@ -286,23 +318,34 @@ class Model:
             last = now
         return curve
 
+    def _steps(self, X, y, order, start, stop, reshuffle, clock):
+        """The learner's compiled loop over iterations start..stop-1 (Learner.steps)."""
+        if clock is None:
+            self.learner.steps(self, X, y, order, start, stop, reshuffle)
+        else:
+            self.learner.steps(self, X, y, order, start, stop, reshuffle, clock=clock)
+
     def predict(self, X) -> np.ndarray:
         X = self._check_inputs(X)
         return self.learner.predict(self, X)
 
-    def _check_rows(self, X, y):
-        """The rows a step after training (refine, compact) works on, checked."""
+    def _check_rows(self, X, y, weight=None):
+        """The rows a step after training (refine, compact) works on, checked, without those of
+        weight 0; with their weights (None: unweighted), as a keyword argument for the learner."""
         X = self._check_inputs(X)
         y = _as_vector(y, X.shape[0], "y")
+        X, y, weight = positive_rows(X, y, weight, "weight")
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
-        return X, y
+        # Passed to the learner only when the rows are weighted: a learner's refine and
+        # compact need not know weights until they are given.
+        return X, y, ({} if weight is None else {"weight": weight})
 
     def compact(self, X, y, *, seed: int, method: str | None = None, rules: float | None = None,
-                tolerance: float | None = None):
-        """Make the model smaller in place (compaction.py), given its scaled training rows;
-        settings not given are the model's compaction hyperparameters (`piecewise` when its
-        compaction is `none`)."""
+                tolerance: float | None = None, weight=None):
+        """Make the model smaller in place (compaction.py), given its scaled training rows (and
+        their sample weights); settings not given are the model's compaction hyperparameters
+        (`piecewise` when its compaction is `none`)."""
         learner = self.learner
         if self.params.bags > 1:
             raise ValueError(f"an average of {self.params.bags} {learner.label} populations (bags) "
@@ -314,17 +357,18 @@ class Model:
         checked = self.params.with_overrides(
             compact_rules=self.params.compact_rules if rules is None else rules,
             compact_tolerance=self.params.compact_tolerance if tolerance is None else tolerance)
-        X, y = self._check_rows(X, y)
+        X, y, weighted = self._check_rows(X, y, weight)
         with one_blas_thread():
             result = learner.compact(self, X, y, method, rules=float(checked.compact_rules),
-                                     tolerance=float(checked.compact_tolerance), seed=int(seed))
+                                     tolerance=float(checked.compact_tolerance), seed=int(seed), **weighted)
         self.scratch.key_state[0] = 0  # the antecedent keys are rebuilt when next needed
         return result
 
     def refine(self, X, y, *, seed: int, max_iter: int | None = None, pull: float | None = None,
-               validation: float | None = None):
-        """Refit every consequent weight on the rows (X, y) with the rules' structure fixed
-        (refine.py); settings not given are the model's `refine_*` hyperparameters."""
+               validation: float | None = None, weight=None):
+        """Refit every consequent weight on the rows (X, y), each weighted by its sample weight
+        when given, with the rules' structure fixed (refine.py); settings not given are the
+        model's `refine_*` hyperparameters."""
         if self.learner.refine is None:
             raise ValueError(registry.refinement_refusal())
         settings = {"max_iter": self.params.refine_max_iter, "pull": self.params.refine_pull,
@@ -335,13 +379,13 @@ class Model:
         checked = self.params.with_overrides(refine_max_iter=settings["max_iter"],
                                              refine_pull=settings["pull"],
                                              refine_validation=settings["validation"])
-        X, y = self._check_rows(X, y)
+        X, y, weighted = self._check_rows(X, y, weight)
         with one_blas_thread():
             return self.learner.refine(self, X, y, max_iter=int(checked.refine_max_iter),
                                        pull=float(checked.refine_pull),
                                        validation=float(checked.refine_validation), seed=int(seed),
                                        smoothness=float(self.params.refine_smoothness),
-                                       search=self.params.smoothness == "search")
+                                       search=self.params.smoothness == "search", **weighted)
 
     def predict_components(self, X):
         """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, m, n], zhat[rows, m],
@@ -375,13 +419,15 @@ class Model:
         return df[list(CURVE_COLUMNS)]
 
 
-def final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test) -> None:
-    """The model's train (and, with test rows, test) MAE and MSE into final[prefix + name]."""
-    final[f"{prefix}train_mae"], final[f"{prefix}train_mse"] = _errors(
-        model.predict(X_train), np.asarray(y_train, dtype=np.float64))
+def final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_test, y_test, *,
+                 weight=None, test_weight=None) -> None:
+    """The model's train (and, with test rows, test) MAE and MSE into final[prefix + name],
+    weighted by the rows' sample weights when given (rows of weight 0 already left out)."""
+    final[f"{prefix}train_mae"], final[f"{prefix}train_mse"] = errors(
+        model.predict(X_train), np.asarray(y_train, dtype=np.float64), weight)
     if X_test is not None and len(X_test):
-        final[f"{prefix}test_mae"], final[f"{prefix}test_mse"] = _errors(
-            model.predict(X_test), np.asarray(y_test, dtype=np.float64))
+        final[f"{prefix}test_mae"], final[f"{prefix}test_mse"] = errors(
+            model.predict(X_test), np.asarray(y_test, dtype=np.float64), test_weight)
 
 
 # Extra metrics of a run with `refinement` (its other metrics are the refined model's): the
@@ -390,13 +436,14 @@ REFINE_KEYS = (*(f"evolved_{k}" for k in (*ERROR_KEYS, "aic")), "refine_iteratio
                "refine_smoothness")
 
 
-def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
+def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int, *,
+                  weight=None, test_weight=None) -> None:
     """Refine the trained model on the train rows; `final` takes the refined errors and AIC,
     and keeps the evolved ones under REFINE_KEYS. Rules and parameters do not change."""
     for key in (*ERROR_KEYS, "aic"):
         final[f"evolved_{key}"] = final[key]
-    result = model.refine(X_train, y_train, seed=seed)
-    final_errors(model, final, "", X_train, y_train, X_test, y_test)
+    result = model.refine(X_train, y_train, seed=seed, weight=weight)
+    final_errors(model, final, "", X_train, y_train, X_test, y_test, weight=weight, test_weight=test_weight)
     final["aic"] = float(aic(X_train.shape[0], final["train_mse"], final["params"]))
     final["refine_iterations"] = int(result.iterations)
     final["refine_seconds"] = float(result.seconds)
@@ -410,13 +457,15 @@ COMPACT_KEYS = ("compacted_rules", "compacted_params", *(f"compacted_{k}" for k 
                 "compacted_seconds")
 
 
-def compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int) -> None:
+def compact_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int, *,
+                  weight=None, test_weight=None) -> None:
     compacted = copy.deepcopy(model)
-    result = compacted.compact(X_train, y_train, seed=seed)
+    result = compacted.compact(X_train, y_train, seed=seed, weight=weight)
     final["compacted_rules"] = compacted.n_rules
     final["compacted_params"] = compacted.n_params
     final["compacted_test_mae"], final["compacted_test_mse"] = math.nan, math.nan
-    final_errors(compacted, final, "compacted_", X_train, y_train, X_test, y_test)
+    final_errors(compacted, final, "compacted_", X_train, y_train, X_test, y_test, weight=weight,
+                 test_weight=test_weight)
     final["compacted_seconds"] = float(result.seconds)
 
 
@@ -443,17 +492,27 @@ def warm_up(method: str, profile: bool = False) -> None:
         Model(method, 2, Hyperparameters(N=20)).train(
             X, y, 40, 0, eval_every=20, clock=np.zeros(len(model.learner.phases), np.int64))
         counter_now()
+    # The weighted order and errors (weights.py) compile their own functions.
+    weight = np.arange(1.0, 21.0)
+    Model(method, 2, Hyperparameters(N=20)).train(X, y, 40, 0, X_test=X[:5], y_test=y[:5], eval_every=20,
+                                                  weight=weight, test_weight=weight[:5])
     if model.learner.refine is not None:
         model.refine(X, y, seed=0, max_iter=2)
+        model.refine(X, y, seed=0, max_iter=2, weight=weight)
     for compaction in model.learner.compactions:
         copy.deepcopy(model).compact(X, y, seed=0, method=compaction)
+        copy.deepcopy(model).compact(X, y, seed=0, method=compaction, weight=weight)
     _WARM.add((method, profile))
 
 
 def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperparameters,
               iterations: int = 100_000, eval_every: int = 2000, seed: int = 0,
-              profile: bool = False) -> TrainResult:
+              profile: bool = False, weight=None, test_weight=None) -> TrainResult:
     """One learner run on scaled data: the learning curve, the final rules and the metrics.
+
+    `weight`, `test_weight`: sample weights of the train and test rows (weights.py). Rows of
+    weight 0 are left out first; training, refinement and compaction weigh the rows, and
+    every error is a weighted mean. Weights all equal give the unweighted run, bit for bit.
 
     `seconds` is the training and evaluation time alone: compilation happens before it.
     With `params.refinement` the model is refined after the last evaluation: `final` then holds
@@ -463,6 +522,9 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     of that time went; the run computes the same numbers.
     """
     X_train = _as_matrix(X_train, "X_train")
+    X_train, y_train, weight = positive_rows(X_train, y_train, weight, "weight")
+    if X_test is not None:
+        X_test, y_test, test_weight = positive_rows(X_test, y_test, test_weight, "test_weight")
     model = Model(method, X_train.shape[1], params)
     phases = model.learner.phases
     if profile and not phases:
@@ -473,7 +535,7 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     start = time.perf_counter()
     cycles = counter_now() if profile else 0
     raw = model.train(X_train, y_train, iterations, seed, X_test=X_test, y_test=y_test,
-                      eval_every=eval_every, clock=clock)
+                      eval_every=eval_every, clock=clock, weight=weight, test_weight=test_weight)
     cycles = counter_now() - cycles if profile else 0
     seconds = time.perf_counter() - start
     curve = model.curve_frame(raw, X_train.shape[0])
@@ -483,9 +545,11 @@ def train_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperpar
     final["final_N"] = model.budget_N
     final["aic"] = float(final["aic"])
     if params.refinement:
-        _refine_final(model, final, X_train, y_train, X_test, y_test, seed)
+        _refine_final(model, final, X_train, y_train, X_test, y_test, seed, weight=weight,
+                      test_weight=test_weight)
     if params.compaction != "none":
-        compact_final(model, final, X_train, y_train, X_test, y_test, seed)
+        compact_final(model, final, X_train, y_train, X_test, y_test, seed, weight=weight,
+                      test_weight=test_weight)
     # Whole-run covering rates: all covers over all iterations and submodels.
     total = int(iterations)
     for column, slots in zip(COVER_RATES, model.learner.cover_slots(model.n, model.params)):

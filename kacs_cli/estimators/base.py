@@ -70,16 +70,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model, bagging, capacity, registry
 from kacs_cli.engine.params import DECLARATIONS, DECLARED, coerce, per_input_value
+from kacs_cli.engine.weights import checked
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
 from kacs_cli.estimators.validation import (ARGUMENTS, NO_Y, ParameterError, base_seed, categorical_cells,
                                             categorical_columns, check_fit_data, check_jobs, choices_of,
                                             fit_iterations, json_param, parameter_constraints, plain,
-                                            scaling_ranges, validate)
+                                            scaling_ranges, validate, weighted_rows)
 from kacs_cli.scaling import CategoryMap, InputTransform, scale_inputs, scale_target, unscale_target
 
-__all__ = ["LearnerRegressor"]
+__all__ = ["LearnerRegressor", "expected_failed_checks"]
 
 class LearnerRegressor(RegressorMixin, BaseEstimator):
     """Shared implementation; use KACSRegressor or XCSFRegressor.
@@ -177,14 +178,16 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         if hasattr(self, "zhat_range_"):
             del self.zhat_range_
 
-    def _rows(self, X, y=NO_Y, *, reset=False):
+    def _rows(self, X, y=NO_Y, *, reset=False, sample_weight=None):
         """(X, y, categories): X validated as float rows, its categorical columns holding their
         categories' positions on [0, 1], and y validated (None when not given).
 
         With reset (fit, a first partial_fit) the categorical columns are those
         categorical_features declares, and `categories` is their CategoryMap fitted on these
-        rows, for `_start` to install (None: no categorical column, and X is validated exactly
-        as without categories); else the fitted map places them.
+        rows (with sample_weight: on the rows of positive weight, their mean targets weighted,
+        as the rows repeated would give), for `_start` to install (None: no categorical
+        column, and X is validated exactly as without categories); else the fitted map places
+        them. The rows of weight 0 are still in the result: `weighted_rows` removes them.
         """
         if reset:
             columns = categorical_columns(self.categorical_features, X)
@@ -195,7 +198,15 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         X_rows, y_rows = (checked, None) if y is NO_Y else checked
         if not columns:
             return X_rows, y_rows, None
-        categories = CategoryMap.fit(columns, cells, y_rows, labels) if reset else self.categories_
+        if not reset:
+            categories = self.categories_
+        elif sample_weight is None:
+            categories = CategoryMap.fit(columns, cells, y_rows, labels)
+        else:
+            weight = checked(sample_weight, X_rows.shape[0])
+            keep = weight > 0
+            categories = CategoryMap.fit(columns, [np.asarray(c)[keep] for c in cells], y_rows[keep], labels,
+                                         weight[keep])
         X_rows[:, list(columns)] = categories.positions(cells, labels)
         return X_rows, y_rows, categories
 
@@ -236,9 +247,15 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ learning
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn from scratch: scaling from (X, y), then `n_iter` iterations (or, with `n_passes`,
         ceil(n_passes x rows)) with seed random_state.
+
+        sample_weight: a weight >= 0 per row (docs/algorithm.md section 12, "Sample weights").
+        Rows of weight 0 are removed before anything else, the scaling included; weights all
+        equal train exactly as none; otherwise the rows are visited in proportion to their
+        weights (integer weights as the rows repeated) and the refinement, the capacity
+        search, bagging and compaction weigh them.
 
         The scaling uses the min/max of X and y (or `input_range`/`target_range` when given);
         an int random_state is the engine seed itself, so fitting the unscaled train rows of a
@@ -248,40 +265,41 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
         self._validate_params()
-        X, y, categories = self._rows(X, y, reset=True)
+        X, y, categories = self._rows(X, y, reset=True, sample_weight=sample_weight)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         check_fit_data(X, y, self.target_range)
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y, categories)
         Xs, ys = self._scale_X(X), self._scale_y(y)
         if self.model_.params.capacity == "search":
-            self._search_capacity(Xs, ys, n_iter)
+            self._search_capacity(Xs, ys, n_iter, weight)
         if self.model_.params.bags > 1:
-            self._fit_bags(Xs, ys, n_iter)
+            self._fit_bags(Xs, ys, n_iter, weight)
         else:
-            self._train(Xs, ys, n_iter, reset_ranges=True)
+            self._train(Xs, ys, n_iter, reset_ranges=True, weight=weight)
             if self.model_.params.refinement:
-                self._refine_scaled(Xs, ys, {})
+                self._refine_scaled(Xs, ys, {}, weight)
         if self.model_.params.compaction != "none":
-            self._compact_scaled(Xs, ys, {})
+            self._compact_scaled(Xs, ys, {}, weight)
         return self
 
-    def _search_capacity(self, Xs, ys, iterations):
+    def _search_capacity(self, Xs, ys, iterations, weight=None):
         """`capacity: search`: the budget chosen on a held-out part of the rows (engine/capacity.py)
         becomes the model's N; capacity_result_ says what was tried."""
         params = self.model_.params
         try:
             self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
-                                                    n_jobs=check_jobs(self.n_jobs))
+                                                    n_jobs=check_jobs(self.n_jobs), weight=weight)
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
 
-    def _fit_bags(self, Xs, ys, iterations):
+    def _fit_bags(self, Xs, ys, iterations, weight=None):
         """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on
         them with refinement), in `n_jobs` processes, merged into one model (engine/bagging.py)."""
         try:
             self.model_ = bagging.fit(self._method, Xs, ys, self.model_.params, iterations, self.seed_,
-                                      n_jobs=check_jobs(self.n_jobs))
+                                      n_jobs=check_jobs(self.n_jobs), weight=weight)
         except ValueError as exc:
             raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
         self.n_train_calls_ += 1
@@ -293,7 +311,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return int(self.model_.params.N)
 
-    def compact(self, X, y, *, method=None, rules=None, tolerance=None):
+    def compact(self, X, y, *, method=None, rules=None, tolerance=None, sample_weight=None):
         """A compacted copy of this fitted model (this one is left as it is), given the rows
         it was trained on (or rows like them: the pieces follow where the data lie).
 
@@ -303,33 +321,37 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         weights (engine/compaction.py); `single-winner` keeps each row's fittest matching
         rule per submodel (the field's reference). rules: the share of the rules to keep at
         most (default compact_rules, 0.1); tolerance > 0: that absolute tolerance on the
-        [-1, 1] target scale instead. The copy's compaction_result_ says what was done.
+        [-1, 1] target scale instead. sample_weight: the rows' weights, as in `fit`. The copy's
+        compaction_result_ says what was done.
         """
         check_is_fitted(self, "model_")
         X, y, _ = self._rows(X, y)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         compacted = copy.deepcopy(self)
         given = {"method": method, "rules": rules, "tolerance": tolerance}
-        compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given)
+        compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given, weight)
         return compacted
 
-    def _compact_scaled(self, Xs, ys, given):
-        self.compaction_result_ = self._after_step(self.model_.compact, Xs, ys, given)
+    def _compact_scaled(self, Xs, ys, given, weight=None):
+        self.compaction_result_ = self._after_step(self.model_.compact, Xs, ys, {**given, "weight": weight})
 
-    def refine(self, X, y, *, max_iter=None, pull=None, validation=None):
+    def refine(self, X, y, *, max_iter=None, pull=None, validation=None, sample_weight=None):
         """Refit every consequent weight jointly on (X, y), the rules' structure (intervals,
         fitness) kept: full-batch L-BFGS-B on the mean squared error of the prediction with a
         pull towards the current weights, early-stopped on a seeded `validation` fraction of
-        the rows (engine/refine.py). Settings not given are the refine_* parameters. KACS
-        only; `fit` with refinement=True calls it on the training rows. Returns self; what it
-        did is in refine_result_."""
+        the rows (engine/refine.py). Settings not given are the refine_* parameters;
+        sample_weight weighs each row's squared error (as in `fit`). KACS only; `fit` with
+        refinement=True calls it on the training rows. Returns self; what it did is in
+        refine_result_."""
         check_is_fitted(self, "model_")
         X, y, _ = self._rows(X, y)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
-        self._refine_scaled(self._scale_X(X), self._scale_y(y), given)
+        self._refine_scaled(self._scale_X(X), self._scale_y(y), given, weight)
         return self
 
-    def _refine_scaled(self, Xs, ys, given):
-        self.refine_result_ = self._after_step(self.model_.refine, Xs, ys, given)
+    def _refine_scaled(self, Xs, ys, given, weight=None):
+        self.refine_result_ = self._after_step(self.model_.refine, Xs, ys, {**given, "weight": weight})
 
     def _after_step(self, step, Xs, ys, given):
         """One of the engine model's steps after training (refine, compact) on the scaled rows:
@@ -341,8 +363,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         self._after_training(Xs, reset_ranges=False)
         return result
 
-    def partial_fit(self, X, y):
-        """Continue online learning on one batch: one pass over it (len(X) iterations).
+    def partial_fit(self, X, y, sample_weight=None):
+        """Continue online learning on one batch: one pass over it (len(X) iterations; with
+        sample_weight, as in `fit`: the rows of positive weight, visited in proportion to it).
 
         The first call on an unfitted estimator creates the model and fixes the scaling: from
         `input_range`/`target_range` when given, else from this first batch's min/max (later
@@ -356,18 +379,19 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         first = not hasattr(self, "model_")
         if first:
             self._validate_params()
-        X, y, categories = self._rows(X, y, reset=first)
+        X, y, categories = self._rows(X, y, reset=first, sample_weight=sample_weight)
+        X, y, weight = weighted_rows(X, y, sample_weight)
         if first:
             if self.hyperparameters(X.shape[1]).bags > 1:
                 raise UserError("bags > 1 needs fit: each bag is trained on a bootstrap sample of all "
                                 "the rows, which a stream of batches does not have")
             self._start(X, y, categories)
-        self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first)
+        self._train(self._scale_X(X), self._scale_y(y), X.shape[0], reset_ranges=first, weight=weight)
         return self
 
-    def _train(self, Xs, ys, iterations, reset_ranges):
+    def _train(self, Xs, ys, iterations, reset_ranges, weight=None):
         seed = self._call_seed(self.n_train_calls_)
-        self.model_.train(Xs, ys, iterations, seed)
+        self.model_.train(Xs, ys, iterations, seed, weight=weight)
         self.n_train_calls_ += 1
         self._after_training(Xs, reset_ranges)
 
@@ -539,6 +563,23 @@ def _with_parameters(doc: str, cls) -> str:
     section = "\n".join(lines)
     before, marker, after = doc.partition("\nAttributes\n----------")
     return f"{before.rstrip()}\n\n{section}\n{marker}{after}" if marker else f"{doc.rstrip()}\n\n{section}\n"
+
+
+# scikit-learn's checks whose expectation a learner that visits rows in a seeded random order
+# cannot meet, each with the reason (parametrize_with_checks(expected_failed_checks=...)
+# marks them as expected failures; tests/test_estimator_checks.py).
+_EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "integer weights equal repeated rows exactly when the repeats stand where np.repeat puts "
+        "them in the same row order (tests/test_sample_weight.py shows it bit for bit, and within "
+        "run-to-run noise for repeats placed elsewhere); this check shuffles the weighted rows, "
+        "which changes the online learner's order of visits as another seed would"),
+}
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn checks `estimator` is expected to fail, with the reason of each."""
+    return dict(_EXPECTED_FAILED_CHECKS)
 
 
 def _signature(cls) -> inspect.Signature:

@@ -5,11 +5,14 @@ A benchmark entry is a name (f1-f4, generated or the authors' published sample; 
 data set) or a CSV path, with options. f1-f4 default to `source: generated` with n = 10,
 1000 samples and dataset seed 0; a published sample is fixed, so n, samples, dataset_seed
 and variant are refused with it. Relative CSV paths are taken relative to the config file's
-folder and stored absolute.
+folder and stored absolute. A file's entry (a CSV path or a registry data set) may name one of
+its columns as the rows' sample weights (`weights`, docs/configs.md); that column is then no
+input.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -26,7 +29,7 @@ DEFAULT_DATASET_SEED = 0
 # The budget a cell label leaves unsaid (f3-n16 beside f3-n16-N12672).
 DEFAULT_N_BUDGET = Hyperparameters().N
 BENCHMARK_KEYS = (
-    "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "P_hash", "N",
+    "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "weights", "P_hash", "N",
     "methods",
 )
 # Keys of the benchmark entry that only make sense for a generated synthetic function.
@@ -41,6 +44,8 @@ class DataIdentity:
     `kind` says where the data come from: "function" (generated from f1-f4 with n, samples,
     dataset_seed and variant), "dataset" (a registry file: a published f1-f4 sample or a
     real-world set, read from the data directory) or "csv" (a user file at `path`).
+    `weights`: the 0-based column of a file's data that holds the rows' sample weights
+    (docs/algorithm.md section 12), None for unweighted rows.
     """
 
     benchmark: str
@@ -50,6 +55,7 @@ class DataIdentity:
     samples: int | None = None
     dataset_seed: int | None = None
     variant: str | None = None
+    weights: int | None = None
 
     @property
     def source(self) -> str | None:
@@ -65,8 +71,9 @@ class DataIdentity:
         return self.kind == "csv" or (self.kind == "dataset" and self.benchmark not in FUNCTIONS)
 
     def to_dict(self) -> dict:
-        """The resolved config's fields of a cell's data, in their written order."""
-        return {
+        """The resolved config's fields of a cell's data, in their written order; `weights` only
+        where a column holds weights, so that the records of unweighted cells keep their form."""
+        out = {
             "benchmark": self.benchmark,
             "kind": self.kind,
             "source": self.source,
@@ -77,6 +84,14 @@ class DataIdentity:
             "variant": self.variant,
             "real_world": self.real_world,
         }
+        if self.weights is not None:
+            out["weights"] = self.weights
+        return out
+
+    @classmethod
+    def from_written(cls, written: dict) -> "DataIdentity":
+        """The identity a resolved config's cell records (`to_dict`); absent fields are None."""
+        return cls(**{f.name: written.get(f.name) for f in dataclasses.fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -150,6 +165,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
 
     N = whole(entry["N"], f"{where}.N", 1) if "N" in entry else None
     P_hash = number(entry["P_hash"], f"{where}.P_hash", 0.0, 1.0) if "P_hash" in entry else None
+    weights = whole(entry["weights"], f"{where}.weights", 0) if "weights" in entry else None
 
     if "path" in entry:
         raw_path = nonempty_text(entry["path"], f"{where}.path")
@@ -160,7 +176,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         if not p.is_absolute() and base_dir is not None:
             p = base_dir / p
         p = p.resolve()
-        data = DataIdentity(benchmark=safe_name(p.stem), kind="csv", path=str(p))
+        data = DataIdentity(benchmark=safe_name(p.stem), kind="csv", path=str(p), weights=weights)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     name = nonempty_text(entry["name"], f"{where}.name").lower()
@@ -173,8 +189,11 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
                          "the published sample is fixed (n = 10, 1000 samples); use source: generated "
                          "to choose n, samples, dataset_seed or a variant")
             info = get_registry()[name]
-            data = DataIdentity(benchmark=name, kind="dataset", n=info.n_inputs, samples=info.rows)
+            data = _registry_data(name, info, weights, where)
             return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
+        if weights is not None:
+            fail(f"{where}.weights", f"a generated {name} has no columns to take weights from; weights "
+                                     f"name a column of a data file (a CSV path or a registry data set)")
         n = whole(entry.get("n", DEFAULT_N), f"{where}.n", 1)
         samples = whole(entry.get("samples", DEFAULT_SAMPLES), f"{where}.samples", 10)
         seed = whole(entry.get("dataset_seed", DEFAULT_DATASET_SEED), f"{where}.dataset_seed", 0)
@@ -196,11 +215,21 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
             if key in entry:
                 fail(f"{where}.{key}", f"only applies to the synthetic functions f1-f4, not to the data set {name}")
         info = get_registry()[name]
-        data = DataIdentity(benchmark=name, kind="dataset", n=info.n_inputs, samples=info.rows)
+        data = _registry_data(name, info, weights, where)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     fail(f"{where}.name", f"unknown benchmark {entry['name']!r}; use one of {', '.join(registry)}, "
                           f"or path: <file.csv> for your own data")
+
+
+def _registry_data(name: str, info, weights: int | None, where: str) -> DataIdentity:
+    """The identity of a registry data set's cell, with `weights` (a column of its file) checked
+    against the registry's shape: an input column, which then is no input."""
+    if weights is not None and weights >= info.n_inputs:
+        fail(f"{where}.weights", f"{name} has input columns 0 to {info.n_inputs - 1} (the target is column "
+                                 f"{info.n_inputs}); the weights must be one of them, got {weights}")
+    n = info.n_inputs if weights is None else info.n_inputs - 1
+    return DataIdentity(benchmark=name, kind="dataset", n=n, samples=info.rows, weights=weights)
 
 
 # Suffixes that tell cells of one benchmark apart, in label order. Data attributes are
@@ -219,13 +248,16 @@ def _suffixes(group: list[BenchmarkEntry], p_hash_default: dict[int, float]) -> 
     attrs = [
         ("source", lambda e: e.data.source, lambda v: "published" if v == "published" else None),
         ("variant", lambda e: e.data.variant, lambda v: v),
-        ("n", lambda e: e.data.n, lambda v: f"n{v}"),
+        # A data set's n follows from its file (it differs only where a column holds weights,
+        # which the weights suffix says): n labels generated cells alone.
+        ("n", lambda e: e.data.n if e.data.kind == "function" else None, lambda v: f"n{v}"),
         ("samples", lambda e: e.data.samples, lambda v: f"s{v}"),
         ("dataset_seed", lambda e: e.data.dataset_seed, lambda v: f"d{v}"),
+        ("weights", lambda e: e.data.weights, lambda v: f"w{v}"),
     ]
     for name, get, fmt in attrs:
         values = [get(e) for e in group]
-        if not varies(values, none_is_value=name == "variant"):
+        if not varies(values, none_is_value=name in ("variant", "weights")):
             continue
         for e in group:
             v = get(e)

@@ -57,6 +57,7 @@ from typing import Any
 
 import yaml
 
+from kacs_cli import baselines
 from kacs_cli.engine.params import SEMANTICS
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import results
@@ -260,6 +261,8 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
     for i, (e, label) in enumerate(zip(entries, labels)):
         runs_here = cell_methods(bench[i], e.where, all_methods)
         params = cell_params(e, methods, {**specs, **baseline_specs(methods, its, e)}, shared, semantics, runs_here)
+        if e.data.weights is not None:
+            _check_weighted(e.where, runs_here, params)
         cells.append(Cell(index=i, label=label, data=e.data, params=params, methods=runs_here,
                           engines={m: methods[m][0] for m in runs_here if m in engines}))
 
@@ -277,6 +280,16 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         report=_report_settings(raw.get("report")),
         **_reuse_settings(raw.get("reuse"), base_dir),
     )
+
+
+def _check_weighted(where: str, methods: tuple[str, ...], params: dict) -> None:
+    """A cell with sample weights runs only methods that fit with them: every learner, and
+    the baselines whose estimator's fit takes sample_weight."""
+    for method in methods:
+        spec = params[method]
+        if isinstance(spec, baselines.Spec) and not baselines.takes_sample_weight(spec):
+            fail(f"{where}.weights", f"method {method} ({spec.estimator}) cannot fit with sample weights (its fit "
+                                     f"takes no sample_weight); leave it out of this entry with methods: [...]")
 
 
 def recorded_config(resolved: results.ResolvedConfig, where: Path | str) -> ExperimentConfig:
@@ -297,8 +310,7 @@ def recorded_config(resolved: results.ResolvedConfig, where: Path | str) -> Expe
                                                      cell.settings_of(method))
                 except (UserError, TypeError) as exc:
                     fail(f"cells[{i}].hyperparameters.{method}", str(exc))
-            fields = ("benchmark", "kind", "path", "n", "samples", "dataset_seed", "variant")
-            cells.append(Cell(index=i, label=cell.label, data=DataIdentity(**{f: cell.written.get(f) for f in fields}),
+            cells.append(Cell(index=i, label=cell.label, data=DataIdentity.from_written(cell.written),
                               params=params, methods=runs_here,
                               engines={m: resolved.method_engines[m] for m in runs_here
                                        if m in resolved.method_engines}))

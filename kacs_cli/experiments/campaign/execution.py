@@ -18,6 +18,7 @@ import pandas as pd
 from kacs_cli import baselines
 from kacs_cli.engine import bagging, capacity
 from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
+from kacs_cli.engine.weights import positive_rows
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
 from kacs_cli.experiments.campaign.cells import Cell, DataIdentity
@@ -47,14 +48,19 @@ class RunSettings:
 
 # Per-process cache: a worker runs many tasks on the same dataset, and reading CCPP or
 # generating f3 at n = 20 for each of them would be wasted work.
-_DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray]] = {}
+_DATA_CACHE: dict[tuple[DataIdentity, str | None], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
 
-def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of a cell, loaded or generated once per process."""
+def load_cell_rows(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                             np.ndarray | None]:
+    """(X, y, weights) of a cell, loaded or generated once per process. With a weights column
+    (DataIdentity.weights) its rows of weight 0 are removed here, before the split and the
+    scaling, and `weights` holds the others' (None without a weights column, or when the rows
+    left weigh alike: the unweighted run)."""
     data = cell.data
     key = (data, str(resolve_data_dir(data_dir)) if data.kind == "dataset" else None)
     if key not in _DATA_CACHE:
+        weight = None
         if data.kind == "function":
             X, y = benchmarks.generate(data.benchmark, data.n, data.samples, seed=data.dataset_seed,
                                        variant=data.variant)
@@ -62,27 +68,41 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
             X, y = datasets.load_dataset(data.benchmark, data_dir)
         else:
             X, y = datasets.load_dataset(Path(data.path), data_dir)
-        X.setflags(write=False)
-        y.setflags(write=False)
-        _DATA_CACHE[key] = (X, y)
+        if data.weights is not None:
+            X, weight = datasets.weight_column(X, data.weights, data.path or data.benchmark)
+            X, y, weight = positive_rows(X, y, weight, f"weights (column {data.weights})")
+        for array in (X, y, weight):
+            if array is not None:
+                array.setflags(write=False)
+        _DATA_CACHE[key] = (X, y, weight)
     return _DATA_CACHE[key]
+
+
+def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of a cell (load_cell_rows without the weights)."""
+    return load_cell_rows(cell, data_dir)[:2]
 
 
 def categorical_columns(cell: Cell) -> tuple[int, ...]:
     """The input columns the dataset registry declares categorical for a cell's data (none for
-    a generated function or a user's CSV file)."""
+    a generated function or a user's CSV file), counted over the inputs left once a weights
+    column (DataIdentity.weights) is taken out."""
     if cell.data.kind != "dataset":
         return ()
-    return get_registry()[cell.data.benchmark].categorical_columns
+    columns = get_registry()[cell.data.benchmark].categorical_columns
+    weights = cell.data.weights
+    if weights is None:
+        return columns
+    return tuple(j - (j > weights) for j in columns if j != weights)
 
 
-def placed_categories(X: np.ndarray, y: np.ndarray, split: Split, columns: tuple[int, ...]):
+def placed_categories(X: np.ndarray, y: np.ndarray, split: Split, columns: tuple[int, ...], weight=None):
     """A split's train and test inputs with the categorical `columns` at their categories'
-    positions, learned from the train rows of the raw data (X, y), in place of their min-max
-    scaled codes (docs/algorithm.md section 12)."""
+    positions, learned from the train rows of the raw data (X, y), with their sample weights
+    `weight` when given, in place of their min-max scaled codes (docs/algorithm.md section 12)."""
     train, test = X[split.train_index], X[split.test_index]
     labels = [f"{j}" for j in columns]
-    categories = CategoryMap.fit(columns, [train[:, j] for j in columns], y[split.train_index], labels)
+    categories = CategoryMap.fit(columns, [train[:, j] for j in columns], y[split.train_index], labels, weight)
     return (categories.place(split.X_train, [train[:, j] for j in columns], labels),
             categories.place(split.X_test, [test[:, j] for j in columns], labels))
 
@@ -142,13 +162,16 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     """Train one run and return its record, curve and population (nothing is written here)."""
     cell = task.cell
     baselines.preload(settings.preload)
-    X, y = load_cell_data(cell, settings.data_dir)
+    X, y, weight = load_cell_rows(cell, settings.data_dir)
     split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
+    # The rows' sample weights, split as the rows are (None: unweighted).
+    weights = ({"weight": None, "test_weight": None} if weight is None else
+               {"weight": weight[split.train_index], "test_weight": weight[split.test_index]})
     params = cell.params[task.method]
     if baselines.find(cell.engine(task.method)) is not None:
-        return _execute_baseline(task, settings, X, split)
+        return _execute_baseline(task, settings, X, split, **weights)
     columns = categorical_columns(cell) if params.categorical else ()
-    X_train, X_test = placed_categories(X, y, split, columns) if columns else (split.X_train, split.X_test)
+    X_train, X_test = placed_categories(X, y, split, columns, weights["weight"]) if columns else (split.X_train, split.X_test)
     # The method's input transform, fitted on this run's train rows (identity for minmax);
     # categorical columns pass through it.
     transform = InputTransform.fit(params.input_transform, X_train, keep=columns)
@@ -156,16 +179,17 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     chosen = None
     if params.capacity == "search":
         chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
-                                 task.seed)
+                                 task.seed, weight=weights["weight"])
     run_params = params if chosen is None else params.with_overrides(N=chosen.chosen_N)
     if params.bags > 1:
         result = bagging.train_bagged_run(
             cell.engine(task.method), X_train, split.y_train, X_test, split.y_test,
-            params=run_params, iterations=settings.iterations, seed=task.seed)
+            params=run_params, iterations=settings.iterations, seed=task.seed, **weights)
     else:
         result = train_run(
             cell.engine(task.method), X_train, split.y_train, X_test, split.y_test,
-            params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed)
+            params=run_params, iterations=settings.iterations, eval_every=settings.eval_every, seed=task.seed,
+            **weights)
     # The engine's result names each final metric as its runs.csv column (metrics.py).
     measured = {m.name: _plain(result.final[m.name]) for m in metrics.FINAL}
     measured.update((m.name, int(measured[m.name])) for m in metrics.FINAL if m.integer)
@@ -179,14 +203,17 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     return results.RunOutput(task.key, record.as_dict(), result.curve, result.population)
 
 
-def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split) -> results.RunOutput:
+def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split, weight=None,
+                      test_weight=None) -> results.RunOutput:
     """One run of a baseline (kacs_cli/baselines): fitted once on the run's split, with the
-    run's learner seed; the learners' metrics, no curve, no rules (empty fields)."""
+    run's learner seed (and the train rows' sample weights, where the cell has them); the
+    learners' metrics, weighted likewise, no curve, no rules (empty fields)."""
     spec = task.cell.params[task.method]
-    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test)
+    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test,
+                                   sample_weight=weight)
     measured = dict.fromkeys((m.name for m in metrics.FINAL), math.nan)
-    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train)
-    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test)
+    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train, weight)
+    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test, test_weight)
     measured.update(rules=None, micro=None, params=fitted.params)
     if fitted.params is not None:
         measured["aic"] = float(aic(split.X_train.shape[0], measured["train_mse"], fitted.params))

@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from kacs_cli.engine.weights import weight_problem
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import constant_target, empty_columns, empty_columns_message, missing_target, too_few_rows
 from kacs_cli.experiments.data.registry import (DatasetInfo, data_dir_origin, get_registry, lookup,
@@ -349,6 +350,40 @@ def read_table(path: str | Path, spec: list[int | str], inputs: int | None = Non
         empty = [j for j in range(n) if pd.isna(pd.Series(data[j], dtype=object)).all()]
         _check_dataset(path, width, y, empty)
     return frame, y, columns
+
+
+def weight_column(X, column: int, source: str | Path) -> tuple[np.ndarray | pd.DataFrame, np.ndarray]:
+    """(inputs, weights): the column `column` (0-based, counted over the file's columns) of the
+    data of `source` taken out of the inputs X as the rows' sample weights (docs/algorithm.md
+    section 12, "Sample weights"). A column that is not an input column of the file, or
+    weights that cannot weigh its rows (negative, not finite, all zero), are a UserError
+    naming the file and the column. X may be a DataFrame (`read_table`); its other columns
+    keep their header names."""
+    columns = X.shape[1] + 1
+    if isinstance(column, bool) or not isinstance(column, (int, np.integer)) or column < 0 or column >= columns:
+        raise UserError(f"{source}: has {columns} columns (0 to {columns - 1}, the target last); the weight "
+                        f"column {column!r} is not one of them")
+    if column == columns - 1:
+        raise UserError(f"{source}: column {column} is the target (the last column); the weights must be "
+                        f"another column")
+    if columns - 1 < 2:
+        raise UserError(f"{source}: has {columns} columns; with column {column} as the weights no input "
+                        f"column is left (a dataset needs inputs, the weights and the target last)")
+    frame = hasattr(X, "iloc")  # a CSV read with categorical columns (read_table)
+    try:
+        weights = np.ascontiguousarray(X.iloc[:, column] if frame else X[:, column], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UserError(f"{source}: the weight column {column} is not numeric; every weight must be a "
+                        f"number >= 0") from None
+    problem = weight_problem(weights, X.shape[0], first_row=1)
+    if problem:
+        raise UserError(f"{source}: the weight column {column} {problem}")
+    if frame:
+        rest = X.drop(columns=X.columns[column])
+        if not all(isinstance(c, str) for c in X.columns):  # no header: the columns stay 0, 1, ...
+            rest.columns = range(rest.shape[1])
+        return rest, weights
+    return np.ascontiguousarray(np.delete(X, column, axis=1)), weights
 
 
 # ----------------------------------------------------------------------------- named datasets
