@@ -372,3 +372,101 @@ def test_a_weighted_campaign_cell_reports_weighted_errors(tmp_path):
     test_w = w[split.test_index]
     assert row["test_mae"] == pytest.approx(np.average(np.abs(fitted.predict(split.X_test) - split.y_test),
                                                        weights=test_w), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- with missing and categorical inputs
+
+
+def _with_missing(X, seed=11):
+    X = X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < 0.15] = np.nan
+    return X
+
+
+def test_the_weighted_loss_with_missing_inputs_is_the_loss_of_the_rows_repeated():
+    """NaN rows fall in the design's missing cells, and their weights count there as anywhere."""
+    model, X, y = _trained_kacs()
+    X = _with_missing(X)
+    pop, P = model.pop, model.n_rules
+    w0 = np.ascontiguousarray(pop.weights.w[:P]).ravel().copy()
+    v = np.random.default_rng(3).integers(1, 4, len(y))
+    rows = design(pop, X, y, 2, 2, v.astype(float))
+    assert rows.cell_missing.any()
+    weighted = Objective(pop, 2, 2, rows, 0.1, w0)
+    repeated = Objective(pop, 2, 2, design(pop, np.repeat(X, v, axis=0), np.repeat(y, v), 2, 2), 0.1, w0)
+    w = w0 + np.random.default_rng(4).normal(0.0, 0.05, w0.shape)
+    loss, grad = weighted(w)
+    assert loss == pytest.approx(repeated(w)[0], rel=1e-12)
+    assert np.allclose(grad, repeated(w)[1], rtol=1e-10, atol=1e-14)
+    # The weighted MSE is that of the engine's prediction, which reads NaN at the centres.
+    assert weighted.mse(w0) == pytest.approx(np.average((model.predict(X) - y) ** 2, weights=v), rel=1e-12)
+    d = np.random.default_rng(10).normal(size=w.shape)
+    h = 1e-6
+    numeric = (weighted(w + h * d)[0] - weighted(w - h * d)[0]) / (2 * h)
+    assert numeric == pytest.approx(float(grad @ d), rel=1e-4, abs=1e-9)
+
+
+def test_piecewise_compaction_with_missing_inputs_and_integer_weights_is_that_of_the_rows_repeated():
+    model, X, y = _trained_kacs()
+    X = _with_missing(X)
+    v = np.random.default_rng(7).integers(1, 4, len(y))
+    a, b = copy.deepcopy(model), copy.deepcopy(model)
+    ra = piecewise(a, X, y, tolerance=0.05, weight=v.astype(float))
+    rb = piecewise(b, np.repeat(X, v, axis=0), np.repeat(y, v), tolerance=0.05)
+    assert ra.rules_after == rb.rules_after
+    grid = _with_missing(np.random.default_rng(8).random((300, 2)), seed=12)
+    assert np.allclose(a.predict(grid), b.predict(grid), atol=1e-6)
+
+
+def _categorical_data(rows=60, seed=0):
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue"], rows).astype(object)
+    x = rng.random(rows)
+    y = x + np.select([colour == "red", colour == "green"], [0.0, 2.0], 1.0)
+    return pd.DataFrame({"colour": colour, "x": x}), y
+
+
+def test_a_zero_weight_removes_its_row_from_the_categories_too():
+    X, y = _categorical_data()
+    X.loc[4, "colour"] = "violet"                       # a category only a row of weight 0 holds
+    y[4] = 40.0
+    weight = np.tile([1.0, 2.0, 0.5], 20)
+    weight[[4, 9]] = 0.0
+    keep = weight > 0
+    settings = dict(**SMALL, categorical_features=["colour"], refinement=True, refine_max_iter=20)
+    weighted = KACSRegressor(**settings).fit(X, y, sample_weight=weight)
+    reduced = KACSRegressor(**settings).fit(X[keep].reset_index(drop=True), y[keep], sample_weight=weight[keep])
+    assert weighted.categories_.categories == reduced.categories_.categories
+    assert "violet" not in weighted.categories_.categories[0]
+    assert np.array_equal(weighted.predict(X), reduced.predict(X))
+
+
+def test_categories_are_ranked_by_their_weighted_mean_target():
+    from kacs_cli.scaling import CategoryMap
+    cells, target = [np.array(["a", "a", "b"], dtype=object)], np.array([0.0, 10.0, 4.0])
+    # Unweighted a's mean is 5 > 4; with weights 3, 1 it is 2.5 < 4.
+    assert CategoryMap.fit((0,), cells, target, ["c"]).categories == [["b", "a"]]
+    assert CategoryMap.fit((0,), cells, target, ["c"], np.array([3.0, 1.0, 1.0])).categories == [["a", "b"]]
+
+
+def test_kacs_fit_names_the_weight_column_by_the_header_with_categorical(tmp_path, capsys):
+    X, y = _categorical_data()
+    weight = np.tile([0.0, 1.0, 3.0], 20)
+    frame = pd.DataFrame({"colour": X["colour"], "w": weight, "x": X["x"], "y": y})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    models = {}
+    for column in ("w", "1"):
+        out = tmp_path / f"m{column}.kacs"
+        code, text, err = run_kacs(capsys, "fit", tmp_path / "d.csv", "-o", out, "-n", 1500, "--N", 300,
+                                   "--categorical", "colour", "--weight-column", column)
+        assert code == 0, err
+        assert "2 inputs, weighted by column 1 (20 rows of weight 0 left out)" in text
+        assert "categorical inputs colour (3 categories)" in text
+        models[column] = KACSRegressor.load(out)
+    direct = KACSRegressor(n_iter=1500, N=300, P_hash=0.8, categorical_features=["colour"]).fit(
+        X, y, sample_weight=weight)
+    for model in models.values():
+        assert np.array_equal(model.predict(X), direct.predict(X))
+    code, _, err = run_kacs(capsys, "fit", tmp_path / "d.csv", "-o", tmp_path / "bad.kacs", "--categorical",
+                            "colour", "--weight-column", "colour")
+    assert code == 2 and "column 0 is categorical" in err and err.count("\n") == 1, err

@@ -70,7 +70,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model, bagging, capacity, registry
 from kacs_cli.engine.params import DECLARATIONS, DECLARED, coerce, per_input_value
-from kacs_cli.engine.weights import checked
+from kacs_cli.engine.weights import checked as checked_weights
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
@@ -203,7 +203,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         elif sample_weight is None:
             categories = CategoryMap.fit(columns, cells, y_rows, labels)
         else:
-            weight = checked(sample_weight, X_rows.shape[0])
+            weight = checked_weights(sample_weight, X_rows.shape[0])
             keep = weight > 0
             categories = CategoryMap.fit(columns, [np.asarray(c)[keep] for c in cells], y_rows[keep], labels,
                                          weight[keep])
