@@ -190,6 +190,26 @@ def test_a_figure_that_cannot_be_drawn_says_why(tmp_path) -> None:
     assert summary.experiments[0].figures == []
 
 
+def test_a_table_an_earlier_render_wrote_does_not_stay_behind(tmp_path) -> None:
+    """A report's optional tables (the published comparison, SupRB, refinement, compaction,
+    ...) are removed when a render no longer has them; the tables it writes stay, and another
+    experiment's files in the same folder are left alone."""
+    exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    report = exp / "report"
+    report.mkdir()
+    stale = [report / f"main_{kind}.csv" for kind in ("paper", "suprb", "refinement", "compaction", "pareto")]
+    other = report / "other_suprb.csv"
+    for path in (*stale, other):
+        path.write_text("an old table\n")
+    build_report(exp, formats="csv", figures=False)
+    assert not [p.name for p in stale if p.exists()]
+    assert other.read_text() == "an old table\n"
+    assert (report / "main_summary.csv").is_file() and (report / "main_across.csv").is_file()
+    # with --paper the published comparison is this render's again
+    build_report(exp, formats="csv", figures=False, paper=True)
+    assert (report / "main_paper.csv").is_file() and (report / "main_paper.csv").read_text() != "an old table\n"
+
+
 def test_curve_figures_cover_train_and_test_error_params_and_covering(tmp_path) -> None:
     exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
     for method in ("xcsf", "kacs"):
