@@ -233,8 +233,8 @@ def test_a_finished_folder_resumes_without_the_extras_of_its_methods(capsys, tmp
 
 def test_a_folder_started_without_an_extra_resumes_once_it_is_installed(capsys, tmp_path, monkeypatch):
     """A campaign begun with `--methods ridge` where interpret is not importable records ebm
-    from the config alone; with interpret there the same folder resumes (it used to be
-    refused as "a different config"), its record of ebm completed to the class's parameters."""
+    from the config alone; with interpret there the same folder resumes (not refused as "a
+    different config"), its record of ebm completed to the class's parameters."""
     cfg = tmp_path / "exp.yaml"
     cfg.write_text("benchmarks: [f1]\nmethods: [ridge, ebm]\nprotocol: {name: main, runs: 1}\n")
     out = tmp_path / "out"

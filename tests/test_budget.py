@@ -1,7 +1,7 @@
 """The adaptive population budget of KACS (docs/adaptive_budget.md, kacs_cli/engine/budget.py).
 
 What is checked: the decision rule against hand-computed windows; that `budget: fixed` is
-the engine as committed (the paper's numbers, and a run pinned before the budget existed);
+the engine as committed (the paper's numbers, and a run pinned from the engine without the budget);
 that an adaptive budget which never grows leaves the run untouched; that the budget never
 exceeds its ceiling; and that it grows under an induced cover-delete cycle and not when
 coverage is stable.
@@ -104,7 +104,7 @@ def test_growth_stops_at_the_ceiling_exactly():
 # 2. budget: fixed is the engine as it was: bit for bit.
 # --------------------------------------------------------------------------------------------
 
-# Produced by the engine of main at commit 5a5e55a, before the budget option existed (same
+# Produced by the engine without the budget option, which `budget: fixed` must reproduce (same
 # case as `pinned_run` below): sum of the raw curve, sum of the final rules' bounds, weights,
 # fitness and error, and the rule counts.
 PINNED = (66948.99682504931, 275.6573987376422, 237, 800)

@@ -90,7 +90,7 @@ def test_a_failed_run_record_write_keeps_every_finished_run_and_resumes(capsys, 
     line = one_line(err)
     assert line.startswith(f"error: cannot write {out / results.RECORD_DIR}/") and reason in line, line
     assert "recorded in" in line and "run the same command again" in line, line
-    # joblib used to drop the runs it had finished but not handed over yet
+    # no run finished but not yet handed over is dropped (joblib warns "not used" when it drops one)
     assert not [w for w in caught if "not used" in str(w.message)]
     recorded = assert_consistent(out)
     assert len(recorded) == 3

@@ -85,8 +85,9 @@ def test_bare_engine_model_round_trip(tmp_path):
 
 @pytest.mark.parametrize("name", ["kacs_v1.kacs", "xcsf_v1.kacs"])
 def test_files_written_before_the_estimators_exported_their_state_still_load(name, tmp_path):
-    # Written by main at 7a33a0c, when persistence still set the estimators' attributes itself
-    # (tests/fixtures/models_v1.json: the query rows and what the saved estimators predicted).
+    # Files of the first model format, in which persistence set the estimators' attributes
+    # itself (tests/fixtures/models_v1.json: the query rows and what the saved estimators
+    # predicted).
     spec = json.loads((FIXTURES / "models_v1.json").read_text())
     est = load(FIXTURES / name)
     X = np.array(spec["X"])
@@ -96,7 +97,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
         X = pd.DataFrame(X, columns=list(est.feature_names_in_))
     expected = np.array([float(v) for v in spec["predictions"][name]])
     np.testing.assert_array_equal(est.predict(X), expected)
-    # Saved again, the estimator's part of the file and every array are as the old code wrote them.
+    # Saved again, the estimator's part of the file and every array are as the first format wrote them.
     est.save(tmp_path / name)
     with zipfile.ZipFile(FIXTURES / name) as old, zipfile.ZipFile(tmp_path / name) as new:
         old_meta, new_meta = (json.loads(z.read("metadata.json")) for z in (old, new))

@@ -311,8 +311,8 @@ def test_paper_comparison_with_published_means(tmp_path: Path) -> None:
     assert len(paper) == 8 * 5
     assert paper["xcsf_z"].abs().max() < 1e-9 and paper["kacs_z"].abs().max() < 1e-9
     assert paper["xcsf_within"].all() and paper["kacs_within"].all()
-    # published verdicts from p < 0.05 and the sign of the mean difference (README counts:
-    # train MAE 1/3/4, test MAE 0/5/3, rules 0/7/1, params 0/8/0, AIC 0/8/0)
+    # published verdicts from p < 0.05 and the sign of the mean difference (the published
+    # table's counts: train MAE 1/3/4, test MAE 0/5/3, rules 0/7/1, params 0/8/0, AIC 0/8/0)
     counts = paper.groupby("metric")["symbol_paper"].agg(lambda s: "/".join(str((s == c).sum()) for c in "+-~"))
     assert counts.to_dict() == {"train_mae": "1/3/4", "test_mae": "0/5/3", "rules": "0/7/1",
                                 "params": "0/8/0", "aic": "0/8/0"}
@@ -325,7 +325,8 @@ def test_paper_comparison_with_published_means(tmp_path: Path) -> None:
     assert e.fidelity in md and e.fidelity in summary.console_markdown
     f1_train = _row(md.split("fidelity to the published table")[1], "f1")
     assert f1_train[2:6] == ["0.2033", "0.2033", "0.00", "yes"] and f1_train[-2:] == ["~", "+"]
-    # across-benchmark figures recomputed from the published means match the README
+    # across-benchmark figures recomputed from the published means (tests/test_stats.py has
+    # them from the same means)
     across = _rows_after(md.split("across benchmarks vs the paper")[1], "train MAE", 5)
     paper_cols = {row[0]: (row[2], row[4], row[6]) for row in across}
     assert paper_cols["train MAE"] == ("1.62 / 1.38", "1/3/4", "0.383")

@@ -5,6 +5,7 @@ re-rendering as a no-op (byte for byte; committed PNGs by name, see below)."""
 from __future__ import annotations
 
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -189,6 +190,26 @@ def test_a_figure_that_cannot_be_drawn_says_why(tmp_path) -> None:
     assert summary.experiments[0].figures == []
 
 
+def test_a_table_an_earlier_render_wrote_does_not_stay_behind(tmp_path) -> None:
+    """A report's optional tables (the published comparison, SupRB, refinement, compaction,
+    ...) are removed when a render no longer has them; the tables it writes stay, and another
+    experiment's files in the same folder are left alone."""
+    exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
+    report = exp / "report"
+    report.mkdir()
+    stale = [report / f"main_{kind}.csv" for kind in ("paper", "suprb", "refinement", "compaction", "pareto")]
+    other = report / "other_suprb.csv"
+    for path in (*stale, other):
+        path.write_text("an old table\n")
+    build_report(exp, formats="csv", figures=False)
+    assert not [p.name for p in stale if p.exists()]
+    assert other.read_text() == "an old table\n"
+    assert (report / "main_summary.csv").is_file() and (report / "main_across.csv").is_file()
+    # with --paper the published comparison is this render's again
+    build_report(exp, formats="csv", figures=False, paper=True)
+    assert (report / "main_paper.csv").is_file() and (report / "main_paper.csv").read_text() != "an old table\n"
+
+
 def test_curve_figures_cover_train_and_test_error_params_and_covering(tmp_path) -> None:
     exp = write_experiment(tmp_path / "main", "main", _plain_rows("main", ["f1"], 2), [{"name": "f1"}], runs=2)
     for method in ("xcsf", "kacs"):
@@ -253,52 +274,94 @@ def test_rerendering_after_a_clone_is_a_no_op(tmp_path, monkeypatch) -> None:
     assert _tree(tmp_path / "results" / "tiny" / "report") == first
 
 
-# The article's experiments render with --paper (the comparison with the published table);
-# the experiments beyond it (results/adaptive, results/baselines) without (Makefile: paper-tables).
-BEYOND_ARTICLE = ("adaptive", "baselines")
+# Every committed report, rendered again as `make paper-tables` renders it: the article's
+# experiments (results/paper/<experiment>, and results/main_article, the main experiment under
+# the article's prose) with --paper, the report over all of results/paper with --paper
+# --no-figures, every other folder plainly.
+RESULTS = REPO / "results"
 
 
-def _committed_experiments() -> list[Path]:
-    paper = sorted(p.parent.parent for p in (REPO / "results" / "paper").glob("*/report/report.md"))
-    beyond = [REPO / "results" / name for name in BEYOND_ARTICLE
-              if (REPO / "results" / name / "report" / "report.md").is_file()]
-    return paper + beyond
+def _committed_reports() -> list[Path]:
+    """Every folder under results/ with a committed report."""
+    return sorted(p.parent.parent for p in RESULTS.rglob("report/report.md"))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("exp", _committed_experiments(), ids=lambda p: p.name)
-def test_committed_reports_rerender_to_the_same_bytes(exp: Path, tmp_path, monkeypatch) -> None:
-    """What `make paper-tables` does on a fresh clone must leave the committed tree clean."""
-    # the whole tree: a report may include cells from a sibling experiment (suprb)
-    shutil.copytree(REPO / "results", tmp_path / "results",
+def _paper_tables_flags(folder: Path) -> dict[str, bool]:
+    """build_report's flags for a folder, as the Makefile's paper-tables target passes them."""
+    relative = folder.relative_to(RESULTS).as_posix()
+    if relative == "paper":
+        return {"paper": True, "figures": False}
+    return {"paper": relative.startswith("paper/") or relative == "main_article", "figures": True}
+
+
+def _makefile() -> str:
+    return (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+def test_make_paper_tables_renders_every_committed_report_with_these_flags() -> None:
+    """A folder with a report that `make paper-tables` leaves out would go stale unseen, and
+    the re-render check below must pass the flags the Makefile passes."""
+    text = _makefile()
+    recipe = re.search(r"^paper-tables:.*\n((?:\t.*\n)+)", text, re.M).group(1)
+    beyond = re.search(r"^BEYOND := (.*)$", text, re.M).group(1).split()
+    assert re.search(r"^PAPER := results/paper$", text, re.M)
+    # each experiment of results/paper with --paper, then results/paper itself without figures,
+    # then BEYOND plainly, then results/main_article with --paper
+    assert 'for d in $(PAPER)/*/' in recipe and 'kacs report "$${d%/}" --paper ||' in recipe
+    assert "kacs report $(PAPER) --paper --no-figures\n" in recipe
+    assert 'for d in $(BEYOND)' in recipe and 'kacs report "$$d" ||' in recipe
+    assert "kacs report results/main_article --paper ||" in recipe
+    rendered = {"results/paper", "results/main_article", *beyond}
+    rendered |= {f"results/paper/{p.name}" for p in (RESULTS / "paper").iterdir() if p.is_dir()}
+    committed = {p.relative_to(REPO).as_posix() for p in _committed_reports()}
+    assert committed <= rendered, f"not rendered by make paper-tables: {sorted(committed - rendered)}"
+    assert not {f for f in beyond if f.startswith("results/paper")}
+    flags = {folder: _paper_tables_flags(REPO / folder) for folder in committed}
+    assert flags["results/paper"] == {"paper": True, "figures": False}
+    assert all(flags[f] == {"paper": False, "figures": True} for f in committed & set(beyond))
+    assert all(flags[f] == {"paper": True, "figures": True} for f in committed
+               if f.startswith("results/paper/") or f == "results/main_article")
+
+
+@pytest.fixture(scope="module")
+def results_copy(tmp_path_factory) -> Path:
+    """One copy of results/ as a fresh clone has it (no per-run files, no PNGs), shared by the
+    re-render checks: a report may include cells of a sibling folder (suprb), and the report
+    over results/paper links each experiment's own report."""
+    root = tmp_path_factory.mktemp("clone")
+    shutil.copytree(RESULTS, root / "results",
                     ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock", "*.png"))
+    return root
+
+
+def _report_params() -> list:
+    """One parameter per committed report; those that draw figures (all but the report over
+    results/paper) are slow."""
+    return [pytest.param(folder, id=folder.relative_to(RESULTS).as_posix(),
+                         marks=[pytest.mark.slow] if _paper_tables_flags(folder)["figures"] else [])
+            for folder in _committed_reports()]
+
+
+@pytest.mark.parametrize("exp", _report_params())
+def test_committed_reports_rerender_to_the_same_bytes(exp: Path, results_copy: Path, monkeypatch) -> None:
+    """What `make paper-tables` does on a fresh clone leaves every committed report as it is:
+    the same files, and every table (Markdown, LaTeX, CSV) byte for byte."""
     relative = exp.relative_to(REPO)
-    work = tmp_path / relative
+    work = results_copy / relative
     shutil.rmtree(work / "report")
-    monkeypatch.chdir(tmp_path)
-    build_report(str(relative), paper=exp.parent.name == "paper")
-    committed, rendered = _tree(exp / "report"), _tree(work / "report")
-    assert sorted(rendered) == sorted(committed)
+    monkeypatch.chdir(results_copy)
+    try:
+        build_report(str(relative), **_paper_tables_flags(exp))
+        committed, rendered = _tree(exp / "report"), _tree(work / "report")
+    finally:
+        # the other checks read this folder's report as committed (the results/paper index links it)
+        shutil.rmtree(work / "report", ignore_errors=True)
+        shutil.copytree(exp / "report", work / "report", ignore=shutil.ignore_patterns("*.png"))
+    assert sorted(rendered) == sorted(committed), f"{relative}/report: the rendered files differ from the committed"
     # PNG pixels depend on the installed matplotlib and freetype, which a fresh install may
     # move; the tables are the contract, and the figures' names and presence are checked above.
-    for name in committed:
-        if name.endswith(".png"):
-            continue
-        assert rendered[name] == committed[name], f"{relative}/report/{name} differs when re-rendered"
-
-
-def test_committed_overall_report_rerenders_to_the_same_bytes(tmp_path, monkeypatch) -> None:
-    """`make paper-tables` ends with `kacs report results/paper --paper --no-figures`."""
-    committed = REPO / "results" / "paper" / "report"
-    if not (committed / "report.md").is_file():
-        pytest.skip("no overall report committed in results/paper/report")
-    work = tmp_path / "results" / "paper"
-    shutil.copytree(REPO / "results" / "paper", work,
-                    ignore=shutil.ignore_patterns("curves", "runs", "populations", ".lock"))
-    shutil.rmtree(work / "report")
-    monkeypatch.chdir(tmp_path)
-    build_report("results/paper", paper=True, figures=False)
-    assert _tree(work / "report") == _tree(committed)
+    differ = [name for name in committed if not name.endswith(".png") and rendered[name] != committed[name]]
+    assert not differ, f"{relative}/report: {', '.join(differ)} differ when re-rendered"
 
 
 def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path, monkeypatch) -> None:

@@ -263,8 +263,8 @@ def test_a_folder_in_use_by_another_campaign_is_refused(reference, tmp_path):
 
 
 def test_a_runs_csv_written_before_final_n_is_complete_and_gains_the_column(reference, tmp_path):
-    """results/paper/ was committed before the final_N column existed: its rows (fixed budget)
-    still count as finished runs, with final_N = N."""
+    """A runs.csv without the final_N column (results/paper/'s, of fixed budgets) holds
+    finished runs all the same, with final_N = N."""
     out = tmp_path / "old"
     shutil.copytree(reference, out)
     for folder in ("runs", "curves", "populations"):

@@ -42,7 +42,7 @@ def test_across_benchmark_rules_matches_published_p() -> None:
 def test_across_benchmark_train_mae_published() -> None:
     train = _paper("train_mae")
     test = stats.across_benchmark_test(train["xcsf_mean"], train["kacs_mean"])
-    assert round(test.p, 3) == 0.383  # README: train MAE p = 0.383
+    assert round(test.p, 3) == 0.383  # the published train MAE means give p = 0.383
     assert not test.significant and test.dagger == ""
 
 
@@ -114,7 +114,7 @@ def test_average_ranks_with_ties() -> None:
 
 def test_average_ranks_published_test_mae() -> None:
     ranks = dict(zip(("xcsf", "kacs"), kstats.average_ranks(pd.DataFrame({"xcsf": XCSF_TEST, "kacs": KACS_TEST}))))
-    assert (round(ranks["xcsf"], 3), round(ranks["kacs"], 3)) == (1.875, 1.125)  # README: 1.88 / 1.12
+    assert (round(ranks["xcsf"], 3), round(ranks["kacs"], 3)) == (1.875, 1.125)  # as the report rounds them: 1.88 / 1.12
 
 
 def test_count_and_format_symbols() -> None:

@@ -22,8 +22,9 @@ def recorded_for_these_kernels(recorded: dict):
     least squares and L-BFGS-B go through OpenBLAS, whose AVX2 ('Haswell', also chosen on
     Zen) and AVX-512 ('SkylakeX', also Cooperlake and SapphireRapids) kernels round the same
     sums differently in the last bits, and ten optimizer steps carry that into the fourth
-    digit (docs/xkan.md, section 7). Each family's values were printed by the implementation
-    of commit aa605d1 with OPENBLAS_CORETYPE set to it."""
+    digit (docs/xkan.md, section 7). Each family's values were printed by the reference
+    implementation (dense per-evaluation B-splines, parameter copies, no memo of fits) with
+    OPENBLAS_CORETYPE set to it."""
     from threadpoolctl import threadpool_info
 
     kernels = sorted({str(pool.get("architecture")) for pool in threadpool_info()
@@ -143,9 +144,9 @@ def test_training_fits_a_smooth_function():
 
 
 def test_a_fit_gives_the_values_recorded_before_its_kernels_were_rewritten():
-    """Values printed by the implementation of commit aa605d1 (its dense per-evaluation
-    B-splines and parameter copies) on this fixed case: the rewritten kernels compute the
-    same numbers, so the same optimizer path."""
+    """Values printed by the reference implementation (dense per-evaluation B-splines and
+    parameter copies) on this fixed case: the rewritten kernels compute the same numbers, so
+    the same optimizer path."""
     predicted, mae = recorded_for_these_kernels({
         "SkylakeX": ([-0.11016321958335223, 0.2473322513066155, -0.4769512142496056, 0.6576664538510162],
                      0.0012887677748093216),
@@ -275,7 +276,7 @@ def test_same_seed_same_model_and_another_seed_another():
 
 
 def test_a_run_gives_the_values_recorded_before_its_kernels_were_rewritten():
-    """A small run of the implementation of commit aa605d1, its printed values: KAN fits
+    """A small run of the reference implementation, its printed values: KAN fits
     answered from the run's memo of covered row sets and the rewritten kernels leave every
     decision of the run as it was. The decisions are the same with either OpenBLAS kernel
     family; the values differ in their last digits."""

@@ -3,15 +3,14 @@
 Functions on the training path are compiled with the options `HOT`:
 - `_nrt=False`: they allocate nothing, and without numba's reference counting a call that
   passes the Population (19 arrays) costs nothing instead of ~40 atomic increments and
-  decrements, about a quarter of KACS's time with reference counting on. Functions that
-  allocate (prediction, the driver) keep it.
+  decrements, which would be a large share of an iteration made of many such calls.
+  Functions that allocate (prediction, the driver) keep it.
 - `error_model="numpy"`: a division is one instruction rather than a test for a Python
   ZeroDivisionError first, and a loop with divisions can be vectorized; no division on these
   paths can have a zero divisor.
 The GA's functions (ga.run_ga and what it calls per offspring) are inlined: a call between
 compiled functions passes every array of its tuple arguments (Population, Scratch) field by
-field, and KACS makes about 25 GA events and 50 offspring per iteration at n = 20 (6 % of
-its time).
+field, and KACS makes about 25 GA events and 50 offspring per iteration at n = 20.
 """
 
 from __future__ import annotations

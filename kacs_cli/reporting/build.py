@@ -215,24 +215,22 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
         path = out / f"{stem}_scaling-{slug(name)}.csv"
         write_csv(path, scaling_csv(exp, group))
         written.append(path)
-    if exp.paper is not None and not exp.paper.empty:
-        path = out / f"{stem}_paper.csv"
-        write_csv(path, exp.paper)
-        written.append(path)
-    if exp.cells and suprb.applies(exp):
-        path = out / f"{stem}_suprb.csv"
-        write_csv(path, suprb.suprb_frame(exp))
-        written.append(path)
-    # The sections a campaign has only when its runs call for them (None: not this campaign).
+    # The tables a campaign has only when its runs call for them (None: not this campaign).
     pareto = exp.pareto is not None and not exp.pareto.points.empty
-    sections = (("refinement", exp.refinement), ("compaction", exp.compaction), ("capacity", exp.capacity),
+    sections = (("paper", exp.paper if exp.paper is not None and not exp.paper.empty else None),
+                ("suprb", suprb.suprb_frame(exp) if exp.cells and suprb.applies(exp) else None),
+                ("refinement", exp.refinement), ("compaction", exp.compaction), ("capacity", exp.capacity),
                 ("variants", exp.variants), ("pareto", exp.pareto.points if pareto else None),
                 ("pareto-summary", exp.pareto.summary if pareto else None))
     for suffix, data in sections:
+        path = out / f"{stem}_{suffix}.csv"
         if data is not None:
-            path = out / f"{stem}_{suffix}.csv"
             write_csv(path, data)
             written.append(path)
+        else:
+            # A table of an earlier render that this one has not must not stay behind looking
+            # current (as figures.experiment_figures does for figures).
+            path.unlink(missing_ok=True)
     return written + kmethods.write_csvs(exp, out)
 
 

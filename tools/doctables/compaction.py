@@ -1,4 +1,4 @@
-"""Compaction's campaigns (docs/compaction.md and the README): rules and test error before
+"""Compaction's campaigns (docs/compaction.md and docs/results-summary.md): rules and test error before
 and after each compaction, the rule budget swept, and compacted KACS beside SupRB-ES."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The README's summary: one line per experiment, its headline computed from the committed
-runs, and a link to its page. Each line is a function of its own."""
+"""The summary of docs/results-summary.md: one line per experiment, its headline computed from
+the committed runs, and a link to its page (relative to docs/). Each line is a function of its own."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def main_line(runs: Runs) -> list[str]:
     lower_on = _count(m, MAIN_BENCHMARKS, "test_mae", "-")
     higher_on = _count(m, MAIN_BENCHMARKS, "test_mae", "+")
     ratio = _params_ratios(m, MAIN_BENCHMARKS)
-    return ["[main](docs/experiments.md#1-main-experiment)", integer(len(m)),
+    return ["[main](experiments.md#1-main-experiment)", integer(len(m)),
             f"KACS's test MAE is lower than XCSF's on {lower_on} of 8 benchmarks, "
             + ("no significant difference on the others" if higher_on == 0 else f"higher on {higher_on}")
             + f", with {min(ratio):.1f} to {max(ratio):.0f} times fewer parameters; {inside} of {total} means within "
@@ -39,7 +39,7 @@ def main_line(runs: Runs) -> list[str]:
 def main_article_line(runs: Runs) -> list[str]:
     inside, total, *_ = fidelity(runs, "main_article")
     reference, *_ = fidelity(runs)
-    return ["[main, the article's prose](docs/algorithm.md#two-semantics)", integer(len(runs("main_article"))),
+    return ["[main, the article's prose](algorithm.md#two-semantics)", integer(len(runs("main_article"))),
             f"the main experiment under `semantics: article`: {inside} of {total} means within max(3 SE, 5 %) of "
             f"the published ones, against {reference} of {total} under the authors' code (the default)"]
 
@@ -48,7 +48,7 @@ def ablation_line(runs: Runs) -> list[str]:
     frame, switches = ablation(runs)
     moved = frame[(frame["error_p_holm"] < ALPHA) | (frame["rules_p_holm"] < ALPHA)]
     identical = [v for v, g in frame.groupby("variant") if (g["identical"] == g["n_pairs"]).all()]
-    return ["[prose against code, one switch at a time](docs/algorithm.md#two-semantics)",
+    return ["[prose against code, one switch at a time](algorithm.md#two-semantics)",
             integer(len(runs(ABLATION))),
             f"of {len(switches)} switch-learner pairs, {moved['variant'].nunique()} move a mean test MAE or rule count "
             f"significantly on some benchmark (Holm over 8); under {len(identical)}, every run is identical to the "
@@ -59,7 +59,7 @@ def sample_scaling_line(runs: Runs) -> list[str]:
     s = runs("paper/sample_scaling")
     cells = list(s.benchmark.unique())
     ratio = _params_ratios(s, cells)
-    return ["[sample-size scaling](docs/experiments.md#2-sample-size-scaling)", integer(len(s)),
+    return ["[sample-size scaling](experiments.md#2-sample-size-scaling)", integer(len(s)),
             f"KACS lower test MAE at {_count(s, cells, 'test_mae', '-')} of {len(cells)} sample sizes, "
             f"{min(ratio):.0f} to {max(ratio):.0f} times fewer parameters"]
 
@@ -70,7 +70,7 @@ def dim_scaling_line(runs: Runs) -> list[str]:
     better = [int(b[4:]) for b in fixed if symbol(d, b, "test_mae") == "-"]
     worse = [int(b[4:]) for b in fixed if symbol(d, b, "test_mae") == "+"]
     guide = [b for b in dim_cells(d) if "-N" in b]
-    return ["[dimensional scaling](docs/experiments.md#3-dimensional-scaling)", integer(len(d)),
+    return ["[dimensional scaling](experiments.md#3-dimensional-scaling)", integer(len(d)),
             f"at N = 6400 KACS is better for n = {min(better)}-{max(better)} and worse from n = {min(worse)}; "
             f"with the guideline N = 24n(2n+1) better again at {_count(d, guide, 'test_mae', '-')} of {len(guide)} "
             f"(n = 16, 18, 20)"]
@@ -78,14 +78,14 @@ def dim_scaling_line(runs: Runs) -> list[str]:
 
 def f3_variants_line(runs: Runs) -> list[str]:
     f = runs("paper/f3_variants")
-    return ["[f3 variants](docs/experiments.md#4-f3-variants)", integer(len(f)),
+    return ["[f3 variants](experiments.md#4-f3-variants)", integer(len(f)),
             f"KACS lower test MAE on {_count(f, f.benchmark.unique(), 'test_mae', '-')} of 3 variants "
             f"(rotated, translated, scaled)"]
 
 
 def alt_protocol_line(runs: Runs) -> list[str]:
     a = runs("paper/alt_protocol")
-    return ["[alternative protocol](docs/experiments.md#5-alternative-protocol)", integer(len(a)),
+    return ["[alternative protocol](experiments.md#5-alternative-protocol)", integer(len(a)),
             f"KACS lower test MSE on {_count(a, MAIN_BENCHMARKS, 'test_mse', '-')} of 8 benchmarks "
             f"(64 paired runs each)"]
 
@@ -93,7 +93,7 @@ def alt_protocol_line(runs: Runs) -> list[str]:
 def suprb_line(runs: Runs) -> list[str]:
     sp = runs("paper/suprb")
     sym = {b: symbol(sp, b, "test_mse") for b in ("pppts", "pt")}
-    return ["[SupRB comparison](docs/experiments.md#6-suprb-comparison)", integer(len(sp)),
+    return ["[SupRB comparison](experiments.md#6-suprb-comparison)", integer(len(sp)),
             f"PPPTS: KACS {'lower' if sym['pppts'] == '-' else 'not lower'} test MSE than XCSF; "
             f"PT (n = 18): XCSF {'lower' if sym['pt'] == '+' else 'not lower'}; both far from SupRB's rule counts"]
 
@@ -102,7 +102,7 @@ def adaptive_line(runs: Runs) -> list[str]:
     ad = runs("adaptive")
     adm = {m: mean(ad, "f3-n20", m, "test_mae") for m in ("kacs", "kacs-adaptive", "kacs-guideline")}
     share = mean(ad, "f3-n20", "kacs-adaptive", "rules") / mean(ad, "f3-n20", "kacs-guideline", "rules")
-    return ["[adaptive budget](docs/experiments.md#7-adaptive-budget-beyond-the-article)", integer(len(ad)),
+    return ["[adaptive budget](experiments.md#7-adaptive-budget-beyond-the-article)", integer(len(ad)),
             f"f3 at n = 20: test MAE {adm['kacs-adaptive']:.3f} against {adm['kacs']:.3f} at N = 6400 and "
             f"{adm['kacs-guideline']:.3f} with the hand-set guideline N, with {100 * share:.0f} % of its rules"]
 
@@ -113,7 +113,7 @@ def baselines_line(runs: Runs) -> list[str]:
     place = list(ranks.index).index("kacs") + 1
     lead = [BASELINE_LABELS[m] for m in ranks.index[:3]]
     v = verdicts(b)
-    return ["[baselines](docs/baselines.md#results)", integer(len(b)),
+    return ["[baselines](baselines.md#results)", integer(len(b)),
             f"KACS's average rank is {ranks['kacs']:.2f}, {place}th of {len(methods(b))} ({', '.join(lead)} lead); "
             f"per benchmark it beats XCSF on {len(v['xcsf']['better'])} and xcsf-lib on "
             f"{len(v['xcsf-lib']['better'])} of 8, and loses to gradient boosting on {len(v['gbr']['worse'])}"]
@@ -124,7 +124,7 @@ def regressors_line(runs: Runs) -> list[str]:
     _, ranks = main_ranks(g)
     better = sum(lower(g, b, "kacs-refined", "kacs") for b in MAIN_BENCHMARKS)
     lead = [BASELINE_LABELS[m] for m in ranks.index[:2]]
-    return ["[regressors](docs/baselines.md#with-refinement-and-a-converged-mlp)", integer(len(g)),
+    return ["[regressors](baselines.md#with-refinement-and-a-converged-mlp)", integer(len(g)),
             f"refined KACS has a lower test MAE than KACS on {better} of 8 benchmarks (same rules); "
             f"average rank {ranks['kacs-refined']:.2f} ({ranks['kacs-quantile-refined']:.2f} with "
             f"quantile inputs) among {len(methods(g))} methods, against {ranks['kacs']:.2f} for KACS "
@@ -135,7 +135,7 @@ def robustness_line(runs: Runs) -> list[str]:
     rb = runs("robustness")
     v = verdicts(rb, control="xcsf", benchmarks=ROBUSTNESS_CELLS)
     quantile_better = sum(lower(rb, c, "kacs-quantile-refined", "kacs-refined") for c in ROBUSTNESS_CELLS)
-    return ["[robustness](docs/refinement.md#2-input-transforms)", integer(len(rb)),
+    return ["[robustness](refinement.md#2-input-transforms)", integer(len(rb)),
             f"f1-f4 with skewed or discrete inputs: refined KACS better than XCSF on "
             f"{len(v['kacs-refined']['worse'])} of 8 cells (KACS on {len(v['kacs']['worse'])}), worse on "
             f"{len(v['kacs-refined']['better'])}; the quantile transform better than min-max on "
@@ -154,7 +154,7 @@ def compaction_line(runs: Runs) -> list[str]:
         worse_sw += verdict(sw_after, sw_before).startswith("worse")
         _, _, _, x_after = compacted(cp, bench, "xcsf-closest")
         kacs_wins += verdict(after, x_after).startswith("better")
-    return ["[compaction](docs/compaction.md#5-the-campaign)", integer(len(cp)),
+    return ["[compaction](compaction.md#5-the-campaign)", integer(len(cp)),
             f"compacted to at most {100 * max(kept):.0f} % of its rules, KACS has a lower test MAE than "
             f"uncompacted on {lower_on} of 8 benchmarks; single-winner compaction raises it on {worse_sw} of 8; "
             f"compacted KACS beats compacted XCSF (closest classifier) on {kacs_wins} of 8"]

@@ -91,7 +91,7 @@ RUN_COLUMNS = tuple(c for f in _RECORD_FIELDS for c in (
     (*(m.name for m in metrics.FINAL), metrics.SECONDS.name) if f.name == "measured" else (f.name,)))
 # Columns only some runs have (a refined KACS: its evolved errors and the refinement's work).
 # runs.csv carries one only when some run of the folder has it, so the runs.csv of a folder
-# without such runs is what it always was; the other rows leave it empty.
+# without such runs has none of these columns; the other rows leave it empty.
 OPTIONAL_COLUMNS = tuple(m.name for m in metrics.OPTIONAL)
 # The counts among the record's fields, each with the least value it may take.
 COUNT_COLUMNS = {f.name: f.metadata["least"] for f in _RECORD_FIELDS if "least" in f.metadata}
