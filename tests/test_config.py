@@ -387,6 +387,8 @@ def test_method_variants_and_cell_method_lists():
     ({"kacs": {"budget": "elastic"}}, None, "methods.kacs.budget", "must be one of fixed, adaptive"),
     ({"kacs": {"budget": "adaptive", "N_max": 100}}, None, r"benchmarks\[0\] \(kacs\)", "N_max"),
     ({"xcsf": {"budget": "adaptive"}}, None, r"methods.xcsf.budget", "KACS only; XCSF keeps a fixed N"),
+    ({"k": {"method": "kacs", "article_xcsf_inputs": True}}, None, r"methods.k.article_xcsf_inputs",
+     "^methods.k.article_xcsf_inputs: article_xcsf_inputs is defined for XCSF only; drop it from KACS$"),
     ({"kacs": None}, [{"name": "f3", "methods": ["xcsf"]}], r"benchmarks\[0\].methods\[0\]", "must be one of kacs"),
     ({"kacs": None}, [{"name": "f3", "methods": []}], r"benchmarks\[0\].methods", "non-empty list"),
 ])
