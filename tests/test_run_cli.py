@@ -222,7 +222,8 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
             os.killpg(proc.pid, signum)
         else:
             os.kill(proc.pid, signum)
-        _, err = proc.communicate(timeout=60)
+        # Allowance for a fresh clone, whose engines compile while the campaign runs.
+        _, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
