@@ -253,9 +253,9 @@ class CategoryMap:
             counts.append(count[order])
         return cls(columns, categories, counts)
 
-    def positions(self, values, labels) -> np.ndarray:
+    def positions(self, values) -> np.ndarray:
         """rows x columns: each cell's category's position; a missing cell's and an unseen
-        category's is `unseen_position` (NaN, a missing input). labels: the columns' names."""
+        category's is `unseen_position` (NaN, a missing input)."""
         out = []
         for cells, counts, (numbers_seen, number_rank, texts_seen, text_rank) in zip(
                 values, self.counts, self._lookup):
@@ -276,11 +276,11 @@ class CategoryMap:
             out.append(column)
         return np.column_stack(out) if out else np.empty((0, 0))
 
-    def place(self, X: np.ndarray, values, labels) -> np.ndarray:
+    def place(self, X: np.ndarray, values) -> np.ndarray:
         """A copy of the [0, 1] inputs X with the categorical columns at their categories' positions."""
         out = np.array(X, dtype=np.float64, order="C")
         if self.columns:
-            out[:, self.columns] = self.positions(values, labels)
+            out[:, self.columns] = self.positions(values)
         return out
 
     def state(self) -> dict:

@@ -49,7 +49,7 @@ def test_categories_are_ranked_by_mean_target_on_a_hand_example():
     assert m.categories == [[1.0, "a", "c", "d", "b", 2.0]]
     assert m.counts[0].tolist() == [2, 2, 2, 1, 2, 1]
     K = 6
-    placed = m.positions([np.array(["a", "b", 2, "1.0", "d"], dtype=object)], ["'x'"])[:, 0]
+    placed = m.positions([np.array(["a", "b", 2, "1.0", "d"], dtype=object)])[:, 0]
     np.testing.assert_array_equal(placed, [(1 + 0.5) / K, (4 + 0.5) / K, (5 + 0.5) / K, 0.5 / K, (3 + 0.5) / K])
 
 
@@ -63,10 +63,10 @@ def test_an_unseen_category_and_a_missing_cell_are_missing_inputs():
     y = np.array([0.0, 0.0, 5.0, 5.0, 5.0, 1.0, 1.0, 1.0])  # rank a, c, b
     m = CategoryMap.fit((0,), [cells], y, ["c"])
     query = np.array(["never seen", 42, None, np.nan, "", " ", "nan", "b", "None"], dtype=object)
-    placed = m.positions([query], ["c"])[:, 0]
+    placed = m.positions([query])[:, 0]
     assert np.isnan(placed[:7]).all() and placed[7] == 2.5 / 3
     assert np.isnan(placed[8])  # the text "None" is no category of the train rows either
-    assert np.isnan(m.positions([np.array([np.nan, 7.0, 1.0])], ["c"])[:, 0]).all()
+    assert np.isnan(m.positions([np.array([np.nan, 7.0, 1.0])])[:, 0]).all()
 
 
 def test_missing_cells_take_no_part_in_the_ranking():
@@ -75,7 +75,7 @@ def test_missing_cells_take_no_part_in_the_ranking():
     y = np.array([2.0, 100.0, 1.0, 100.0, 2.0, 1.0, 100.0])
     m = CategoryMap.fit((0,), [cells], y, ["'x'"])
     assert m.categories == [["a", "b"]] and m.counts[0].tolist() == [2, 2]
-    placed = m.positions([cells], ["'x'"])[:, 0]
+    placed = m.positions([cells])[:, 0]
     np.testing.assert_array_equal(placed, [0.75, np.nan, 0.25, np.nan, 0.75, 0.25, np.nan])
 
 

@@ -207,7 +207,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             keep = weight > 0
             categories = CategoryMap.fit(columns, [np.asarray(c)[keep] for c in cells], y_rows[keep], labels,
                                          weight[keep])
-        X_rows[:, list(columns)] = categories.positions(cells, labels)
+        X_rows[:, list(columns)] = categories.positions(cells)
         return X_rows, y_rows, categories
 
     @property

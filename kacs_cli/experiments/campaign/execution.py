@@ -103,8 +103,8 @@ def placed_categories(X: np.ndarray, y: np.ndarray, split: Split, columns: tuple
     train, test = X[split.train_index], X[split.test_index]
     labels = [f"{j}" for j in columns]
     categories = CategoryMap.fit(columns, [train[:, j] for j in columns], y[split.train_index], labels, weight)
-    return (categories.place(split.X_train, [train[:, j] for j in columns], labels),
-            categories.place(split.X_test, [test[:, j] for j in columns], labels))
+    return (categories.place(split.X_train, [train[:, j] for j in columns]),
+            categories.place(split.X_test, [test[:, j] for j in columns]))
 
 
 def missing_data(cells: Iterable[Cell], data_dir: str | Path | None) -> list[Cell]:
