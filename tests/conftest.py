@@ -21,5 +21,20 @@ def pytest_collection_modifyitems(config, items):
     """Every test that asks for the real datasets (directly or through another fixture) is
     marked `data`, so `-m "not data"` selects what runs without them; no list to keep."""
     for item in items:
-        if "shared_data_dir" in item.fixturenames:
+        if "shared_data_dir" in item.fixturenames or "suite_data_dir" in item.fixturenames:
             item.add_marker(pytest.mark.data)
+
+
+SUITE_DATASETS = Path(__file__).resolve().parents[1].parent / "suitedata"
+
+
+@pytest.fixture(scope="session")
+def suite_data_dir() -> Path:
+    """The suite's datasets as `kacs data fetch suite` builds them: KACS_TEST_SUITE_DIR, or a
+    mirror in ../suitedata beside the checkout; the tests that need them skip otherwise."""
+    env = os.environ.get("KACS_TEST_SUITE_DIR")
+    path = Path(env) if env else SUITE_DATASETS
+    if not (path / "wage.csv").exists():
+        pytest.skip(f"suite datasets not found at {path} (set KACS_TEST_SUITE_DIR or place ../suitedata beside the "
+                    f"checkout)")
+    return path

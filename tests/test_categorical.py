@@ -12,8 +12,10 @@ from cli_support import run_kacs as kacs
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.errors import UserError
-from kacs_cli.experiments.campaign.config import resolve_config
-from kacs_cli.experiments.campaign.execution import placed_categories
+from kacs_cli.experiments.campaign.config import recorded_config, resolve_config
+from kacs_cli.experiments.campaign.execution import categorical_columns, load_cell_rows, placed_categories
+from kacs_cli.experiments.campaign.results import ResolvedConfig
+from kacs_cli.experiments.data.datasets import load_dataset, merge_nominal
 from kacs_cli.experiments.data.protocols import make_split
 from kacs_cli.experiments.data.registry import get_registry
 from kacs_cli.scaling import MAX_CATEGORIES, CategoryMap, InputTransform
@@ -256,25 +258,138 @@ def test_a_categorical_campaign_run_is_what_the_estimator_learns_on_its_split():
 # ----------------------------------------------------------------------------- campaigns
 
 
-def test_the_registry_declares_the_coded_columns_categorical():
+def test_the_registry_declares_the_one_hot_groups_categorical_and_codes_not():
     registry = get_registry()
-    assert registry["diamonds"].categorical == ("cut", "color", "clarity")
-    assert registry["diamonds"].categorical_columns == (1, 2, 3)
-    assert registry["carseats"].categorical == ("ShelveLoc", "Urban", "US")
-    assert registry["carseats"].categorical_columns == (5, 8, 9)
-    # one-hot indicators are numbers; the article's datasets have no categories
-    assert registry["wage"].categorical == ("education", "jobclass", "health", "health_ins")
+    # binary and ordered labels are numbers in their order
+    assert registry["diamonds"].categorical == () and registry["carseats"].categorical == ()
     assert registry["ccpp"].categorical == () and registry["fair"].categorical == ()
+    wage = registry["wage"]
+    assert wage.categorical == ("maritl", "race")
+    assert wage.indicators("maritl") == (2, 3, 4, 5) and wage.indicators("race") == (6, 7, 8)
+    assert wage.merged_columns == ["year", "age", "maritl", "race", "education", "jobclass", "health",
+                                   "health_ins", "wage"]
+    assert wage.categorical_columns == (2, 3)
+    assert registry["saratoga"].categorical_columns == (9, 10, 11)
+    assert registry["auto"].categorical_columns == (6,) and registry["cps1988"].categorical_columns == (4,)
+
+
+def test_merging_a_one_hot_group_on_a_hand_example():
+    info = get_registry()["auto"]  # origin: levels 1, 2, 3 in columns 6 (origin=2) and 7 (origin=3)
+    X = np.array([[1, 2, 3, 4, 5, 6, 0, 0], [1, 2, 3, 4, 5, 6, 1, 0], [9, 8, 7, 6, 5, 4, 0, 1]], dtype=float)
+    merged = merge_nominal(info, X)
+    np.testing.assert_array_equal(merged, [[1, 2, 3, 4, 5, 6, 0], [1, 2, 3, 4, 5, 6, 1], [9, 8, 7, 6, 5, 4, 2]])
+    for bad in ([1, 1], [0, 0.5]):
+        X[1, 6:] = bad
+        with pytest.raises(UserError, match="data row 2 sets the indicator columns of origin to"):
+            merge_nominal(info, X)
+
+
+@pytest.mark.parametrize("name", ["auto", "saratoga", "wage", "cps1988"])
+def test_the_merged_codes_reproduce_the_files_indicators(name, suite_data_dir):
+    info = get_registry()[name]
+    X, _ = load_dataset(name, suite_data_dir)
+    merged = merge_nominal(info, X)
+    assert merged.shape == (info.rows, len(info.merged_columns) - 1)
+    indicator_columns = set()
+    for column, j in zip(info.categorical, info.categorical_columns):
+        block = X[:, list(info.indicators(column))]
+        indicator_columns |= set(info.indicators(column))
+        assert np.isin(block, (0.0, 1.0)).all() and (block.sum(axis=1) <= 1).all()
+        # code 0 where no indicator is set (the reference), k where indicator k is
+        np.testing.assert_array_equal(merged[:, j] == 0, block.sum(axis=1) == 0)
+        for k in range(block.shape[1]):
+            np.testing.assert_array_equal(merged[:, j] == k + 1, block[:, k] == 1)
+    # every other column as in the file, in its order
+    others = [j for j in range(X.shape[1]) if j not in indicator_columns]
+    kept = [j for j in range(merged.shape[1]) if j not in info.categorical_columns]
+    np.testing.assert_array_equal(merged[:, kept], X[:, others])
+    if name == "auto":  # ISLR's Auto: 245 American, 68 European, 79 Japanese cars
+        assert np.bincount(merged[:, 6].astype(int)).tolist() == [245, 68, 79]
+
+
+def _categorical_config(benchmarks, methods=None):
+    return resolve_config({"experiment": "t", "benchmarks": benchmarks, "iterations": 100,
+                           "methods": methods or {"kacs": None, "kacs-cat": {"method": "kacs", "categorical": True}}})
 
 
 def test_a_method_says_categorical_once_and_only_when_true():
-    config = resolve_config({"experiment": "t", "benchmarks": ["carseats"], "iterations": 100,
-                             "methods": {"kacs": None, "kacs-cat": {"method": "kacs", "categorical": True}}})
+    config = _categorical_config([{"name": "auto", "nominal": "codes"}])
     settings = config.to_dict()["cells"][0]["hyperparameters"]
     assert settings["kacs-cat"]["categorical"] is True and "categorical" not in settings["kacs"]
     with pytest.raises(UserError, match="methods.kacs-cat.categorical: must be true or false"):
-        resolve_config({"experiment": "t", "benchmarks": ["carseats"], "iterations": 100,
-                        "methods": {"kacs-cat": {"method": "kacs", "categorical": "yes"}}})
+        _categorical_config([{"name": "auto", "nominal": "codes"}], {"kacs-cat": {"method": "kacs", "categorical": "yes"}})
+
+
+def test_nominal_codes_is_a_cell_of_its_own_recorded_only_where_set():
+    config = _categorical_config([{"name": "wage", "nominal": "codes"}, {"name": "wage", "methods": ["kacs"]}, "f1"],
+                                 {"kacs": None})
+    assert [c.label for c in config.cells] == ["wage-codes", "wage", "f1"]
+    assert [c.data.categorical_columns for c in config.cells] == [(2, 3), (), ()]
+    assert config.cells[0].data.n == 8 and config.cells[1].data.n == 13
+    written = config.to_dict()["cells"]
+    assert written[0]["nominal"] == "codes" and "nominal" not in written[1] and "nominal" not in written[2]
+    # alone it still says codes: the label `wage` is the file as stored, in every config
+    assert [c.label for c in _categorical_config([{"name": "wage", "nominal": "codes"}]).cells] == ["wage-codes"]
+    again = recorded_config(ResolvedConfig.parse(config.to_yaml()), "config.yaml")
+    assert [c.data for c in again.cells] == [c.data for c in config.cells]
+
+
+@pytest.mark.parametrize("benchmark, message", [
+    ("carseats", "benchmarks\\[0\\]: method kacs-cat has categorical: true, but cell carseats has no categorical "
+                 "inputs"),
+    ("f1", "cell f1 has no categorical inputs"),
+    ({"name": "diamonds", "nominal": "codes"}, "benchmarks\\[0\\].nominal: reads a registry data set's one-hot "
+                                               "inputs as codes; 'diamonds' has none \\(those that do: auto, saratoga, "
+                                               "wage, cps1988\\)"),
+    ({"name": "wage", "nominal": "codes", "weights": 0}, "is not combined with weights"),
+    ({"name": "wage", "nominal": "one-hot"}, "benchmarks\\[0\\].nominal"),
+])
+def test_categorical_without_categorical_inputs_is_refused_in_one_line(benchmark, message):
+    with pytest.raises(UserError, match=message) as caught:
+        _categorical_config([benchmark])
+    assert "\n" not in str(caught.value)
+
+
+def test_a_campaign_run_on_a_codes_cell_places_the_merged_columns(suite_data_dir):
+    """load_cell_rows merges the groups, and a categorical run trains on the placed columns."""
+    config = _categorical_config([{"name": "auto", "nominal": "codes"}])
+    cell = config.cells[0]
+    X, y, weight = load_cell_rows(cell, suite_data_dir)
+    file_X, _ = load_dataset("auto", suite_data_dir)
+    np.testing.assert_array_equal(X, merge_nominal(get_registry()["auto"], file_X))
+    assert weight is None and categorical_columns(cell) == (6,)
+    split = make_split(X, y, "main", split_seed=0)
+    X_train, _ = placed_categories(X, y, split, (6,))
+    means = [y[split.train_index][X[split.train_index, 6] == k].mean() for k in range(3)]
+    ranks = np.argsort(np.argsort(means))  # American cars lowest mpg, then European, Japanese
+    expected = (ranks[X[split.train_index, 6].astype(int)] + 0.5) / 3
+    np.testing.assert_array_equal(X_train[:, 6], expected)
+
+
+def test_gbr_takes_categorical_as_categorical_features_on_the_codes():
+    from kacs_cli import baselines
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    config = _categorical_config([{"name": "auto", "nominal": "codes"}],
+                                 {"gbr": None, "gbr-cat": {"method": "gbr", "categorical": True}})
+    spec = config.cells[0].params["gbr-cat"]
+    assert spec.categorical and spec.as_dict()["categorical"] is True
+    assert not config.cells[0].params["gbr"].categorical and "categorical" not in config.cells[0].params["gbr"].as_dict()
+    again = recorded_config(ResolvedConfig.parse(config.to_yaml()), "config.yaml")
+    assert again.cells[0].params["gbr-cat"].categorical
+    assert baselines.build(spec, 3, (1,)).get_params()["categorical_features"] == [1]
+    assert baselines.build(config.cells[0].params["gbr"], 3, (1,)).get_params()["categorical_features"] == "from_dtype"
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=200), rng.integers(0, 5, 200).astype(float)])
+    y = X[:, 0] + np.array([0.0, 3.0, -1.0, 2.0, 1.0])[X[:, 1].astype(int)]
+    fitted = baselines.fit_predict(spec, 3, X[:150], y[:150], X[150:], categorical=(1,))
+    direct = HistGradientBoostingRegressor(categorical_features=[1], random_state=3).fit(X[:150], y[:150])
+    np.testing.assert_array_equal(fitted.y_test, direct.predict(X[150:]))
+    with pytest.raises(UserError, match="categorical: true needs an estimator that takes categorical_features"):
+        _categorical_config(["f1"], {"rf-cat": {"method": "rf", "categorical": True}})
+    with pytest.raises(UserError, match="categorical_features is set by the runner"):
+        _categorical_config([{"name": "auto", "nominal": "codes"}],
+                            {"g": {"method": "gbr", "categorical": True, "categorical_features": [6]}})
 
 
 # ----------------------------------------------------------------------------- the command line

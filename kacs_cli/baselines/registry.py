@@ -20,6 +20,10 @@ from kacs_cli.errors import UserError
 
 # The key a baseline's record carries when its class could not be asked for its parameters.
 PARTIAL = "partial"
+# A campaign method's setting that declares the cell's categorical inputs to the estimator, and
+# the estimator parameter (scikit-learn's histogram gradient boosting's) that receives them.
+CATEGORICAL = "categorical"
+CATEGORICAL_PARAM = "categorical_features"
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +41,9 @@ class Spec:
     # asked for the rest); the runner accepts such a spec where every run of the method is
     # finished already, and refuses it (with this line) where one is still to do.
     missing: Optional[str] = None
+    # A campaign method's `categorical: true`: each run's estimator gets the cell's categorical
+    # inputs as CATEGORICAL_PARAM, their columns holding the data's level codes.
+    categorical: bool = False
 
     def as_dict(self) -> dict:
         """The resolved config's record: a changed parameter is a different config. A spec
@@ -45,6 +52,8 @@ class Spec:
         record = {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
         if self.missing:
             record[PARTIAL] = True
+        if self.categorical:
+            record[CATEGORICAL] = True
         return record
 
 
@@ -146,6 +155,9 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     elif OPEN in overrides:
         raise UserError(f"estimator is set by method {entry.name} ({entry.estimator}); for another class "
                         f"write {{estimator: module.Class}} without method")
+    categorical = overrides.pop(CATEGORICAL, False)
+    if not isinstance(categorical, bool):
+        raise UserError(f"{CATEGORICAL} must be true or false, got {categorical!r}")
     nested = overrides.pop("params", None)
     if nested is not None and not isinstance(nested, dict):
         raise UserError(f"params must be a mapping of estimator parameters, got {type(nested).__name__}")
@@ -169,7 +181,7 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     if missing:
         its = args.get(entry.iterations_param) if entry.iterations_param else None
         return Spec(entry.name, path, args, {k: _plain(v) for k, v in args.items()}, None,
-                    None if its is None else int(its), missing=missing)
+                    None if its is None else int(its), missing=missing, categorical=categorical)
     cls = import_estimator(path)
     try:
         estimator = cls(**args)
@@ -186,6 +198,12 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
         raise UserError(f"estimator {path} is not a scikit-learn regressor; name a regressor class "
                         f"(e.g. sklearn.tree.DecisionTreeRegressor)")
     names_ = estimator.get_params(deep=False)
+    if categorical and CATEGORICAL_PARAM not in names_:
+        raise UserError(f"{CATEGORICAL}: true needs an estimator that takes {CATEGORICAL_PARAM} (such as gbr); "
+                        f"{path} does not, remove the setting")
+    if categorical and CATEGORICAL_PARAM in user:
+        raise UserError(f"{CATEGORICAL_PARAM} is set by the runner with {CATEGORICAL}: true (the cell's categorical "
+                        f"inputs); remove it")
     if JOBS_PARAM in names_:
         args[JOBS_PARAM] = 1
         estimator.set_params(**{JOBS_PARAM: 1})
@@ -200,7 +218,8 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     seed_param = SEED_PARAM if SEED_PARAM in names_ else None
     params = {k: _plain(v) for k, v in estimator.get_params(deep=False).items() if k != seed_param}
     its = args.get(entry.iterations_param) if entry.iterations_param else None
-    return Spec(entry.name, path, args, params, seed_param, None if its is None else int(its))
+    return Spec(entry.name, path, args, params, seed_param, None if its is None else int(its),
+                categorical=categorical)
 
 
 def _constructible(cls) -> bool:
@@ -251,14 +270,17 @@ class Fitted:
     estimator: Any
 
 
-def build(spec: Spec, seed: int):
-    """The unfitted estimator of one run: the spec's arguments and the run's learner seed."""
+def build(spec: Spec, seed: int, categorical: tuple[int, ...] = ()):
+    """The unfitted estimator of one run: the spec's arguments and the run's learner seed (and
+    `categorical`, the cell's categorical input columns, where the spec says categorical)."""
     if spec.missing:
         raise UserError(spec.missing)
     cls = import_estimator(spec.estimator)
     args = dict(spec.args)
     if spec.seed_param is not None:
         args[spec.seed_param] = int(seed)
+    if spec.categorical and categorical:
+        args[CATEGORICAL_PARAM] = list(categorical)
     return cls(**args)
 
 
@@ -288,9 +310,10 @@ def takes_sample_weight(spec: Spec) -> bool:
     return has_fit_parameter(import_estimator(spec.estimator), "sample_weight")
 
 
-def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test, sample_weight=None) -> Fitted:
+def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test, sample_weight=None,
+                categorical: tuple[int, ...] = ()) -> Fitted:
     """Fit on the train split (with the train rows' sample weights, when given), predict train
-    and test rows, count the parameters.
+    and test rows, count the parameters (`categorical`: as `build` takes it).
 
     One thread for every native library (BLAS, OpenMP; torch sets its own in kan_net), so
     the numbers do not depend on how many runs share the machine (`kacs run --jobs`)."""
@@ -298,7 +321,7 @@ def fit_predict(spec: Spec, seed: int, X_train, y_train, X_test, sample_weight=N
     from threadpoolctl import threadpool_limits
 
     entry = get(spec.engine)
-    estimator = build(spec, seed)
+    estimator = build(spec, seed, categorical)
     with threadpool_limits(limits=1), warnings.catch_warnings():
         # An MLP that stops at max_iter says so for every run; its errors tell the story.
         warnings.simplefilter("ignore", ConvergenceWarning)

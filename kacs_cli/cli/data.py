@@ -91,7 +91,7 @@ def list_cmd(data_dir: DataDirOption = None) -> None:
         table.add_column("kind", no_wrap=True)
         table.add_column("status", no_wrap=True)
         if group == "suite":
-            table.add_column("categorical inputs (codes)")
+            table.add_column("categorical inputs (one-hot)")
     problems = []
     for name, status, path in datasets.dataset_status(data_dir):
         info = registry[name]

@@ -7,7 +7,8 @@ data set) or a CSV path, with options. f1-f4 default to `source: generated` with
 and variant are refused with it. Relative CSV paths are taken relative to the config file's
 folder and stored absolute. A file's entry (a CSV path or a registry data set) may name one of
 its columns as the rows' sample weights (`weights`, docs/configs.md); that column is then no
-input.
+input. A registry data set's entry may read its unordered (one-hot) inputs as one column of
+level codes each (`nominal: codes`): those columns are the cell's categorical inputs.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ DEFAULT_DATASET_SEED = 0
 DEFAULT_N_BUDGET = Hyperparameters().N
 BENCHMARK_KEYS = (
     "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "weights", "P_hash", "N",
-    "methods",
+    "methods", "nominal",
 )
+# How a registry data set's nominal inputs are read: as the file stores them (one 0/1 column per
+# level after the reference, the default) or merged into one column of level codes each.
+NOMINAL = ("codes",)
 # Keys of the benchmark entry that only make sense for a generated synthetic function.
 GENERATION_KEYS = ("n", "samples", "dataset_seed", "variant")
 
@@ -46,6 +50,8 @@ class DataIdentity:
     real-world set, read from the data directory) or "csv" (a user file at `path`).
     `weights`: the 0-based column of a file's data that holds the rows' sample weights
     (docs/algorithm.md section 12), None for unweighted rows.
+    `nominal`: "codes" when a registry data set's one-hot groups are read merged into one
+    column of level codes each (its categorical inputs), None for the file as it is.
     """
 
     benchmark: str
@@ -56,6 +62,16 @@ class DataIdentity:
     dataset_seed: int | None = None
     variant: str | None = None
     weights: int | None = None
+    nominal: str | None = None
+
+    @property
+    def categorical_columns(self) -> tuple[int, ...]:
+        """The 0-based input columns that name categories without an order: a registry data
+        set's nominal inputs once merged (`nominal: codes`); none otherwise (the one-hot file,
+        f1-f4, a CSV file)."""
+        if self.kind != "dataset" or self.nominal is None:
+            return ()
+        return get_registry()[self.benchmark].categorical_columns
 
     @property
     def source(self) -> str | None:
@@ -86,6 +102,8 @@ class DataIdentity:
         }
         if self.weights is not None:
             out["weights"] = self.weights
+        if self.nominal is not None:
+            out["nominal"] = self.nominal
         return out
 
     @classmethod
@@ -166,6 +184,23 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
     N = whole(entry["N"], f"{where}.N", 1) if "N" in entry else None
     P_hash = number(entry["P_hash"], f"{where}.P_hash", 0.0, 1.0) if "P_hash" in entry else None
     weights = whole(entry["weights"], f"{where}.weights", 0) if "weights" in entry else None
+    nominal = choice(entry["nominal"], f"{where}.nominal", NOMINAL) if "nominal" in entry else None
+    if nominal is not None:
+        name = str(entry.get("name", "")).strip().lower()
+        info = get_registry().get(name)
+        if info is None or not info.categorical:
+            with_groups = ", ".join(n for n, i in get_registry().items() if i.categorical)
+            fail(f"{where}.nominal", f"reads a registry data set's one-hot inputs as codes; "
+                                     f"{entry.get('name') or entry.get('path')!r} has none (those that do: {with_groups})")
+        for key in ("source", *GENERATION_KEYS):
+            if key in entry:
+                fail(f"{where}.{key}", f"only applies to the synthetic functions f1-f4, not to the data set {name}")
+        if weights is not None:
+            fail(f"{where}.nominal", "is not combined with weights (the weights column counts the file's columns); "
+                                     "drop one of them")
+        data = DataIdentity(benchmark=name, kind="dataset", n=len(info.merged_columns) - 1, samples=info.rows,
+                            nominal=nominal)
+        return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     if "path" in entry:
         raw_path = nonempty_text(entry["path"], f"{where}.path")
@@ -288,7 +323,10 @@ def assign_labels(entries: list[BenchmarkEntry]) -> list[str]:
     for base, group in groups.items():
         suffixes = _suffixes(group, p_default)
         for e in group:
-            labels[entries.index(e)] = "-".join([base, *suffixes[id(e)]])
+            # A cell reading nominal inputs as codes always says so: the same name without it
+            # is the file as stored (one-hot), in this config and any other.
+            nominal = [e.data.nominal] if e.data.nominal else []
+            labels[entries.index(e)] = "-".join([base, *nominal, *suffixes[id(e)]])
     seen: dict[str, int] = {}
     for i, (e, label) in enumerate(zip(entries, labels)):
         if label in seen:

@@ -263,6 +263,7 @@ def _resolve(raw, base_dir, default_name, runs, iterations, origin) -> Experimen
         params = cell_params(e, methods, {**specs, **baseline_specs(methods, its, e)}, shared, semantics, runs_here)
         if e.data.weights is not None:
             _check_weighted(e.where, runs_here, params)
+        _check_categorical(e, label, runs_here, params)
         cells.append(Cell(index=i, label=label, data=e.data, params=params, methods=runs_here,
                           engines={m: methods[m][0] for m in runs_here if m in engines}))
 
@@ -290,6 +291,18 @@ def _check_weighted(where: str, methods: tuple[str, ...], params: dict) -> None:
         if isinstance(spec, baselines.Spec) and not baselines.takes_sample_weight(spec):
             fail(f"{where}.weights", f"method {method} ({spec.estimator}) cannot fit with sample weights (its fit "
                                      f"takes no sample_weight); leave it out of this entry with methods: [...]")
+
+
+def _check_categorical(entry, label: str, methods: tuple[str, ...], params: dict) -> None:
+    """A method with `categorical: true` runs only on a cell that has categorical inputs: on
+    any other it would train what the same method without it trains, under another name."""
+    if entry.data.categorical_columns:
+        return
+    for method in methods:
+        if getattr(params[method], "categorical", False):
+            fail(f"{entry.where}", f"method {method} has categorical: true, but cell {label} has no categorical "
+                                   f"inputs (a registry data set's one-hot inputs become categorical with "
+                                   f"nominal: codes); leave the method out of this entry with methods: [...]")
 
 
 def recorded_config(resolved: results.ResolvedConfig, where: Path | str) -> ExperimentConfig:

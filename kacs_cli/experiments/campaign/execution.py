@@ -66,6 +66,8 @@ def load_cell_rows(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
                                        variant=data.variant)
         elif data.kind == "dataset":
             X, y = datasets.load_dataset(data.benchmark, data_dir)
+            if data.nominal == "codes":
+                X = datasets.merge_nominal(get_registry()[data.benchmark], X)
         else:
             X, y = datasets.load_dataset(Path(data.path), data_dir)
         if data.weights is not None:
@@ -84,16 +86,9 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
 
 
 def categorical_columns(cell: Cell) -> tuple[int, ...]:
-    """The input columns the dataset registry declares categorical for a cell's data (none for
-    a generated function or a user's CSV file), counted over the inputs left once a weights
-    column (DataIdentity.weights) is taken out."""
-    if cell.data.kind != "dataset":
-        return ()
-    columns = get_registry()[cell.data.benchmark].categorical_columns
-    weights = cell.data.weights
-    if weights is None:
-        return columns
-    return tuple(j - (j > weights) for j in columns if j != weights)
+    """The input columns of a cell's data that name categories (DataIdentity.categorical_columns:
+    a registry data set's nominal inputs read as codes)."""
+    return cell.data.categorical_columns
 
 
 def placed_categories(X: np.ndarray, y: np.ndarray, split: Split, columns: tuple[int, ...], weight=None):
@@ -209,8 +204,14 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split, w
     run's learner seed (and the train rows' sample weights, where the cell has them); the
     learners' metrics, weighted likewise, no curve, no rules (empty fields)."""
     spec = task.cell.params[task.method]
-    fitted = baselines.fit_predict(spec, task.seed, split.X_train, split.y_train, split.X_test,
-                                   sample_weight=weight)
+    X_train, X_test = split.X_train, split.X_test
+    columns = list(categorical_columns(task.cell)) if spec.categorical else []
+    if columns:
+        # The estimator's categories are the data's level codes, not their min-max scaled values.
+        X_train, X_test = X_train.copy(), X_test.copy()
+        X_train[:, columns], X_test[:, columns] = X[split.train_index][:, columns], X[split.test_index][:, columns]
+    fitted = baselines.fit_predict(spec, task.seed, X_train, split.y_train, X_test, sample_weight=weight,
+                                   categorical=tuple(columns))
     measured = dict.fromkeys((m.name for m in metrics.FINAL), math.nan)
     measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train, weight)
     measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test, test_weight)

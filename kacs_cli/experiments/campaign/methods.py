@@ -247,8 +247,11 @@ def recorded_params(engine: str, written: Any) -> Hyperparameters | baselines.Sp
         raise UserError(f"its settings are {type_name(written)}, not a mapping")
     if baselines.find(engine) is None:
         return Hyperparameters(**written)
-    params = {k: v for k, v in (written.get("params") or {}).items() if k != baselines.JOBS_PARAM}
-    overrides = {"params": params}
+    categorical = bool(written.get(baselines.CATEGORICAL, False))
+    # categorical_features is each run's (the cell's categorical inputs) where the record says categorical.
+    runner = {baselines.JOBS_PARAM} | ({baselines.CATEGORICAL_PARAM} if categorical else set())
+    params = {k: v for k, v in (written.get("params") or {}).items() if k not in runner}
+    overrides = {"params": params, baselines.CATEGORICAL: categorical}
     if baselines.get(engine).estimator is None:
         overrides[baselines.OPEN] = written.get("estimator")
     return baselines.resolve(engine, overrides)

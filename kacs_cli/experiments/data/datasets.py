@@ -445,6 +445,29 @@ def load_dataset(
     return X, y
 
 
+def merge_nominal(info: DatasetInfo, X: np.ndarray, where: str = "") -> np.ndarray:
+    """The inputs X of registry dataset `info` (its file's columns) with each nominal input's
+    0/1 indicator columns merged back into one column of level codes: 0 for the reference
+    level (no indicator set), k for the level whose indicator is column k of its group, in the
+    registry's level order; placed at its first indicator's column (`info.merged_columns`).
+    A row whose indicators are not 0/1 with at most one 1 is a UserError (the file is not
+    the registry's)."""
+    X = np.asarray(X, dtype=np.float64)
+    keep = np.ones(X.shape[1], dtype=bool)
+    out = X.copy()
+    for column in info.categorical:
+        indicators = list(info.indicators(column))
+        block = X[:, indicators]
+        bad = ~np.isin(block, (0.0, 1.0)).all(axis=1) | (block.sum(axis=1) > 1)
+        if bad.any():
+            raise UserError(f"{where or info.name}: data row {int(np.flatnonzero(bad)[0]) + 1} sets the indicator "
+                            f"columns of {column} to {block[bad][0].tolist()}, not one 1 at most; replace the file "
+                            f"with `kacs data fetch {info.name}`")
+        out[:, indicators[0]] = block @ np.arange(1.0, len(indicators) + 1.0)
+        keep[indicators[1:]] = False
+    return np.ascontiguousarray(out[:, keep])
+
+
 def load_categorical(name_or_path: str | Path, spec: list[int | str], data_dir: str | Path | None = None):
     """(X, y, categorical columns) of a registry dataset or a user CSV with the categorical
     columns `spec` (`categorical_spec`): a registry dataset's names are its registry column

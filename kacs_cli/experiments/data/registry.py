@@ -54,13 +54,35 @@ class DatasetInfo:
     download: dict | None = field(default=None, compare=False)  # how `kacs data fetch` rebuilds it
     group: str = "article"
     build: dict | None = field(default=None, compare=False)  # how a bundled copy becomes the CSV
-    # The inputs whose values name categories: those a build turns from labels into codes.
-    categorical: tuple[str, ...] = ()
+    # The unordered (nominal) inputs: each a build's `one_hot` group, (its column, its levels
+    # with the reference first), stored in the file as one 0/1 column per level after the first.
+    nominal: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def indicators(self, column: str) -> tuple[int, ...]:
+        """The 0-based input columns of the file holding nominal input `column`'s indicators,
+        one per level after the reference, in the order of its levels."""
+        levels = dict(self.nominal)[column]
+        return tuple(self.columns.index(f"{column}={level}") for level in levels[1:])
+
+    @property
+    def categorical(self) -> tuple[str, ...]:
+        """The inputs whose values name categories without an order: the nominal inputs. A
+        build's `codes` columns are binary or ordered labels, numbers in their order."""
+        return tuple(column for column, _ in self.nominal)
+
+    @property
+    def merged_columns(self) -> list[str]:
+        """The column names of the file with each nominal input's indicators merged into one
+        column of level codes (docs/datasets.md), at its first indicator's place; target last."""
+        first = {self.indicators(column)[0]: column for column in self.categorical}
+        dropped = {j for column in self.categorical for j in self.indicators(column)[1:]}
+        return [first.get(j, name) for j, name in enumerate(self.columns) if j not in dropped]
 
     @property
     def categorical_columns(self) -> tuple[int, ...]:
-        """The 0-based input columns of `categorical`."""
-        return tuple(self.columns.index(name) for name in self.categorical)
+        """The 0-based input columns of `categorical` once merged (`merged_columns`)."""
+        merged = self.merged_columns
+        return tuple(merged.index(name) for name in self.categorical)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -106,7 +128,7 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             download=entry.get("download"),
             group=str(entry.get("group", "article")),
             build=entry.get("build"),
-            categorical=coded_inputs(entry.get("build")),
+            nominal=nominal_inputs(entry.get("build")),
         )
         if info.kind not in KINDS:
             raise UserError(f"{where}: kind {info.kind!r} must be one of {', '.join(KINDS)}")
@@ -123,22 +145,24 @@ def load_registry(path: str | Path = REGISTRY_PATH) -> dict[str, DatasetInfo]:
             raise UserError(f"{where}: a dataset cannot be named like a group ({', '.join(GROUPS)}); rename it")
         if info.group not in GROUPS:
             raise UserError(f"{where}: group {info.group!r} must be one of {', '.join(GROUPS)}")
-        strays = [name for name in info.categorical if name not in info.columns[:-1]]
+        strays = [f"{column}={level}" for column, levels in info.nominal for level in levels[1:]
+                  if f"{column}={level}" not in info.columns[:-1]]
         if strays:
-            raise UserError(f"{where}: the build codes {strays[0]!r}, which is not one of its input columns; "
-                            f"list it in columns")
+            raise UserError(f"{where}: the build's one_hot makes the column {strays[0]!r}, which is not one of its "
+                            f"input columns; list it in columns")
         if info.download is not None and info.build is not None:
             raise UserError(f"{where}: give download (from the web) or build (from a Python package), not both")
         registry[info.name] = info
     return registry
 
 
-def coded_inputs(build: dict | None) -> tuple[str, ...]:
-    """The inputs a build spec turns from labels into codes (`{column, codes: [levels]}`,
-    kacs_cli/experiments/data/packaged.py): the dataset's categorical columns. Inputs expanded
-    to 0/1 indicator columns (`one_hot`) are not among them: each indicator is a number."""
+def nominal_inputs(build: dict | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The inputs a build spec expands to 0/1 indicator columns (`{column, one_hot: [levels]}`,
+    kacs_cli/experiments/data/packaged.py), with their levels: the dataset's unordered
+    categorical inputs. Labels turned into codes (`codes`) are binary or ordered: numbers."""
     items = (build or {}).get("inputs") or []
-    return tuple(str(item["column"]) for item in items if isinstance(item, dict) and "codes" in item)
+    return tuple((str(item["column"]), tuple(str(level) for level in item["one_hot"]))
+                 for item in items if isinstance(item, dict) and "one_hot" in item)
 
 
 _REGISTRY: dict[str, DatasetInfo] | None = None
