@@ -267,7 +267,7 @@ BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budg
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
                       "compaction_suprb", "channels", "capacity_n", "capacity_m", "ablation_semantics", "xcsf_residuals",
                       "xcsf_residuals_alt", "recommended", "suite_recommended", "suite_capacity", "suite_small_budget", "suite_error_threshold", "suite_first_look",
-                      "suite_variance",
+                      "suite_variance", "suite_categorical",
                       "readable")
 ARTICLE_CONFIGS = sorted(p for p in CONFIGS.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 
