@@ -308,3 +308,40 @@ def test_explain_errors_are_one_line_and_write_nothing(cli_files, capsys):
     # The API refuses XCSF as the command does.
     with pytest.raises(UserError, match="KACS models only"):
         explain_model(load(xcsf))
+
+
+def test_a_categorical_input_is_labelled_by_its_categories(tmp_path):
+    """explain names a categorical input's positions by its categories: the rule table's
+    `categories` column and the inputs figure's ticks, in their order on the axis."""
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue"], 200).astype(object)
+    a = rng.uniform(size=200)
+    y = a + np.select([colour == "red", colour == "green"], [2.0, 0.0], 1.0)  # green < blue < red
+    X = pd.DataFrame({"a": a, "colour": colour})
+    est = KACSRegressor(n_iter=1500, N=200, P_hash=0.8, random_state=0, categorical_features=["colour"]).fit(X, y)
+    ex = est.explain(X)
+    assert ex.categories == {1: ["green", "blue", "red"]}
+    rules = ex.rules
+    on_colour = (rules["type"] == "inner") & (rules["p"] == 2)
+    assert on_colour.any()
+    for row in rules[on_colour].itertuples():
+        # positions 1/6, 3/6, 5/6 against the interval, by hand
+        expected = [name for name, x in zip(["green", "blue", "red"], [1 / 6, 3 / 6, 5 / 6])
+                    if row.lower <= x <= row.upper]
+        assert row.categories == "|".join(expected)
+    assert rules.loc[on_colour, "x_lower"].isna().all() and rules.loc[on_colour, "x_upper"].isna().all()
+    assert (rules.loc[~on_colour, "categories"] == "").all()
+    assert rules.loc[(rules["type"] == "inner") & (rules["p"] == 1), "x_lower"].notna().all()
+    fig = ex.figure_inputs()
+    try:
+        ticks = [t.get_text() for t in fig.axes[1].get_xticklabels()]
+        assert ticks == ["green", "blue", "red"]
+        np.testing.assert_allclose(fig.axes[1].get_xticks(), [1 / 6, 3 / 6, 5 / 6])
+        assert "colour (categories by mean target)" == fig.axes[1].get_xlabel()
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    ex.write(tmp_path)
+    doc = json.loads((tmp_path / "rules.json").read_text())
+    assert {r["categories"] for r in doc["rules"] if r["type"] == "inner" and r["p"] == 2} <= {
+        "green", "blue", "red", "green|blue", "blue|red", "green|blue|red", ""}

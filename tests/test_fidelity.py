@@ -184,3 +184,23 @@ def test_comparison_figure_draws_each_models_effects_of_the_chosen_inputs():
     assert axes[2].get_ylabel().startswith("partial")
     with pytest.raises(UserError, match="no input 'x4'"):
         comparison_figure({"exact": exact}, inputs=["x4"])
+
+
+@pytest.mark.parametrize("with_target", [False, True])
+def test_cli_refuses_rows_with_missing_inputs_in_one_line(tmp_path, capsys, with_target):
+    from cli_support import run_kacs
+    from kacs_cli import KACSRegressor
+    from kacs_cli.experiments.data.benchmarks import generate
+
+    X, y = generate("f4", 2, 60)
+    model = tmp_path / "m.kacs"
+    KACSRegressor(n_iter=300, N=100).fit(X, y).save(model)
+    rows = np.column_stack([X, y]) if with_target else X.copy()
+    rows[[6, 9], 1] = np.nan
+    data = tmp_path / "holes.csv"
+    data.write_text("\n".join(",".join("" if np.isnan(v) else repr(float(v)) for v in row) for row in rows) + "\n")
+    code, out, err = run_kacs(capsys, "fidelity", model, "f4", "--data", data)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "2 of its 60 rows have missing inputs (the first is data row 7)" in err
+    assert "drop those rows, or leave out --data" in err
+    assert not (tmp_path / "m_fidelity").exists()

@@ -470,3 +470,53 @@ def test_kacs_fit_names_the_weight_column_by_the_header_with_categorical(tmp_pat
     code, _, err = run_kacs(capsys, "fit", tmp_path / "d.csv", "-o", tmp_path / "bad.kacs", "--categorical",
                             "colour", "--weight-column", "colour")
     assert code == 2 and "column 0 is categorical" in err and err.count("\n") == 1, err
+
+
+def test_the_weights_are_checked_once_and_their_kept_rows_serve_the_categories_and_the_training(monkeypatch):
+    """fit/partial_fit read sample_weight once (`_rows`): the rows it keeps are the rows the
+    categories are ranked on and the rows trained on."""
+    from kacs_cli.engine import weights as weights_module
+    X, y = _categorical_data()
+    weight = np.tile([1.0, 2.0, 0.5], 20)
+    weight[[4, 9]] = 0.0
+    calls = []
+    original = weights_module.checked
+    monkeypatch.setattr(weights_module, "checked", lambda *a, **k: calls.append(1) or original(*a, **k))
+    est = KACSRegressor(**SMALL, categorical_features=["colour"])
+    est._validate_params()
+    rows, target, kept, categories = est._rows(X, y, reset=True, sample_weight=weight)
+    assert len(calls) == 1
+    keep = weight > 0
+    np.testing.assert_array_equal(rows[:, 1], X["x"].to_numpy()[keep])
+    np.testing.assert_array_equal(target, y[keep])
+    np.testing.assert_array_equal(kept, weight[keep])
+    assert categories.counts[0].sum() == keep.sum()
+    # the positions are those of the map fitted on the kept rows
+    np.testing.assert_array_equal(rows[:, 0], categories.positions([X["colour"].to_numpy()[keep]])[:, 0])
+    # weights that weigh the kept rows alike are the unweighted path (None)
+    assert est._rows(X, y, reset=True, sample_weight=np.where(keep, 2.0, 0.0))[2] is None
+
+
+@pytest.mark.parametrize("bags, refinement", [(1, False), (1, True), (3, False)])
+def test_aic_counts_the_rows_of_positive_weight(bags, refinement):
+    """AIC = N_tr ln(train MSE) + 2 (k + 1) with N_tr the rows fitted: a row of weight 0 is not
+    one of them (train_run and the bagged run alike)."""
+    from kacs_cli.engine.bagging import train_bagged_run
+    from kacs_cli.engine.train import train_run
+    X, y = _data(rows=60)
+    X, y = (X + 1.0) / 4.0, 2.0 * (y - y.min()) / (y.max() - y.min()) - 1.0  # the scale the engine trains on
+    weight = np.tile([1.0, 2.0, 0.0], 20)
+    params = Hyperparameters(N=200, bags=bags, refinement=refinement, refine_max_iter=10)
+    if bags > 1:
+        result = train_bagged_run("kacs", X, y, None, None, params=params, iterations=600, seed=0, weight=weight)
+    else:
+        result = train_run("kacs", X, y, None, None, params=params, iterations=600, eval_every=600, seed=0,
+                           weight=weight)
+    final = result.final
+    fitted = int((weight > 0).sum())
+    assert fitted == 40
+    expected = fitted * np.log(final["train_mse"]) + 2.0 * (final["params"] + 1.0)
+    assert final["aic"] == pytest.approx(expected, rel=1e-12)
+    if refinement:
+        evolved = fitted * np.log(final["evolved_train_mse"]) + 2.0 * (final["params"] + 1.0)
+        assert final["evolved_aic"] == pytest.approx(evolved, rel=1e-12)

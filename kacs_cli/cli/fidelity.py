@@ -19,6 +19,7 @@ def default_folder(model_path: Path) -> Path:
 
 def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Optional[Path]) -> None:
     import numpy as np
+    import pandas as pd
 
     from kacs_cli.estimators import load_estimator
     from kacs_cli.estimators.fidelity import structural_fidelity
@@ -34,6 +35,13 @@ def _fidelity(model_path: Path, function: str, data: Optional[Path], out: Option
         X, y = benchmarks.generate(key, n, benchmarks.DEFAULT_SAMPLES)
     else:
         X, y = model_rows(data, est, model_path)
+        missing = np.asarray(pd.isna(X)).any(axis=1)
+        if missing.any():
+            # The true function has no value at a missing input, so such a row has no true effect.
+            raise UserError(f"{data}: {int(missing.sum())} of its {len(missing)} rows have missing inputs (the first "
+                            f"is data row {int(np.argmax(missing)) + 1}); fidelity evaluates the true {key} at every "
+                            f"row, which needs all inputs: drop those rows, or leave out --data to use {key}'s "
+                            f"generated sample")
         if y is None:
             y = benchmarks.evaluate(key, X)
     folder = output_folder(out, default_folder(model_path), "fidelity")

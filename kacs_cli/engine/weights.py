@@ -67,6 +67,16 @@ def effective(weight: np.ndarray | None) -> np.ndarray | None:
     return weight
 
 
+def kept_rows(weight, rows: int, name: str = "sample_weight") -> tuple[np.ndarray | None, np.ndarray]:
+    """(keep, weights): `weight` checked (`checked`), the mask of its rows of positive weight
+    (None when every row has one) and the weights of those rows."""
+    weight = checked(weight, rows, name)
+    keep = weight > 0
+    if keep.all():
+        return None, weight
+    return keep, np.ascontiguousarray(weight[keep])
+
+
 def positive_rows(X, y, weight, name: str = "sample_weight"):
     """(X, y, weight) without the rows of weight 0, weight checked and None when the rows left
     weigh alike (`effective`). X and y may be None (only the weights are then kept)."""
@@ -74,13 +84,10 @@ def positive_rows(X, y, weight, name: str = "sample_weight"):
         return X, y, None
     X = None if X is None else np.asarray(X, dtype=np.float64)
     y = None if y is None else np.asarray(y, dtype=np.float64)
-    rows = (X if X is not None else y).shape[0]
-    weight = checked(weight, rows, name)
-    keep = weight > 0
-    if not keep.all():
+    keep, weight = kept_rows(weight, (X if X is not None else y).shape[0], name)
+    if keep is not None:
         X = None if X is None else np.ascontiguousarray(X[keep])
         y = None if y is None else np.ascontiguousarray(y[keep])
-        weight = np.ascontiguousarray(weight[keep])
     return X, y, effective(weight)
 
 

@@ -70,14 +70,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Hyperparameters, Model, bagging, capacity, registry
 from kacs_cli.engine.params import DECLARATIONS, DECLARED, coerce, per_input_value
-from kacs_cli.engine.weights import checked as checked_weights
+from kacs_cli.engine.weights import effective, kept_rows
 from kacs_cli.errors import UserError
 from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
 from kacs_cli.estimators.validation import (ARGUMENTS, NO_Y, ParameterError, base_seed, categorical_cells,
                                             categorical_columns, check_fit_data, check_jobs, choices_of,
                                             fit_iterations, json_param, parameter_constraints, plain,
-                                            scaling_ranges, validate, weighted_rows)
+                                            scaling_ranges, validate)
 from kacs_cli.scaling import CategoryMap, InputTransform, scale_inputs, scale_target, unscale_target
 
 __all__ = ["LearnerRegressor", "expected_failed_checks"]
@@ -179,15 +179,19 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             del self.zhat_range_
 
     def _rows(self, X, y=NO_Y, *, reset=False, sample_weight=None):
-        """(X, y, categories): X validated as float rows, its categorical columns holding their
-        categories' positions on [0, 1], and y validated (None when not given).
+        """(X, y, weights, categories): X validated as float rows, its categorical columns
+        holding their categories' positions on [0, 1], y validated (None when not given), and
+        with sample_weight (docs/algorithm.md section 12, "Sample weights") the rows of weight 0
+        removed before anything else, the scaling and the category ranking included, and the
+        weights of the rows left (None, the unweighted path, without sample_weight or when the
+        rows left weigh alike). A weight that is negative, NaN or infinite, a vector of another
+        length than the rows, or weights all zero are UserErrors naming sample_weight.
 
         With reset (fit, a first partial_fit) the categorical columns are those
-        categorical_features declares, and `categories` is their CategoryMap fitted on these
-        rows (with sample_weight: on the rows of positive weight, their mean targets weighted,
-        as the rows repeated would give), for `_start` to install (None: no categorical
-        column, and X is validated exactly as without categories); else the fitted map places
-        them. The rows of weight 0 are still in the result: `weighted_rows` removes them.
+        categorical_features declares, and `categories` is their CategoryMap fitted on the rows
+        kept (their mean targets weighted, as the rows repeated would give), for `_start` to
+        install (None: no categorical column, and X is validated exactly as without
+        categories); else the fitted map places them.
         """
         if reset:
             columns = categorical_columns(self.categorical_features, X)
@@ -196,19 +200,20 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         numeric, cells, labels = (X, None, None) if not columns else categorical_cells(X, columns)
         checked = validate(self, numeric, y, reset=reset)
         X_rows, y_rows = (checked, None) if y is NO_Y else checked
+        weight = None
+        if sample_weight is not None:
+            keep, weight = kept_rows(sample_weight, X_rows.shape[0])
+            if keep is not None:
+                X_rows, y_rows = np.ascontiguousarray(X_rows[keep]), np.ascontiguousarray(y_rows[keep])
+                cells = None if cells is None else [np.asarray(c)[keep] for c in cells]
         if not columns:
-            return X_rows, y_rows, None
+            return X_rows, y_rows, effective(weight), None
         if not reset:
             categories = self.categories_
-        elif sample_weight is None:
-            categories = CategoryMap.fit(columns, cells, y_rows, labels)
         else:
-            weight = checked_weights(sample_weight, X_rows.shape[0])
-            keep = weight > 0
-            categories = CategoryMap.fit(columns, [np.asarray(c)[keep] for c in cells], y_rows[keep], labels,
-                                         weight[keep])
+            categories = CategoryMap.fit(columns, cells, y_rows, labels, weight)
         X_rows[:, list(columns)] = categories.positions(cells)
-        return X_rows, y_rows, categories
+        return X_rows, y_rows, effective(weight), categories
 
     @property
     def is_categorical_(self):
@@ -265,8 +270,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         from the seed and repeated every epoch (reference semantics), as in the experiments.
         """
         self._validate_params()
-        X, y, categories = self._rows(X, y, reset=True, sample_weight=sample_weight)
-        X, y, weight = weighted_rows(X, y, sample_weight)
+        X, y, weight, categories = self._rows(X, y, reset=True, sample_weight=sample_weight)
         check_fit_data(X, y, self.target_range)
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y, categories)
@@ -325,8 +329,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         compaction_result_ says what was done.
         """
         check_is_fitted(self, "model_")
-        X, y, _ = self._rows(X, y)
-        X, y, weight = weighted_rows(X, y, sample_weight)
+        X, y, weight, _ = self._rows(X, y, sample_weight=sample_weight)
         compacted = copy.deepcopy(self)
         given = {"method": method, "rules": rules, "tolerance": tolerance}
         compacted._compact_scaled(self._scale_X(X), self._scale_y(y), given, weight)
@@ -344,8 +347,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         refinement=True calls it on the training rows. Returns self; what it did is in
         refine_result_."""
         check_is_fitted(self, "model_")
-        X, y, _ = self._rows(X, y)
-        X, y, weight = weighted_rows(X, y, sample_weight)
+        X, y, weight, _ = self._rows(X, y, sample_weight=sample_weight)
         given = {"max_iter": max_iter, "pull": pull, "validation": validation}
         self._refine_scaled(self._scale_X(X), self._scale_y(y), given, weight)
         return self
@@ -379,8 +381,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         first = not hasattr(self, "model_")
         if first:
             self._validate_params()
-        X, y, categories = self._rows(X, y, reset=first, sample_weight=sample_weight)
-        X, y, weight = weighted_rows(X, y, sample_weight)
+        X, y, weight, categories = self._rows(X, y, reset=first, sample_weight=sample_weight)
         if first:
             if self.hyperparameters(X.shape[1]).bags > 1:
                 raise UserError("bags > 1 needs fit: each bag is trained on a bootstrap sample of all "

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli import atomic
 from kacs_cli.errors import UserError
+from kacs_cli.scaling import category_position
 
 __all__ = ["Explanation", "RULE_COLUMNS", "SHARE_COLUMNS", "explain_model"]
 
@@ -55,9 +56,12 @@ RULE_COLUMNS = {
              "(inner) or zhat_q (outer)",
     "upper": "interval upper bound, same scale as lower",
     "x_lower": "inner rules: lower in the input's original units (x_min + lower (x_max - x_min)); "
-               "empty for outer rules, and for every rule when the model's input transform is "
-               "not minmax (the scaled input is then not a linear map of x)",
+               "empty for outer rules, for a categorical input's rules, and for every rule when the "
+               "model's input transform is not minmax (the scaled input is then not a linear map of x)",
     "x_upper": "inner rules: upper in the input's original units, as x_lower",
+    "categories": "inner rules of a categorical input: the categories whose positions the interval "
+                  "covers, in their order on the axis (the lowest mean target first), joined by |; "
+                  "x_lower and x_upper are empty there (a category has no units); empty for other rules",
     "w0": "consequent intercept: the rule predicts w0 + w1 z for z in [lower, upper] (inner: a "
           "contribution to zhat_q; outer: a contribution to the prediction on the [-1, 1] "
           "target scale)",
@@ -169,6 +173,9 @@ class Explanation:
     zhat_rows: np.ndarray
     zhat_train: np.ndarray | None
     functions: dict = field(repr=False, default_factory=dict)
+    # The categorical inputs (0-based) and their categories' names, in their order on the axis:
+    # category k of K sits at (k + 0.5) / K.
+    categories: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ tables
 
@@ -269,6 +276,8 @@ class Explanation:
     def _x_axis(self, p: int):
         """(grid on the scaled input, the same grid in the units drawn, axis label)."""
         t = np.linspace(0.0, 1.0, 200)
+        if p in self.categories:
+            return t, t, f"{self.labels[p]} (categories by mean target)"
         span = self.x_max[p] - self.x_min[p]
         if self.input_transform == "minmax" and span > 0.0:
             return t, self.x_min[p] + t * span, self.labels[p]
@@ -309,6 +318,10 @@ class Explanation:
                          fontsize=9)
             ax.set_xlim(x[0], x[-1])
             ax.set_ylim(*ylim)
+            if p in self.categories:
+                names = self.categories[p]
+                ax.set_xticks(category_position(np.arange(len(names)), len(names)), names, rotation=60,
+                              fontsize=6)
             ax.set_xlabel(label, fontsize=7)
             ax.tick_params(labelsize=6.5, length=2, pad=1)
             ax.grid(True, color="0.92", lw=0.5)
@@ -425,6 +438,25 @@ def _limits(values):
     return lo - pad, hi + pad
 
 
+def category_names(est) -> dict[int, list[str]]:
+    """The categorical inputs of a fitted estimator (0-based) and their categories' names in
+    their order on the axis; a category that is a number is written as it reads (1, not 1.0)."""
+    categories = getattr(est, "categories_", None)
+    if categories is None:
+        return {}
+
+    def name(value) -> str:
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    return {int(j): [name(c) for c in cats] for j, cats in zip(categories.columns, categories.categories)}
+
+
+def _covered(names: list[str], lower: float, upper: float) -> str:
+    """The names of the categories whose positions lie in [lower, upper], joined by |."""
+    positions = category_position(np.arange(len(names)), len(names))
+    return "|".join(n for n, x in zip(names, positions) if lower <= x <= upper)
+
+
 def _rule_table(est, frame: pd.DataFrame) -> pd.DataFrame:
     n = est.model_.n
     s_in = n * est.model_.n_channels
@@ -440,6 +472,11 @@ def _rule_table(est, frame: pd.DataFrame) -> pd.DataFrame:
         x_upper = np.where(inner, x_min + upper * span, np.nan)
     else:
         x_lower = x_upper = np.full(len(frame), np.nan)
+    named = category_names(est)
+    on_categories = inner & np.isin(p0, list(named))
+    x_lower, x_upper = np.where(on_categories, np.nan, x_lower), np.where(on_categories, np.nan, x_upper)
+    covered = [_covered(named[p], lo, hi) if cat else ""
+               for cat, p, lo, hi in zip(on_categories, p0, lower, upper)]
     table = pd.DataFrame({
         "rule": np.arange(len(frame), dtype=np.int64),
         "type": frame["type"].to_numpy().astype(str),
@@ -449,6 +486,7 @@ def _rule_table(est, frame: pd.DataFrame) -> pd.DataFrame:
         "upper": upper,
         "x_lower": x_lower,
         "x_upper": x_upper,
+        "categories": np.asarray(covered, dtype=object),
         "w0": frame["w0"].to_numpy(np.float64),
         "w1": frame["w1"].to_numpy(np.float64),
         "F": frame["F"].to_numpy(np.float64),
@@ -554,4 +592,5 @@ def explain_model(estimator, X=None) -> Explanation:
         zhat_rows=np.column_stack([zhat.min(axis=0), zhat.max(axis=0)]),
         zhat_train=None if zr is None else np.asarray(zr, dtype=np.float64),
         functions=functions,
+        categories=category_names(estimator),
     )

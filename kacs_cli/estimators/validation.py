@@ -23,7 +23,6 @@ from sklearn.utils.validation import validate_data
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import DECLARATIONS, Range
-from kacs_cli.engine.weights import positive_rows
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constant_target, empty_columns,
                               empty_columns_message, input_ranges, missing_target, non_numeric,
@@ -31,7 +30,7 @@ from kacs_cli.scaling import (ScaleWarning, collapse_message, collapsed, constan
 
 __all__ = ["ARGUMENTS", "Argument", "NO_Y", "ParameterError", "base_seed", "categorical_cells", "categorical_columns",
            "check_fit_data", "check_n_iter", "choices_of", "declared_parameters", "fit_iterations", "interval",
-           "json_param", "parameter_constraints", "plain", "scaling_ranges", "validate", "weighted_rows"]
+           "json_param", "parameter_constraints", "plain", "scaling_ranges", "validate"]
 
 _INT_SEED_LIMIT = 2**32
 NO_Y = object()  # predict's rows: no target given
@@ -252,17 +251,6 @@ def _refuse_missing_target(y) -> None:
         return
     if values.ndim <= 2 and missing_target(values.reshape(-1)):
         raise UserError(f"y (the target) {missing_target(values.reshape(-1))}")
-
-
-def weighted_rows(X, y, sample_weight):
-    """(X, y, weights) of the validated rows given `sample_weight` (docs/algorithm.md section
-    12, "Sample weights"): rows of weight 0 removed before anything else (the scaling
-    included), and the weights None, the unweighted path, when there are none or the rows left
-    weigh alike. A weight that is negative, NaN or infinite, a vector of another length than
-    the rows, or weights all zero are UserErrors naming sample_weight."""
-    if sample_weight is None:
-        return X, y, None
-    return positive_rows(X, y, sample_weight, "sample_weight")
 
 
 def check_fit_data(X, y, target_range) -> None:
