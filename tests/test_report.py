@@ -286,6 +286,20 @@ def test_sample_scaling_labels(tmp_path: Path) -> None:
     assert _row((exp / "report" / "report.md").read_text().split("scaling of f3")[1], "N_S")[0] == "N_S"
 
 
+def test_cells_differing_in_n_without_xcsf_or_kacs_get_no_scaling_table(tmp_path: Path) -> None:
+    # A dataset read one-hot (n = 8) and with its nominal columns merged (n = 7) by methods
+    # other than XCSF and KACS: the scaling table sets XCSF beside KACS, so it would be all n/a.
+    rows = [run_row("cat", "auto", m, r, n=n, samples=392, test_mae=0.2, train_mae=0.1, rules=1, params=1, aic=1)
+            for n in (7, 8) for m in ("gbr", "rf") for r in range(2)]
+    exp = write_experiment(tmp_path / "cat", "cat", rows, [{"name": "auto"}, {"name": "auto"}], runs=2)
+    config = yaml.safe_load((exp / "config.yaml").read_text())
+    config["methods"] = ["gbr", "rf"]
+    (exp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    e = build_report(exp, formats="md", figures=False).experiments[0]
+    assert len(e.cells) == 2 and e.scaling == []
+    assert "scaling of auto" not in (exp / "report" / "report.md").read_text()
+
+
 def paper_rows(runs: int = 4) -> list[dict]:
     """Runs whose mean and SD (ddof 1) equal the published ones for every cell and method."""
     table = load_paper_table()
