@@ -249,6 +249,8 @@ def recorded_params(engine: str, written: Any) -> Hyperparameters | baselines.Sp
         return Hyperparameters(**written)
     params = {k: v for k, v in (written.get("params") or {}).items() if k != baselines.JOBS_PARAM}
     overrides = {"params": params}
+    if baselines.IMPUTE in written:
+        overrides[baselines.IMPUTE] = written[baselines.IMPUTE]
     if baselines.get(engine).estimator is None:
         overrides[baselines.OPEN] = written.get("estimator")
     return baselines.resolve(engine, overrides)
