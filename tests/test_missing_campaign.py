@@ -8,6 +8,8 @@ The imputation is checked against scikit-learn's SimpleImputer and against a han
 weighted mean, on data whose test rows would move the mean if they entered it.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -242,3 +244,86 @@ def test_an_input_missing_on_every_train_row_is_refused(capsys, tmp_path):
                                "experiment": "x"}).cells[0]
         X, y, _ = run_rows(cell, 0)
         make_split(X, y, "main", 0)
+
+
+# --------------------------------------------------------------------------------------------
+# the report's missing-inputs tables, on hand-made runs
+# --------------------------------------------------------------------------------------------
+
+def _report_folder(tmp_path):
+    """Two datasets (f1, f2) complete and at 10 %, eight runs each of kacs, kacs-impute (10 %
+    only) and gbr, with test MAEs chosen so that every number below follows by hand."""
+    config = resolve_config({
+        "experiment": "mtiny", "protocol": {"runs": 8}, "iterations": 100,
+        "methods": {"kacs": None, "kacs-impute": {"method": "kacs", "impute": "mean"}, "gbr": None},
+        "benchmarks": [{"name": "f1", "n": 2, "samples": 50, "methods": ["kacs", "gbr"]},
+                       {"name": "f1", "n": 2, "samples": 50, "missing": 0.1},
+                       {"name": "f2", "n": 2, "samples": 50, "methods": ["kacs", "gbr"]},
+                       {"name": "f2", "n": 2, "samples": 50, "missing": 0.1}]})
+    folder = tmp_path / "mtiny"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(config.to_yaml())
+    r = np.arange(8)
+    f1, f2 = 0.10 + 0.01 * r, 0.20 + 0.01 * r
+    f2_m10 = f2 + np.array([1, -2, 3, -4, 5, -6, 7, -8]) * 0.001
+    values = {("f1", "kacs"): f1, ("f1-m10", "kacs"): 1.1 * f1, ("f1-m10", "kacs-impute"): 1.1 * f1 + 0.005 * (r + 1),
+              ("f2", "kacs"): f2, ("f2-m10", "kacs"): f2_m10, ("f2-m10", "kacs-impute"): f2_m10 - 0.001 * (r + 1),
+              ("f1", "gbr"): np.full(8, 0.3), ("f1-m10", "gbr"): np.full(8, 0.31),
+              ("f2", "gbr"): np.full(8, 0.4), ("f2-m10", "gbr"): np.full(8, 0.42)}
+    rows = [{"experiment": "mtiny", "benchmark": cell, "variant": "", "method": method, "run": k, "split_seed": k,
+             "seed": k, "n": 2, "samples": 50, "N": 6400, "iterations": 100, "train_mae": 0.1, "test_mae": v,
+             "train_mse": 0.01, "test_mse": 0.01, "rules": 5, "micro": 5, "params": 10, "aic": 1.0, "seconds": 1.0}
+            for (cell, method), vs in values.items() for k, v in enumerate(vs)]
+    pd.DataFrame(rows).to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
+    from kacs_cli.reporting.build import build_report
+
+    folder = _report_folder(tmp_path)
+    summary = build_report(folder, formats=("md", "csv"), figures=False)
+    found = summary.experiments[0].missing_inputs
+    means = found.means.set_index(["dataset", "method", "level"])["mean"]
+    assert means[("f1", "kacs", 0.0)] == pytest.approx(0.135) and means[("f1", "kacs", 0.1)] == pytest.approx(0.1485)
+    assert means[("f2", "gbr", 0.1)] == pytest.approx(0.42) and ("f1", "kacs-impute", 0.0) not in means.index
+    tests = found.tests.set_index(["dataset", "against"])
+    # f1: every run 10 % above its complete run: the exact two-sided p of 8 pairs of one sign is
+    # 2 / 2^8; Holm over the two datasets doubles the smaller p.
+    rise = tests.loc[("f1", "complete data")]
+    assert rise["change_pct"] == pytest.approx(10.0) and rise["p"] == pytest.approx(2 / 256)
+    assert rise["p_holm"] == pytest.approx(4 / 256) and rise["verdict"] == "worse"
+    flat = tests.loc[("f2", "complete data")]
+    assert flat["change_pct"] == pytest.approx(100 * (-0.0005 / 0.235)) and flat["verdict"] == "no difference"
+    assert flat["p_holm"] == pytest.approx(flat["p"]) and flat["p"] > 0.5
+    # Against imputation: f1's native runs all lower, f2's all higher; both p = 2/256, Holm 4/256.
+    assert tests.loc[("f1", "kacs-impute"), "verdict"] == "better"
+    assert tests.loc[("f2", "kacs-impute"), "verdict"] == "worse"
+    assert tests.loc[("f2", "kacs-impute"), "p_holm"] == pytest.approx(4 / 256)
+    suite = found.summary.set_index("against")
+    # suite-mean rise: ((0.1485 + 0.2345) / 2) / ((0.135 + 0.235) / 2) - 1
+    assert suite.loc["complete data", "change_pct"] == pytest.approx(100 * (0.3830 / 0.370 - 1))
+    assert suite.loc["complete data", ["better", "worse", "no difference"]].tolist() == [0, 1, 1]
+    assert suite.loc["kacs-impute", ["better", "worse", "no difference"]].tolist() == [1, 1, 0]
+    md = re.sub(" +", " ", (folder / "report" / "report.md").read_text())
+    assert "mtiny: missing inputs, mean test MAE" in md and "| f1 | kacs | 0.1350 (8) | 0.1485 (8) |" in md
+    assert "| f1 | kacs-impute | | 0.1710 (8) |" in md
+    assert "| kacs | 10 % | complete data | 2 | 0.1915 | 0.1850 | +3.5 % | 0 / 1 / 1 |" in md
+    written = pd.read_csv(folder / "report" / "mtiny_missing-inputs.csv")
+    assert len(written) == 4 + 2 and set(written["dataset"]) == {"f1", "f2", "suite"}
+
+
+def test_a_campaign_without_missing_cells_has_no_missing_inputs_tables(tmp_path):
+    from kacs_cli.reporting.build import build_report
+
+    folder = _report_folder(tmp_path)
+    runs = pd.read_csv(folder / "runs.csv")
+    runs[~runs["benchmark"].str.endswith("-m10")].to_csv(folder / "runs.csv", index=False)
+    config = resolve_config({"experiment": "mtiny", "protocol": {"runs": 8}, "iterations": 100,
+                             "methods": ["kacs", "gbr"],
+                             "benchmarks": [{"name": "f1", "n": 2, "samples": 50}, {"name": "f2", "n": 2, "samples": 50}]})
+    (folder / "config.yaml").write_text(config.to_yaml())
+    summary = build_report(folder, formats=("md", "csv"), figures=False)
+    assert summary.experiments[0].missing_inputs is None
+    assert "missing inputs" not in (folder / "report" / "report.md").read_text()
+    assert not (folder / "report" / "mtiny_missing-inputs.csv").exists()
