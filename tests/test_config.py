@@ -171,7 +171,7 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # at minmax, the refinement's keys while it is off, and the outer channels at the article's.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels", "bags", "refine_smoothness", "smoothness", "categorical",
+        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels", "bags", "refine_smoothness", "smoothness", "categorical", "impute",
         *ARTICLE_SWITCHES, *CODE_SWITCHES}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,
@@ -267,7 +267,7 @@ BEYOND_THE_ARTICLE = ("adaptive", "baselines", "regressors", "robustness", "budg
                       "budget_200k", "budget_400k", "compaction", "compaction_sweep",
                       "compaction_suprb", "channels", "capacity_n", "capacity_m", "ablation_semantics", "xcsf_residuals",
                       "xcsf_residuals_alt", "recommended", "suite_recommended", "suite_capacity", "suite_small_budget", "suite_error_threshold", "suite_first_look",
-                      "suite_variance", "suite_categorical",
+                      "suite_variance", "suite_categorical", "suite_missing",
                       "readable")
 ARTICLE_CONFIGS = sorted(p for p in CONFIGS.glob("*.yaml") if p.stem not in BEYOND_THE_ARTICLE)
 

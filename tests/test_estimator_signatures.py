@@ -54,9 +54,10 @@ def test_each_constructor_lists_its_learners_declarations_then_its_own_arguments
     assert "__signature__" not in vars(cls.__init__)  # written out, not generated
     everything = {d.name for d in DECLARATIONS}
     missing = everything - {p.name for p in parameters}
-    # `categorical` is a config's setting (estimator False); an estimator has categorical_features.
-    assert missing == (XCSF_ONLY if method == "kacs" else KACS_ONLY) | {"categorical"}
-    assert {d.name for d in DECLARATIONS if not d.estimator} == {"categorical"}
+    # `categorical` and `impute` are a config's settings (estimator False); an estimator has
+    # categorical_features, and its user a Pipeline with a SimpleImputer.
+    assert missing == (XCSF_ONLY if method == "kacs" else KACS_ONLY) | {"categorical", "impute"}
+    assert {d.name for d in DECLARATIONS if not d.estimator} == {"categorical", "impute"}
 
 
 @pytest.mark.parametrize("method", ESTIMATORS)

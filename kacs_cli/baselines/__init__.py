@@ -25,10 +25,10 @@ from __future__ import annotations
 
 # The registry lives in registry.py; the package keeps its names, which the runner, configs
 # and tests use as `baselines.<name>`.
-from kacs_cli.baselines.registry import (CATEGORICAL, CATEGORICAL_PARAM, JOBS_PARAM, OPEN, PARTIAL, SEED_PARAM, Entry, Fitted, Spec, build,
+from kacs_cli.baselines.registry import (CATEGORICAL, CATEGORICAL_PARAM, IMPUTE, JOBS_PARAM, OPEN, PARTIAL, SEED_PARAM, Entry, Fitted, Spec, build,
                                          find, fit_predict, get, import_estimator, names, preload, resolve,
                                          specs_of, takes_missing, takes_sample_weight)
 
-__all__ = ["CATEGORICAL", "CATEGORICAL_PARAM", "Entry", "Fitted", "JOBS_PARAM", "OPEN", "PARTIAL", "SEED_PARAM", "Spec", "build", "find",
+__all__ = ["CATEGORICAL", "CATEGORICAL_PARAM", "Entry", "Fitted", "IMPUTE", "JOBS_PARAM", "OPEN", "PARTIAL", "SEED_PARAM", "Spec", "build", "find",
            "fit_predict", "get", "import_estimator", "names", "preload", "resolve", "specs_of",
            "takes_missing", "takes_sample_weight"]

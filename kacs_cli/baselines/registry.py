@@ -16,7 +16,12 @@ import numpy as np
 # The entries import only kacs_cli.baselines.entry, so this registry can import them here.
 from kacs_cli.baselines import interpretable, kan_net, sklearn_models, xcsf_lib, xkan
 from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
+from kacs_cli.engine.params import DECLARED
 from kacs_cli.errors import UserError
+
+# A method setting of baselines and learners alike (engine/params.py declares it): how the
+# method's missing inputs are filled before it sees them.
+IMPUTE = "impute"
 
 # The key a baseline's record carries when its class could not be asked for its parameters.
 PARTIAL = "partial"
@@ -44,12 +49,16 @@ class Spec:
     # A campaign method's `categorical: true`: each run's estimator gets the cell's categorical
     # inputs as CATEGORICAL_PARAM, their columns holding the data's level codes.
     categorical: bool = False
+    impute: str = DECLARED[IMPUTE].default
 
     def as_dict(self) -> dict:
         """The resolved config's record: a changed parameter is a different config. A spec
         resolved without its extra says so (`partial`), so that the folder's record can be
         completed once the extra is there instead of refusing the folder as another config."""
         record = {"estimator": self.estimator, "seed_param": self.seed_param, "params": dict(self.params)}
+        # Written only when set, so that the records of other baselines keep their form.
+        if self.impute != DECLARED[IMPUTE].default:
+            record[IMPUTE] = self.impute
         if self.missing:
             record[PARTIAL] = True
         if self.categorical:
@@ -133,7 +142,8 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     """A baseline method's config entry as a Spec, every parameter checked (UserError else).
 
     overrides: the method's mapping without `method`: estimator parameters given flat
-    ({n_estimators: 50}) or under `params`, and for OPEN the class under `estimator`.
+    ({n_estimators: 50}) or under `params`, and for OPEN the class under `estimator`; `impute`
+    is the method's setting (engine/params.py declares it), no estimator parameter.
     For an entry with a `p_hash_param`, a cell's P_hash: `cell_p_hash` (the kind of data's
     default) unless the method sets it, `entry_p_hash` (the benchmark entry's own) in any case.
     """
@@ -144,6 +154,11 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
         raise UserError(f"must be a mapping of {entry.name} parameters such as {{params: {{...}}}}, "
                         f"got {type(overrides).__name__}")
     overrides = dict(overrides)
+    impute = overrides.pop(IMPUTE, DECLARED[IMPUTE].default)
+    choices = DECLARED[IMPUTE].choices
+    if not isinstance(impute, str) or impute.strip().lower() not in choices:
+        raise UserError(f"{IMPUTE} must be one of {', '.join(choices)}, got {impute!r}")
+    impute = impute.strip().lower()
     path = entry.estimator
     if entry.estimator is None:
         if OPEN not in overrides:
@@ -181,7 +196,8 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     if missing:
         its = args.get(entry.iterations_param) if entry.iterations_param else None
         return Spec(entry.name, path, args, {k: _plain(v) for k, v in args.items()}, None,
-                    None if its is None else int(its), missing=missing, categorical=categorical)
+                    None if its is None else int(its), missing=missing, categorical=categorical,
+                    impute=impute)
     cls = import_estimator(path)
     try:
         estimator = cls(**args)
@@ -219,7 +235,7 @@ def resolve(engine: str, overrides: Any, iterations: Optional[int] = None, cell_
     params = {k: _plain(v) for k, v in estimator.get_params(deep=False).items() if k != seed_param}
     its = args.get(entry.iterations_param) if entry.iterations_param else None
     return Spec(entry.name, path, args, params, seed_param, None if its is None else int(its),
-                categorical=categorical)
+                categorical=categorical, impute=impute)
 
 
 def _constructible(cls) -> bool:

@@ -168,6 +168,14 @@ DECLARATIONS: tuple[Declaration, ...] = (
     D("categorical", bool, False, "the dataset registry's categorical inputs placed on their axis by their "
       "categories' mean target, false: their codes as numbers (estimators: categorical_features; kacs fit: "
       "--categorical)", engine=False, switch="categorical", estimator=False),
+    # Missing inputs in a campaign (docs/configs.md): the learners read NaN natively
+    # (docs/algorithm.md section 12); `mean` fills each missing cell with its column's mean over
+    # the run's train rows first, as scikit-learn's SimpleImputer does. A method setting of
+    # learners and baselines alike (methods.py reads a baseline's from this declaration); an
+    # estimator's user puts a SimpleImputer before it in a Pipeline.
+    D("impute", ("none", "mean"), "none", "none: missing inputs (NaN) reach the method as they are; mean: each "
+      "replaced by its column's mean over the run's train rows (weighted where the rows are)",
+      engine=False, switch="impute", estimator=False),
     # Full-batch refinement after evolution (engine/refine.py).
     D("refinement", bool, False, "refit every rule's weights on the whole data after evolution "
       "(full-batch L-BFGS-B, early-stopped on a validation part)", needs="refine", engine=False,

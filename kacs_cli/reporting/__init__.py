@@ -11,6 +11,7 @@ one way: `build` at the top, `model`, `files` and `stats` at the bottom.
 - loading: an experiment folder's config, runs and cells; missing: what a campaign lacks
 - pair: the article's two-method statistics and tables; scaling: the scaling tables;
   paper: the comparison with the published table; suprb: the SupRB table
+- missing_inputs: values removed at random, native handling against complete data and imputation
 - kmethods: the section for cells with more than two methods; kstats, cd_diagram: its
   statistics and critical-difference diagram
 - figures: the PNG figures; tables: `Table`, number formats, Markdown and LaTeX;

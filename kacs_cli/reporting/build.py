@@ -27,7 +27,7 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import capacity, compaction, kmethods, pareto, refinement, suprb, variants
+from kacs_cli.reporting import capacity, compaction, kmethods, missing_inputs, pareto, refinement, suprb, variants
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -82,7 +82,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         cells=cells,
         cell_stats=cell_stats,
         across=across_statistics(cell_stats, metrics),
-        scaling=scaling_groups(cells),
+        scaling=[],
         missing=missing,
         notes=notes,
         sources=included.sources,
@@ -90,12 +90,16 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
         compacted_methods=compacted_methods(runs),
         finished=finished,
     )
+    # The scaling tables set XCSF beside KACS: without either (a suite of other methods whose
+    # cells differ in n only by how a dataset's columns are coded) they would be all n/a.
+    exp.scaling = scaling_groups(cells) if pair_ran(exp) else []
     exp.kmethods = kmethods.analyse(exp, final, config, control)
     exp.refinement = refinement.analyse(exp, runs) if cells else None
     exp.compaction = compaction.analyse(exp, runs) if cells else None
     exp.capacity = capacity.analyse(exp, runs) if cells else None
     exp.variants = variants.analyse(exp, final, config, methods) if cells else None
     exp.pareto = pareto.analyse(exp, runs, config) if cells else None
+    exp.missing_inputs = missing_inputs.analyse(exp, final, config) if cells else None
     if exp.pareto is not None:
         exp.notes += [f"accuracy against size: {note}" for note in exp.pareto.notes]
     if not cells:
@@ -221,6 +225,7 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
                 ("suprb", suprb.suprb_frame(exp) if exp.cells and suprb.applies(exp) else None),
                 ("refinement", exp.refinement), ("compaction", exp.compaction), ("capacity", exp.capacity),
                 ("variants", exp.variants), ("pareto", exp.pareto.points if pareto else None),
+                ("missing-inputs", missing_inputs.frame(exp.missing_inputs) if exp.missing_inputs else None),
                 ("pareto-summary", exp.pareto.summary if pareto else None))
     for suffix, data in sections:
         path = out / f"{stem}_{suffix}.csv"
@@ -274,6 +279,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
         if exp.variants is not None:
             tables += variants.tables(exp, exp.variants)
         tables += pareto.tables(exp)
+        tables += missing_inputs.tables(exp, exp.missing_inputs)
         for i, t in enumerate(tables):
             rendered = render_markdown(t)
             fidelity = ""
@@ -288,7 +294,7 @@ def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, s
                 console.append(rendered)
             elif (t.title.startswith(f"{exp.name}: scaling")
                   or t.label.endswith(("-suprb", "-refinement", "-compaction", "-capacity", "-variants",
-                                     "-pareto-summary"))
+                                     "-pareto-summary", "-missing-summary"))
                   or kmethods.on_console(exp, t)):
                 console.append(f"{t.title}\n\n{rendered}")
     if exp.figures or exp.figure_notes:

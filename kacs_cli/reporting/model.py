@@ -82,6 +82,8 @@ class ExperimentReport:
     compaction: pd.DataFrame | None = None  # compaction.analyse: compacted methods, before and after
     capacity: pd.DataFrame | None = None  # capacity.analyse: the budgets searching methods chose, the cost
     variants: pd.DataFrame | None = None  # variants.analyse: each variant against its base
+    # missing_inputs.MissingInputs: values removed at random, native against imputed (None: no such cell)
+    missing_inputs: Any = None
     pareto: Any = None  # pareto.Pareto: accuracy against size, the readable front (None: no readable baseline)
     # Methods whose runs were compacted: the tables of every method show them by their
     # compacted model (loading.final_models) and say so.

@@ -8,7 +8,9 @@ and variant are refused with it. Relative CSV paths are taken relative to the co
 folder and stored absolute. A file's entry (a CSV path or a registry data set) may name one of
 its columns as the rows' sample weights (`weights`, docs/configs.md); that column is then no
 input. A registry data set's entry may read its unordered (one-hot) inputs as one column of
-level codes each (`nominal: codes`): those columns are the cell's categorical inputs.
+level codes each (`nominal: codes`): those columns are the cell's categorical inputs. Any
+entry may remove a fraction of its input values completely at random (`missing`,
+docs/configs.md; the cells removed are execution.missing_cells').
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ DEFAULT_DATASET_SEED = 0
 # The budget a cell label leaves unsaid (f3-n16 beside f3-n16-N12672).
 DEFAULT_N_BUDGET = Hyperparameters().N
 BENCHMARK_KEYS = (
-    "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "weights", "P_hash", "N",
-    "methods", "nominal",
+    "name", "path", "label", "source", "n", "samples", "dataset_seed", "variant", "weights", "missing", "P_hash",
+    "N", "methods", "nominal",
 )
 # How a registry data set's nominal inputs are read: as the file stores them (one 0/1 column per
 # level after the reference, the default) or merged into one column of level codes each.
@@ -52,6 +54,9 @@ class DataIdentity:
     (docs/algorithm.md section 12), None for unweighted rows.
     `nominal`: "codes" when a registry data set's one-hot groups are read merged into one
     column of level codes each (its categorical inputs), None for the file as it is.
+    `missing`: the fraction of the input values removed completely at random before each run's
+    split (execution.missing_cells), in (0, 1); None for the data as they are (`missing: 0`
+    is None too, so that it names the same cell as an entry without the key).
     """
 
     benchmark: str
@@ -63,6 +68,7 @@ class DataIdentity:
     variant: str | None = None
     weights: int | None = None
     nominal: str | None = None
+    missing: float | None = None
 
     @property
     def categorical_columns(self) -> tuple[int, ...]:
@@ -88,7 +94,8 @@ class DataIdentity:
 
     def to_dict(self) -> dict:
         """The resolved config's fields of a cell's data, in their written order; `weights` only
-        where a column holds weights, so that the records of unweighted cells keep their form."""
+        where a column holds weights and `missing` only where values are removed, so that the
+        records of other cells keep their form."""
         out = {
             "benchmark": self.benchmark,
             "kind": self.kind,
@@ -104,6 +111,8 @@ class DataIdentity:
             out["weights"] = self.weights
         if self.nominal is not None:
             out["nominal"] = self.nominal
+        if self.missing is not None:
+            out["missing"] = self.missing
         return out
 
     @classmethod
@@ -184,6 +193,9 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
     N = whole(entry["N"], f"{where}.N", 1) if "N" in entry else None
     P_hash = number(entry["P_hash"], f"{where}.P_hash", 0.0, 1.0) if "P_hash" in entry else None
     weights = whole(entry["weights"], f"{where}.weights", 0) if "weights" in entry else None
+    missing = None
+    if "missing" in entry:
+        missing = number(entry["missing"], f"{where}.missing", 0.0, 1.0, open_hi=True) or None
     nominal = choice(entry["nominal"], f"{where}.nominal", NOMINAL) if "nominal" in entry else None
     if nominal is not None:
         name = str(entry.get("name", "")).strip().lower()
@@ -199,7 +211,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
             fail(f"{where}.nominal", "is not combined with weights (the weights column counts the file's columns); "
                                      "drop one of them")
         data = DataIdentity(benchmark=name, kind="dataset", n=len(info.merged_columns) - 1, samples=info.rows,
-                            nominal=nominal)
+                            nominal=nominal, missing=missing)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     if "path" in entry:
@@ -211,7 +223,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         if not p.is_absolute() and base_dir is not None:
             p = base_dir / p
         p = p.resolve()
-        data = DataIdentity(benchmark=safe_name(p.stem), kind="csv", path=str(p), weights=weights)
+        data = DataIdentity(benchmark=safe_name(p.stem), kind="csv", path=str(p), weights=weights, missing=missing)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     name = nonempty_text(entry["name"], f"{where}.name").lower()
@@ -224,7 +236,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
                          "the published sample is fixed (n = 10, 1000 samples); use source: generated "
                          "to choose n, samples, dataset_seed or a variant")
             info = get_registry()[name]
-            data = _registry_data(name, info, weights, where)
+            data = dataclasses.replace(_registry_data(name, info, weights, where), missing=missing)
             return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
         if weights is not None:
             fail(f"{where}.weights", f"a generated {name} has no columns to take weights from; weights "
@@ -242,7 +254,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
         if n < MIN_INPUTS[name]:
             fail(f"{where}.n", f"{name} needs n >= {MIN_INPUTS[name]} input variables, got {n}")
         data = DataIdentity(benchmark=name, kind="function", n=n, samples=samples, dataset_seed=seed,
-                            variant=variant)
+                            variant=variant, missing=missing)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     if name in registry:
@@ -250,7 +262,7 @@ def benchmark_entry(value: Any, where: str, base_dir: Path | None) -> BenchmarkE
             if key in entry:
                 fail(f"{where}.{key}", f"only applies to the synthetic functions f1-f4, not to the data set {name}")
         info = get_registry()[name]
-        data = _registry_data(name, info, weights, where)
+        data = dataclasses.replace(_registry_data(name, info, weights, where), missing=missing)
         return BenchmarkEntry(where=where, data=data, label=label, N=N, P_hash=P_hash)
 
     fail(f"{where}.name", f"unknown benchmark {entry['name']!r}; use one of {', '.join(registry)}, "
@@ -289,10 +301,12 @@ def _suffixes(group: list[BenchmarkEntry], p_hash_default: dict[int, float]) -> 
         ("samples", lambda e: e.data.samples, lambda v: f"s{v}"),
         ("dataset_seed", lambda e: e.data.dataset_seed, lambda v: f"d{v}"),
         ("weights", lambda e: e.data.weights, lambda v: f"w{v}"),
+        # boston-m10 beside boston: the share of input values removed, in percent.
+        ("missing", lambda e: e.data.missing, lambda v: f"m{100 * v:g}"),
     ]
     for name, get, fmt in attrs:
         values = [get(e) for e in group]
-        if not varies(values, none_is_value=name in ("variant", "weights")):
+        if not varies(values, none_is_value=name in ("variant", "weights", "missing")):
             continue
         for e in group:
             v = get(e)

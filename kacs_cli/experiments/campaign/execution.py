@@ -85,6 +85,48 @@ def load_cell_data(cell: Cell, data_dir: str | Path | None = None) -> tuple[np.n
     return load_cell_rows(cell, data_dir)[:2]
 
 
+# Mixed into the seed of the missing cells' stream, so that it is independent of the stream
+# the split draws from the split seed alone (protocols.make_split).
+MISSING_SALT = 0x6D636172
+
+
+def missing_cells(shape: tuple[int, int], fraction: float, split_seed: int) -> np.ndarray:
+    """The input cells (rows x inputs) a run with `missing: fraction` removes: one uniform draw
+    per cell, row by row, from a generator seeded by the run's split seed and MISSING_SALT; a
+    cell is missing where its draw is below `fraction`. The draws do not depend on the
+    fraction, so at one split seed the cells of 10 % are a subset of those of 30 %, and every
+    method of a run (whatever process trains it) removes the same cells."""
+    draws = np.random.default_rng([int(split_seed), MISSING_SALT]).random(shape)
+    return draws < fraction
+
+
+def run_rows(cell: Cell, split_seed: int, data_dir: str | Path | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                                       np.ndarray | None]:
+    """(X, y, weights) of one run of a cell: load_cell_rows, with the input cells of
+    `missing_cells` set to NaN (train and test rows alike, before the split; never the
+    target) where the cell's data remove a fraction of them (DataIdentity.missing)."""
+    X, y, weight = load_cell_rows(cell, data_dir)
+    if cell.data.missing is None:
+        return X, y, weight
+    X = X.copy()
+    X[missing_cells(X.shape, cell.data.missing, split_seed)] = np.nan
+    return X, y, weight
+
+
+def mean_imputed(X_train: np.ndarray, X_test: np.ndarray,
+                 weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X_train, X_test) with each missing input (NaN) replaced by its column's mean over the
+    known values of the train rows, weighted by the rows' sample weights when given: what
+    scikit-learn's SimpleImputer(strategy="mean") fitted on the train rows does. The test
+    rows never enter the means. A column without a known train value has been refused by
+    the split already."""
+    known = ~np.isnan(X_train)
+    w = np.ones(X_train.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
+    mass = known * w[:, None]
+    means = np.where(known, X_train, 0.0).T @ w / mass.sum(axis=0)
+    return np.where(np.isnan(X_train), means, X_train), np.where(np.isnan(X_test), means, X_test)
+
+
 def categorical_columns(cell: Cell) -> tuple[int, ...]:
     """The input columns of a cell's data that name categories (DataIdentity.categorical_columns:
     a registry data set's nominal inputs read as codes)."""
@@ -157,12 +199,20 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     """Train one run and return its record, curve and population (nothing is written here)."""
     cell = task.cell
     baselines.preload(settings.preload)
-    X, y, weight = load_cell_rows(cell, settings.data_dir)
+    X, y, weight = run_rows(cell, task.split_seed, settings.data_dir)
     split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
     # The rows' sample weights, split as the rows are (None: unweighted).
     weights = ({"weight": None, "test_weight": None} if weight is None else
                {"weight": weight[split.train_index], "test_weight": weight[split.test_index]})
     params = cell.params[task.method]
+    if params.impute == "mean" and np.isnan(X).any():
+        # Filled on the raw inputs with the means of this split's train rows, then split again
+        # (the same rows: the permutation depends on the split seed and the row count alone),
+        # so that every step after it (scaling, categories, transform) sees complete inputs.
+        X = X.copy()
+        X[split.train_index], X[split.test_index] = mean_imputed(X[split.train_index], X[split.test_index],
+                                                                 weights["weight"])
+        split = make_split(X, y, settings.protocol, task.split_seed, settings.protocol.train_fraction)
     if baselines.find(cell.engine(task.method)) is not None:
         return _execute_baseline(task, settings, X, split, **weights)
     columns = categorical_columns(cell) if params.categorical else ()

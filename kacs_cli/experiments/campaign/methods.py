@@ -9,6 +9,9 @@ the article's budget guideline at the cell's n, `channels: 4n + 1` a number of c
 the cell's n), and the benchmark entry's own N / P_hash.
 A baseline's parameters are resolved once, the same on every cell, except the P_hash of a
 baseline whose entry takes one (X-KAN's covering): that follows the cell as a learner's does.
+`impute: mean` fills a method's missing inputs with their train means before it sees them, for
+a learner (a declared hyperparameter) and a baseline (baselines.resolve takes it out of the
+estimator's parameters) alike: one declaration, engine/params.py's.
 """
 
 from __future__ import annotations
@@ -252,6 +255,8 @@ def recorded_params(engine: str, written: Any) -> Hyperparameters | baselines.Sp
     runner = {baselines.JOBS_PARAM} | ({baselines.CATEGORICAL_PARAM} if categorical else set())
     params = {k: v for k, v in (written.get("params") or {}).items() if k not in runner}
     overrides = {"params": params, baselines.CATEGORICAL: categorical}
+    if baselines.IMPUTE in written:
+        overrides[baselines.IMPUTE] = written[baselines.IMPUTE]
     if baselines.get(engine).estimator is None:
         overrides[baselines.OPEN] = written.get("estimator")
     return baselines.resolve(engine, overrides)

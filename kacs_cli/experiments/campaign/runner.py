@@ -32,7 +32,7 @@ from kacs_cli.experiments.campaign import curvestore, provenance, results, reuse
 from kacs_cli.experiments.campaign.cells import Cell
 from kacs_cli.experiments.campaign.config import ExperimentConfig
 from kacs_cli.experiments.campaign.resolved import MethodSettings, ResolvedCell
-from kacs_cli.experiments.campaign.execution import RunSettings, load_cell_data, missing_data, missing_message
+from kacs_cli.experiments.campaign.execution import RunSettings, missing_data, missing_message, run_rows
 from kacs_cli.experiments.data.protocols import make_split
 from kacs_cli.experiments.campaign.tasks import Task, estimate_cost, expand_tasks, select_cells, select_methods
 
@@ -361,7 +361,7 @@ def prepare_data(plan: Plan, reporter: Reporter | None = None) -> dict[str, tupl
     shapes = {}
     for cell in plan.pending:
         try:
-            X, y = load_cell_data(cell, plan.settings.data_dir)
+            X, y, _ = run_rows(cell, first_split, plan.settings.data_dir)
             make_split(X, y, plan.settings.protocol, first_split, plan.settings.protocol.train_fraction)
             _refuse_missing_for_baselines(cell, X)
         except UserError as exc:
@@ -375,12 +375,13 @@ def prepare_data(plan: Plan, reporter: Reporter | None = None) -> dict[str, tupl
 
 def _refuse_missing_for_baselines(cell: Cell, X) -> None:
     """The learners take missing inputs (NaN; docs/algorithm.md section 12); a baseline only
-    when its estimator says it does (baselines.takes_missing)."""
+    when its estimator says it does (baselines.takes_missing) or its inputs are filled first
+    (`impute: mean`)."""
     missing = int(np.count_nonzero(np.isnan(X)))
     if not missing:
         return
-    refused = [method for method, spec in cell.params.items()
-               if baselines.find(cell.engine(method)) is not None and not baselines.takes_missing(spec)]
+    refused = [method for method in (cell.methods or cell.params) if baselines.find(cell.engine(method)) is not None
+               and cell.params[method].impute == "none" and not baselines.takes_missing(cell.params[method])]
     if refused:
         raise UserError(f"{missing} input value{'s are' if missing != 1 else ' is'} missing (NaN), which "
                         f"{', '.join(refused)} cannot take; leave {'them' if len(refused) > 1 else 'it'} out "
