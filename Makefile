@@ -37,9 +37,10 @@ smoke:
 # The article's experiments, in the article's order; results/paper/<experiment> each.
 PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
-# Beyond the article: the adaptive budget, the baselines, refinement, input transforms, the
-# iteration budget, compaction and accuracy against model size (docs/experiments.md).
-BEYOND := results/adaptive results/baselines results/regressors results/budget/100k results/budget/200k results/budget/400k results/robustness results/compaction results/compaction_sweep results/compaction_suprb results/channels results/capacity_n results/capacity_m results/recommended results/suite_recommended results/suite_capacity results/suite_small_budget results/suite_error_threshold results/suite_variance results/suite_categorical results/suite_missing results/ablation_semantics results/xcsf_residuals results/xcsf_residuals_alt results/readable
+# Beyond the article: every other folder under results/ with a report (docs/experiments.md),
+# found on disk, so a new campaign's folder joins once `kacs report` has written its report.
+BEYOND := $(filter-out $(PAPER) $(PAPER)/% results/main_article,\
+  $(patsubst %/report/report.md,%,$(sort $(shell find results -path '*/report/report.md' 2>/dev/null))))
 
 # Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues
 # where it stopped, and the rows of a committed runs.csv are finished runs, never redone.

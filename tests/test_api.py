@@ -297,3 +297,25 @@ def test_xcsf_has_no_kacs_inspection(data):
     est = XCSFRegressor(n_iter=300).fit(X[:100], y[:100])
     assert not hasattr(est, "predict_components")
     assert not hasattr(est, "submodel_table_")
+
+
+def test_the_package_names_each_learners_estimator_and_imports_none_before_use():
+    """`kacs_cli` exports the estimator of every registered learner (found in
+    estimators/regressors.py, no list of its own) and `load`; importing the package or one of
+    its small modules does not import the estimators (scikit-learn): the CLI starts without them."""
+    import subprocess
+    import sys
+
+    from kacs_cli.engine import registry
+    from kacs_cli.estimators import estimator_class
+
+    code = ("import sys, kacs_cli; from kacs_cli import atomic, errors; "
+            "assert 'sklearn' not in sys.modules and 'kacs_cli.estimators' not in sys.modules; "
+            "print(' '.join(kacs_cli.__all__)); from kacs_cli import *; print(KACSRegressor.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    names, star = out.splitlines()
+    assert sorted(names.split()) == sorted([estimator_class(m).__name__ for m in registry.names()] + ["load", "__version__"])
+    assert star == "KACSRegressor"
+    import kacs_cli
+    with pytest.raises(AttributeError, match="no attribute 'ToyRegressor'"):
+        kacs_cli.ToyRegressor

@@ -300,6 +300,46 @@ def test_xcsf_lib_counts_n_plus_1_weights_per_macro_rule_and_is_deterministic():
         baselines.resolve("xcsf-lib", {"chi": 1.5})
 
 
+def test_xcsf_lib_refuses_exactly_what_the_declarations_refuse():
+    """The library's estimator checks the shared hyperparameters against their one declaration
+    (engine/params.py): each bound's own side is accepted or refused as the declared range says,
+    before the library is imported, so without the extra too."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kacs_cli.baselines.xcsf_lib import MISSING, XCSFLibRegressor, _HP
+    from kacs_cli.engine.params import DECLARED
+
+    X, y = data()
+
+    def refused(**setting) -> bool:
+        try:
+            XCSFLibRegressor(iterations=5, **setting).fit(X, y)
+        except InvalidParameterError as exc:
+            assert list(setting)[0] in str(exc)
+            return True
+        except UserError as exc:  # the extra is missing: every check before the import passed
+            assert str(exc) == MISSING
+        return False
+
+    checked = 0
+    for name in _HP:
+        valid = DECLARED[name].valid
+        if valid is None:
+            continue
+        low_in = valid.closed in ("left", "both")
+        assert refused(**{name: valid.left}) is not low_in, name
+        assert refused(**{name: valid.left - 1}), name
+        if valid.right is not None:
+            high_in = valid.closed in ("right", "both")
+            assert refused(**{name: valid.right}) is not high_in, name
+            assert refused(**{name: valid.right + 1}), name
+        checked += 1
+    assert checked == len(_HP) - 1  # every one but the boolean do_subsumption
+    # tau is a fraction of the action set: (0, 1] as declared, not merely >= 0.
+    assert refused(tau=0.0) and refused(tau=1.5) and not refused(tau=1.0)
+    assert refused(do_subsumption="yes")
+
+
 @needs_kan
 def test_kan_counts_spline_coefficients_and_scales_per_edge_and_is_deterministic():
     over = {"steps": 2, "grid": 3, "k": 3}

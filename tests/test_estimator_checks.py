@@ -16,13 +16,16 @@ import pytest
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kacs_cli import KACSRegressor, XCSFRegressor
+from kacs_cli.engine import registry
+from kacs_cli.estimators import estimator_class
 from kacs_cli.estimators.base import expected_failed_checks
 
 SMALL_BUDGET = dict(n_iter=300)
+# Every registered learner's estimator.
+ESTIMATORS = [estimator_class(method) for method in registry.names()]
 
 
-@parametrize_with_checks([KACSRegressor(**SMALL_BUDGET), XCSFRegressor(**SMALL_BUDGET)],
+@parametrize_with_checks([cls(**SMALL_BUDGET) for cls in ESTIMATORS],
                          expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -40,11 +43,11 @@ def test_the_array_api_check_passes_where_scipy_enables_it():
     )
     if proc.returncode == pytest.ExitCode.NO_TESTS_COLLECTED:  # e.g. scikit-learn 1.6
         pytest.skip("this scikit-learn yields check_array_api_input only for array-API estimators")
-    assert proc.returncode == 0 and "2 passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and f"{len(ESTIMATORS)} passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout
 
 
 def test_tags_state_what_does_not_apply():
-    for est in (KACSRegressor(), XCSFRegressor()):
+    for est in (cls() for cls in ESTIMATORS):
         tags = get_tags(est)
         assert tags.estimator_type == "regressor" and tags.target_tags.required
         assert tags.regressor_tags.poor_score  # the score depends on the budget (estimators/base.py)

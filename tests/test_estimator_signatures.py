@@ -19,10 +19,10 @@ from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.learner import NEEDS
 from kacs_cli.engine.params import DECLARATIONS, DECLARED, Range
 from kacs_cli.errors import UserError
-from kacs_cli.estimators import LearnerRegressor
+from kacs_cli.estimators import LearnerRegressor, estimator_class
 from kacs_cli.estimators.validation import ARGUMENTS
 
-ESTIMATORS = {"kacs": KACSRegressor, "xcsf": XCSFRegressor}
+ESTIMATORS = {method: estimator_class(method) for method in registry.names()}
 # What each learner does not act on, written out by hand.
 KACS_ONLY = {"budget", "N_max", "budget_window", "budget_cover_rate", "budget_growth", "refinement",
              "refine_max_iter", "refine_pull", "refine_validation", "refine_smoothness", "smoothness", "channels",

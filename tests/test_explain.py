@@ -345,3 +345,32 @@ def test_a_categorical_input_is_labelled_by_its_categories(tmp_path):
     doc = json.loads((tmp_path / "rules.json").read_text())
     assert {r["categories"] for r in doc["rules"] if r["type"] == "inner" and r["p"] == 2} <= {
         "green", "blue", "red", "green|blue", "blue|red", "green|blue|red", ""}
+
+
+@pytest.mark.slow
+def test_explain_and_predict_take_the_dataset_names_their_file_message_offers(shared_data_dir, tmp_path,
+                                                                               capsys, monkeypatch):
+    """A missing --data file's message lists the dataset names; each of them is read as `kacs
+    fit` reads it (its inputs, the target dropped), and an existing file of that name stays a file."""
+    from kacs_cli.experiments.data.datasets import load_dataset
+
+    monkeypatch.setenv("KACS_DATA_DIR", str(shared_data_dir))
+    X, y = load_dataset("asn", shared_data_dir)
+    est = KACSRegressor(n_iter=500, N=100, P_hash=0.8).fit(X, y)
+    model = tmp_path / "asn.kacs"
+    est.save(model)
+    code, _, err = run_kacs(capsys, "explain", model, "--data", "asn", "-o", tmp_path / "by_name")
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "by_name" / "shares.csv"),
+                                  est.explain(X).shares().reset_index(drop=True), check_dtype=False)
+    code, out, err = run_kacs(capsys, "predict", model, "ASN")
+    assert code == 0, err
+    assert np.array_equal(np.array(out.splitlines()[:len(y)], dtype=float), est.predict(X))
+    # A file called like a dataset in the working directory is read as that file.
+    monkeypatch.chdir(tmp_path)
+    np.savetxt(tmp_path / "asn", X[:7], delimiter=",", fmt="%.17g")
+    code, out, err = run_kacs(capsys, "predict", model, "asn")
+    assert code == 0, err
+    assert np.array_equal(np.array(out.splitlines(), dtype=float), est.predict(X[:7]))
+    code, _, err = run_kacs(capsys, "explain", model, "--data", "nope", "-o", tmp_path / "none")
+    assert code == 2 and "use a dataset name (asn" in err and not (tmp_path / "none").exists()

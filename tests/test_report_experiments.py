@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import matplotlib.figure
@@ -299,12 +300,33 @@ def _makefile() -> str:
     return (REPO / "Makefile").read_text(encoding="utf-8")
 
 
+def make_variable(name: str, directory: Path = REPO) -> str:
+    """A variable of the Makefile as make computes it with `directory` as the checkout."""
+    done = subprocess.run(["make", "-s", "--no-print-directory", "-f", str(directory / "Makefile"),
+                           "--eval", f"print-variable: ; @echo $({name})", "print-variable"],
+                          cwd=directory, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_makefile_finds_the_folders_beyond_the_article_on_disk(tmp_path) -> None:
+    """A new campaign's folder is rendered by `make paper-tables` once it has a report: no list
+    to extend; the article's folders (results/paper, results/main_article) are not among them."""
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    for folder in ("paper", "paper/main", "main_article", "adaptive", "budget/100k", "new_campaign",
+                   "not_reported"):
+        (tmp_path / "results" / folder / "report").mkdir(parents=True)
+        if folder != "not_reported":
+            (tmp_path / "results" / folder / "report" / "report.md").write_text("# report\n")
+    assert make_variable("BEYOND", tmp_path).split() == [
+        "results/adaptive", "results/budget/100k", "results/new_campaign"]
+
+
 def test_make_paper_tables_renders_every_committed_report_with_these_flags() -> None:
     """A folder with a report that `make paper-tables` leaves out would go stale unseen, and
     the re-render check below must pass the flags the Makefile passes."""
     text = _makefile()
     recipe = re.search(r"^paper-tables:.*\n((?:\t.*\n)+)", text, re.M).group(1)
-    beyond = re.search(r"^BEYOND := (.*)$", text, re.M).group(1).split()
+    beyond = make_variable("BEYOND").split()
     assert re.search(r"^PAPER := results/paper$", text, re.M)
     # each experiment of results/paper with --paper, then results/paper itself without figures,
     # then BEYOND plainly, then results/main_article with --paper

@@ -17,22 +17,11 @@ needs_pykan = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m i
                                  reason="the kan extra is not installed (pip install 'kacs[kan]')")
 
 
-def recorded_for_these_kernels(recorded: dict):
-    """The values recorded for the OpenBLAS kernels numpy and scipy run on here. A KAN fit's
-    least squares and L-BFGS-B go through OpenBLAS, whose AVX2 ('Haswell', also chosen on
-    Zen) and AVX-512 ('SkylakeX', also Cooperlake and SapphireRapids) kernels round the same
-    sums differently in the last bits, and ten optimizer steps carry that into the fourth
-    digit (docs/xkan.md, section 7). Each family's values were printed by the reference
-    implementation (dense per-evaluation B-splines, parameter copies, no memo of fits) with
-    OPENBLAS_CORETYPE set to it."""
-    from threadpoolctl import threadpool_info
-
-    kernels = sorted({str(pool.get("architecture")) for pool in threadpool_info()
-                      if pool["internal_api"] == "openblas"})
-    if len(kernels) != 1 or kernels[0] not in recorded:
-        pytest.skip(f"values are recorded for OpenBLAS kernels {sorted(recorded)}; numpy and scipy run on "
-                    f"{kernels} here: set OPENBLAS_CORETYPE=Haswell to check them")
-    return recorded[kernels[0]]
+# A KAN fit's least squares and L-BFGS-B go through the BLAS, whose kernels (OpenBLAS's AVX2 and
+# AVX-512 families, MKL) round the same sums differently in the last bits; ten optimizer steps
+# carry that into the fourth digit (docs/xkan.md, section 7). The reference values below were
+# printed by the reference implementation (dense per-evaluation B-splines, parameter copies, no
+# memo of fits) under OpenBLAS's two families; the checks allow ten times the spread between them.
 
 
 # ------------------------------------------------------------------ the KAN
@@ -143,22 +132,22 @@ def test_training_fits_a_smooth_function():
     assert kan.mae(X, y) < 0.02 * np.mean(np.abs(y - y.mean()))
 
 
-def test_a_fit_gives_the_values_recorded_before_its_kernels_were_rewritten():
-    """Values printed by the reference implementation (dense per-evaluation B-splines and
-    parameter copies) on this fixed case: the rewritten kernels compute the same numbers, so
-    the same optimizer path."""
-    predicted, mae = recorded_for_these_kernels({
-        "SkylakeX": ([-0.11016321958335223, 0.2473322513066155, -0.4769512142496056, 0.6576664538510162],
-                     0.0012887677748093216),
-        "Haswell": ([-0.11005041218797892, 0.24784344595477778, -0.4770097580341075, 0.6573517963298977],
-                    0.0013035090906835583)})
+def test_a_fit_repeats_exactly_and_follows_the_reference_implementation_within_the_blas_rounding():
+    """The rewritten kernels take the reference implementation's optimizer path on this fixed
+    case (its predictions agreed to 5e-4 and its MAE to 1.2 % between the two OpenBLAS families),
+    and the same fit twice on one machine gives the same numbers bit for bit."""
+    reference_predicted = [-0.1101, 0.2476, -0.4770, 0.6575]
+    reference_mae = 0.00130
     rng = np.random.default_rng(7)
     X = rng.random((60, 3))
     y = np.sin(3 * X[:, 0]) * X[:, 1] - X[:, 2] ** 2
     kan = SplineKAN.initial(3, 7, 3, 3, seed=42).fit(X, y, steps=10)
     at = np.array([[0.1, 0.2, 0.3], [0.5, 0.5, 0.5], [0.9, 0.05, 0.7], [0.33, 0.8, 0.1]])
-    assert np.allclose(kan.predict(at), predicted, rtol=1e-9, atol=1e-12)
-    assert kan.mae(X, y) == pytest.approx(mae, rel=1e-9)
+    predicted = kan.predict(at)
+    assert np.allclose(predicted, reference_predicted, rtol=0, atol=5e-3)
+    assert kan.mae(X, y) == pytest.approx(reference_mae, rel=0.12)
+    again = SplineKAN.initial(3, 7, 3, 3, seed=42).fit(X, y, steps=10)
+    np.testing.assert_array_equal(again.predict(at), predicted)
 
 
 @needs_pykan
@@ -275,27 +264,24 @@ def test_same_seed_same_model_and_another_seed_another():
     assert not np.array_equal(a.trained_rules_.p, c.trained_rules_.p)
 
 
-def test_a_run_gives_the_values_recorded_before_its_kernels_were_rewritten():
-    """A small run of the reference implementation, its printed values: KAN fits
-    answered from the run's memo of covered row sets and the rewritten kernels leave every
-    decision of the run as it was. The decisions are the same with either OpenBLAS kernel
-    family; the values differ in their last digits."""
-    fitness, error, predicted = recorded_for_these_kernels({
-        "SkylakeX": ([0.9306226571366862, 0.9792009440608987], [0.020176117307858156, 0.04864833224131974],
-                     [17.782449747391148, 17.260565978430403, 17.440629828868314, 21.635183476668267,
-                      17.894276229412274, 20.000811231804267]),
-        "Haswell": ([0.9306226572153603, 0.9792009440627039], [0.02017611730804135, 0.048648332239573044],
-                    [17.78244974739798, 17.26056597843124, 17.44062982869427, 21.635183476743144,
-                     17.89427622920105, 20.000811231804267])})
+def test_a_run_makes_the_reference_implementations_decisions_within_the_blas_rounding():
+    """A small run against the reference implementation's printed run: KAN fits answered from
+    the run's memo of covered row sets and the rewritten kernels leave every decision as it was
+    (the counts, the same under both OpenBLAS families), and the two rules' fitness, error and
+    the predictions agree with the reference to within the rounding of the BLAS (the families
+    differed below 1e-10 relative)."""
+    fitness, error = [0.93062265717, 0.97920094406], [0.020176117308, 0.048648332240]
+    predicted = [17.78244974739, 17.26056597843, 17.44062982869, 21.63518347671, 17.89427622930,
+                 20.00081123180]
     X, y = small_problem()
     est = XKANRegressor(epochs=2, N=8, kan_steps=2, theta_GA=5, random_state=2).fit(X, y)
-    recorded_counts = {"covering": 6, "subsumption": 19, "kan_fits": 17, "iterations": 160,
-                       "kan_fits_by_epoch": [13, 4]}
-    assert {name: est.counts_[name] for name in recorded_counts} == recorded_counts
+    reference_counts = {"covering": 6, "subsumption": 19, "kan_fits": 17, "iterations": 160,
+                        "kan_fits_by_epoch": [13, 4]}
+    assert {name: est.counts_[name] for name in reference_counts} == reference_counts
     assert est.n_rules_ == 2 and len(est.trained_rules_) == 2
-    assert np.allclose(est.trained_rules_.fitness, fitness, rtol=1e-12)
-    assert np.allclose(est.trained_rules_.error, error, rtol=1e-12)
-    assert np.allclose(est.predict(X[:6]), predicted, rtol=1e-12)
+    assert np.allclose(est.trained_rules_.fitness, fitness, rtol=1e-8, atol=0)
+    assert np.allclose(est.trained_rules_.error, error, rtol=1e-8, atol=0)
+    assert np.allclose(est.predict(X[:6]), predicted, rtol=1e-8, atol=0)
 
 
 def test_a_run_reusing_fits_of_the_same_rows_equals_one_refitting_them(monkeypatch):

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kacs_cli.baselines.entry import Entry
-from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.params import DECLARED, Hyperparameters
 from kacs_cli.errors import UserError
 
 EXTRA = "xcsf-lib"
@@ -45,6 +45,14 @@ def xcs_model(n: int, p: Hyperparameters, iterations: int, seed: int, perf_trial
     )
 
 
+def _declared_constraints(declared) -> list:
+    """scikit-learn's constraint of a declared hyperparameter: its `Range` as an `Interval`."""
+    if declared.kind is bool:
+        return ["boolean"]
+    valid = declared.valid
+    return [Interval(Integral if valid.whole else Real, valid.left, valid.right, closed=valid.closed)]
+
+
 _HP = ("N", "e0", "beta", "alpha", "nu", "delta", "theta_GA", "theta_del", "theta_sub", "chi",
        "mu", "tau", "F_I", "do_subsumption", "m0", "r0", "eta")
 
@@ -56,15 +64,13 @@ class XCSFLibRegressor(RegressorMixin, BaseEstimator):
     under kacs's names; `perf_trials` only paces the library's own progress reports.
     """
 
+    # The shared hyperparameters' ranges are their declarations' (engine/params.py), so the
+    # library is refused exactly what the engines are; then the library's own arguments.
     _parameter_constraints = {
-        "N": [Interval(Integral, 1, None, closed="left")],
+        **{name: _declared_constraints(DECLARED[name]) for name in _HP},
         "iterations": [Interval(Integral, 1, None, closed="left")],
         "perf_trials": [Interval(Integral, 1, None, closed="left")],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
-        **{name: [Interval(Real, 0, None, closed="left")] for name in
-           ("e0", "beta", "alpha", "nu", "delta", "theta_GA", "theta_del", "theta_sub", "chi", "mu",
-            "tau", "F_I", "m0", "r0", "eta")},
-        "do_subsumption": ["boolean"],
     }
 
     def __init__(self, N=_DEFAULTS.N, iterations=100_000, e0=_DEFAULTS.e0, beta=_DEFAULTS.beta, alpha=_DEFAULTS.alpha,

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
             help="Headerless numeric CSV, n input columns or n + 1 with the target last (a model with "
                  "categorical inputs: text in their columns, and a header row, as in training): the rows on "
                  "which the variance shares are measured (default: a uniform sample of the inputs' "
-                 "training range)."),
+                 "training range); or a dataset name (f1..f4, asn, ...)."),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Folder to write into (default: MODEL's name + _explain, beside it)."),
     ) -> None:

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
             None, "--data", "-d",
             help="Headerless numeric CSV, n input columns in [0, 1] or n + 1 with the target last: the "
                  "rows over which effects are averaged (default: the function's generated 1000-row sample "
-                 "at the model's n, dataset seed 0)."),
+                 "at the model's n, dataset seed 0); or a dataset name (f1..f4: the authors' published sample)."),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Folder to write into (default: MODEL's name + _fidelity, beside it)."),
     ) -> None:

@@ -385,7 +385,8 @@ def register(app: typer.Typer) -> None:
         model: Path = typer.Argument(..., help="A model file written by `kacs fit`.", show_default=False),
         data: Path = typer.Argument(
             ..., help="Headerless numeric CSV with n input columns, or n + 1 with the target last (a model "
-                      "with categorical inputs: text in their columns, and a header row, as in training).",
+                      "with categorical inputs: text in their columns, and a header row, as in training), "
+                      "or a dataset name (f1..f4, asn, ...).",
             show_default=False),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", help="Write the predictions here (one per line) instead of printing them."),

@@ -10,14 +10,25 @@ import typer
 from kacs_cli.errors import UserError
 
 
-def model_rows(data, est, model_path, with_target: bool = False):
-    """(X, y or None) of a CSV for the fitted estimator `est` of n inputs: n columns, or n + 1
-    with the target last (`with_target`: n + 1 only). A headerless numeric CSV; for a model
-    with categorical inputs, its categorical columns may hold text and the file may start
-    with a header row (datasets.read_table), and X is a DataFrame named as the model's inputs."""
-    from kacs_cli.experiments.data.datasets import read_matrix, read_table
+def model_rows(data, est, model_path, with_target: bool = False, data_dir=None):
+    """(X, y or None) of a CSV or a dataset name for the fitted estimator `est` of n inputs.
+
+    A dataset name (f1..f4, asn, ...; read from `data_dir`, else $KACS_DATA_DIR) gives its
+    inputs and target, as `kacs fit` reads them. A CSV has n columns, or n + 1 with the target
+    last (`with_target`: n + 1 only): headerless and numeric; for a model with categorical
+    inputs, its categorical columns may hold text and the file may start with a header row
+    (datasets.read_table), and X is a DataFrame named as the model's inputs."""
+    from kacs_cli.experiments.data.datasets import load_dataset, read_matrix, read_table
+    from kacs_cli.experiments.data.registry import get_registry
 
     n = est.n_features_in_
+    # A missing file's message offers the dataset names, so every command that reads rows for
+    # a model takes them; an existing file of that name is still read as the file.
+    if not Path(data).expanduser().exists() and str(data).strip().lower() in get_registry():
+        X, y = load_dataset(str(data), data_dir)
+        if X.shape[1] != n:
+            raise UserError(f"{data}: {X.shape[1]} inputs, but the model in {model_path} takes {n}")
+        return X, y
     categories = getattr(est, "categories_", None)
     if categories is not None:
         names = getattr(est, "feature_names_in_", None)

@@ -30,7 +30,8 @@ from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import kacs_functions, submodel_table
 from kacs_cli.estimators.loading import load, load_estimator
 from kacs_cli.estimators.plots import plot_kacs_functions
-from kacs_cli.estimators.regressors import Components, KACSRegressor, XCSFRegressor
+from kacs_cli.estimators import regressors
+from kacs_cli.estimators.regressors import *  # noqa: F403 (every learner's estimator, as regressors.__all__ lists it)
 
-__all__ = ["Components", "Explanation", "KACSRegressor", "LearnerRegressor", "XCSFRegressor",
-           "estimator_class", "explain_model", "kacs_functions", "load", "load_estimator", "plot_kacs_functions", "submodel_table"]
+__all__ = [*regressors.__all__, "Explanation", "LearnerRegressor", "estimator_class", "explain_model",
+           "kacs_functions", "load", "load_estimator", "plot_kacs_functions", "submodel_table"]

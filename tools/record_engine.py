@@ -3,7 +3,7 @@ once `kacs reproduce` has shown that this engine gives its rows bit for bit
 (docs/results-folder.md, "Folders without a record").
 
     kacs reproduce FOLDER --runs 2 --out REPRODUCTION
-    python scripts/record_engine.py FOLDER REPRODUCTION
+    python tools/record_engine.py FOLDER REPRODUCTION
 
 Refuses a folder that has a record, and a reproduction that is not of FOLDER, was trained by
 another engine than the running one, or has a row that differs from the folder's.

@@ -10,7 +10,7 @@ setting at a fixed N = 6,400 (quantile inputs, refinement, n + 1 channels, P_has
 
 Test MAE on the [-1, 1] target scale; seconds are wall time of the fit, one process.
 
-    python scripts/bag_choice.py OUT.csv [--datasets diabetes,carseats,windsor] [--runs 5]
+    python tools/bag_choice.py OUT.csv [--datasets diabetes,carseats,windsor] [--runs 5]
 """
 
 from __future__ import annotations

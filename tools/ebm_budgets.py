@@ -5,7 +5,7 @@ learner seed 0), as `kacs run` fits it, timed in CPU seconds of this process
 slows the wall clock but not the figure. Appends one row per fit to OUT as it goes and skips
 the (benchmark, budget) pairs OUT holds, so an interrupted sweep resumes.
 
-    python scripts/ebm_budgets.py OUT.csv [--benchmarks f3,ccpp] [--budgets b1-64-16,b4-64-16,...]
+    python tools/ebm_budgets.py OUT.csv [--benchmarks f3,ccpp] [--budgets b1-64-16,b4-64-16,...]
 
 A budget is bOUTER-BINS-PAIRBINS (outer_bags, max_bins, max_interaction_bins; PAIRBINS 0: no
 pairs, interactions 0), or `default` (InterpretML's own: 14 bags, 1,024 bins, 64 pair bins,

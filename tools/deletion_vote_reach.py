@@ -4,7 +4,7 @@ with exp > theta_del whose fitness is below delta times the mean under the code'
 (F/num < delta Fbar, Fbar = sum F / sum num) and under the article's (F < delta Fbar,
 Fbar = sum F / N), and the smallest F/num against Fbar.
 
-    KACS_DATA_DIR=... python scripts/deletion_vote_reach.py
+    KACS_DATA_DIR=... python tools/deletion_vote_reach.py
 """
 
 import numpy as np

@@ -24,7 +24,7 @@ holds the default sweep (3 runs) and, as far as they ran, `--settings ebm,kan` a
 `--settings refined-N25600,refined-m-n+1,refined-quantile,refined-levers` at `--ns 10`
 (docs/explain.md says which runs).
 
-    python scripts/fidelity_grid.py OUT.csv [--settings kacs] [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10] [--figures DIR] [--effects DIR]
+    python tools/fidelity_grid.py OUT.csv [--settings kacs] [--runs 3] [--first-run 0] [--functions f1,f2,f3,f4] [--ns 2,4,6,10] [--figures DIR] [--effects DIR]
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def main() -> None:
                     help="also write FUNCTION_nN_runR_SETTING.csv and .png (table and figure) here")
     ap.add_argument("--effects", type=Path, default=None,
                     help="also write FUNCTION_nN_runR_SETTING.npz (labels, grid, true, learned, r2) here, "
-                         "what scripts/fidelity_compare.py draws")
+                         "what tools/fidelity_compare.py draws")
     args = ap.parse_args()
     settings = args.settings.split(",")
     unknown = [s for s in settings if s not in GROUPS]

@@ -2,7 +2,7 @@
 8 inputs uniform on [0, 1], y = sin(6 x1) + x2^2 + x3 x4 + 0.1 N(0, 1), N = 6,400, P_hash 0.8.
 Run it twice: the first run may compile the engines, whose compiler memory counts too.
 
-    python scripts/memory_1m.py plain|refined ROWS
+    python tools/memory_1m.py plain|refined ROWS
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ fixed N = 6,400 without refinement (quantile inputs, n + 1 channels, P_hash 0.8)
 once and then refined (its default settings) with each strength mu of MUS; one row per
 (dataset, run, mu): the refined model's test MAE on the [-1, 1] target scale.
 
-    python scripts/smoothness_probe.py OUT.csv [--datasets diabetes,carseats,windsor,boston] [--runs 6]
+    python tools/smoothness_probe.py OUT.csv [--datasets diabetes,carseats,windsor,boston] [--runs 6]
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Several models' learned effects against one function's true terms, side by side
 (docs/explain.md, "Structural fidelity"): reads the effects that
-`scripts/fidelity_grid.py --effects DIR` wrote (FUNCTION_nN_runR_SETTING.npz, already on the
+`tools/fidelity_grid.py --effects DIR` wrote (FUNCTION_nN_runR_SETTING.npz, already on the
 [-1, 1] target scale) and draws kacs_cli.estimators.fidelity.comparison_figure, one row per
 model (NAME=SETTING: the row's label, then the setting's file; the last `=` separates
 them), one column per chosen input. docs/fidelity/f4_n10_run0_compare.png is
 
-    python scripts/fidelity_compare.py DIR docs/fidelity/f4_n10_run0_compare.png --function f4 --n 10 --run 0 \\
+    python tools/fidelity_compare.py DIR docs/fidelity/f4_n10_run0_compare.png --function f4 --n 10 --run 0 \\
         --models "KACS refined all levers=refined-levers,EBM=ebm,KAN=kan" --inputs x1,x2,x3
 """
 
