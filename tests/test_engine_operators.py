@@ -564,7 +564,7 @@ def ga_model(rules, t=200, **params):
 
 def run_ga(model, members, clip=True):
     members = np.asarray(members, dtype=np.int64)
-    ga.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch)
+    ga.run_ga(model.pop, members, 0, len(members), clip, model.hp, model.scratch, None)
 
 
 def rule(a, b, F, num=1, eps=0.02, exp=10, w=(0.5, -0.5), ts=0, m=(0.01, 0.02),

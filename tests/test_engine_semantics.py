@@ -188,7 +188,7 @@ def rule(a, b, F, num=1, eps=0.02, exp=10, ms=3.0, m=(0.01, 0.02), v=(1e-4, 2e-4
 
 def run_ga(model, members):
     members = np.asarray(members, dtype=np.int64)
-    ga.run_ga(model.pop, members, 0, len(members), True, model.hp, model.scratch)
+    ga.run_ga(model.pop, members, 0, len(members), True, model.hp, model.scratch, None)
 
 
 @pytest.mark.parametrize("on", [False, True])

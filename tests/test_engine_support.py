@@ -45,7 +45,7 @@ def model_values(model, x=None, y=None):
             "members": getattr(model, "members", None),
             "flags": getattr(model, "match_flags", None), "x": x, "y": y, "n": model.n,
             "hp": model.hp, "sc": model.scratch, "rx": getattr(model, "row_index", None), "row": -1,
-            "clock": None}
+            "clock": None, "layout": None}
 
 
 def kacs_step(model, x, y):
@@ -62,7 +62,7 @@ def insert_child(pop, sc, c, parents=(0, 0)):
     """ga.insert_child; `parents` is passed where the engine takes the GA parents as a hint
     of where an identical rule may sit (the result must not depend on it)."""
     values = {"pop": pop, "sc": sc, "c": c, "p1": parents[0], "p2": parents[1],
-              "fresh_moments": False}
+              "fresh_moments": False, "layout": None}
     return _call(ga.insert_child, values)
 
 

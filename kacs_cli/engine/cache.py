@@ -29,6 +29,16 @@ def sources_digest(*source_dirs: Path) -> str:
     return digest.hexdigest()
 
 
+# The environment switch that compiles the engine without the private numba flag, the
+# hand-written intrinsics and the duplicated specialisations (hot.py lists them), for a
+# timing with and without them in one sitting; "1" turns it on.
+PLAIN_SWITCH = "KACS_PLAIN_NUMBA"
+
+
+def plain_numba() -> bool:
+    return os.environ.get(PLAIN_SWITCH, "") == "1"
+
+
 def drop_stale_cache(engine_dir: Path = ENGINE_DIR) -> bool:
     """Delete the engine's cached machine code if the sources changed since it was written.
 
@@ -37,7 +47,9 @@ def drop_stale_cache(engine_dir: Path = ENGINE_DIR) -> bool:
     """
     cache_dir = engine_dir / "__pycache__"
     stamp = cache_dir / STAMP_NAME
-    digest = sources_digest(engine_dir)
+    # The plain-numba switch (hot.py) changes the compiled code but no source: the machine
+    # code of one setting must not be loaded under the other.
+    digest = sources_digest(engine_dir) + (" plain" if plain_numba() else "")
     try:
         if stamp.read_text() == digest:
             return False

@@ -12,7 +12,8 @@ from numba import njit
 
 from kacs_cli.engine.deletion import deletion, deletion_above
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.population import S_P, S_TOTAL
+from kacs_cli.engine.layout import new_slot
+from kacs_cli.engine.population import S_TOTAL
 
 # Under `article_cover_deletion` the population may exceed its budget N between GA events;
 # covering deletes only beyond this multiple of N.
@@ -52,10 +53,10 @@ def delete_after_cover(pop, hp, sc):
 
 
 @njit(**HOT, inline="always")
-def append_rule(pop, sub, t, hp):
-    """A fresh rule slot with the covering defaults of docs/algorithm.md section 3 (bounds, weights unset)."""
-    i = pop.scal[S_P]
-    pop.scal[S_P] = i + 1
+def append_rule(pop, sub, t, hp, layout):
+    """A fresh rule slot with the covering defaults of docs/algorithm.md section 3 (bounds,
+    weights unset); `layout` as in layout.new_slot."""
+    i = new_slot(pop, layout, sub)
     m = pop.weights.m
     v = pop.weights.v
     for j in range(m.shape[1]):

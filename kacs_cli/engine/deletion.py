@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.hot import HOT, PLAIN
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 
 VOTE_BLOCK = 32
@@ -108,8 +108,13 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     ms = pop.reals.ms
     exp = pop.counts.exp
     P = pop.scal[S_P]
-    # One loop per vote, each with its rule fixed: the default's loop stays as it was.
-    if hp.article_deletion_vote:
+    # One loop per vote, each with its rule fixed: the default's loop stays as it was
+    # (hot.PLAIN: one loop, the vote tested per rule).
+    if PLAIN:
+        per_macro = hp.article_deletion_vote
+        for i in range(P):
+            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
+    elif hp.article_deletion_vote:
         for i in range(P):
             votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, True)
     else:
@@ -209,7 +214,11 @@ def deletion_ga(pop, hp, sc):
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
             n_near = 0
-            if per_macro:
+            if PLAIN:
+                for i in range(P):
+                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch,
+                                               per_macro)
+            elif per_macro:
                 for i in range(P):
                     n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, True)
             else:

@@ -13,7 +13,8 @@ from numba import njit
 from kacs_cli.engine.deletion import D_N_TOUCHED, D_VALID, deletion_ga, touch
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import antecedent_key, find_identical, same_antecedent
-from kacs_cli.engine.population import S_P, S_T, S_TOTAL, copy_stored, resolve_bounds
+from kacs_cli.engine.layout import new_slot
+from kacs_cli.engine.population import S_T, S_TOTAL, copy_stored, resolve_bounds
 
 
 @njit(**HOT, inline="always")
@@ -170,9 +171,10 @@ def subsumes(pop, parent, kids, c, hp):
 
 
 @njit(**HOT, inline="always")
-def insert_child(pop, sc, c, p1, p2, fresh_moments=False):
+def insert_child(pop, sc, c, p1, p2, fresh_moments, layout):
     """Merge child c into its identical rule (num += 1) or add it as a new macro-rule
-    (`fresh_moments`: with zero Adam moments instead of its parent's)."""
+    (`fresh_moments`: with zero Adam moments instead of its parent's; its slot as
+    layout.new_slot gives it)."""
     kids = sc.children
     # Most children are unchanged copies of a parent, so the parents are looked at first.
     # Live rules with one antecedent are unique (merging keeps them so), which makes the
@@ -188,8 +190,7 @@ def insert_child(pop, sc, c, p1, p2, fresh_moments=False):
         pop.counts.num[j] += 1
         pop.scal[S_TOTAL] += 1
         return j
-    i = pop.scal[S_P]
-    pop.scal[S_P] = i + 1
+    i = new_slot(pop, layout, kids.counts.sub[c])
     copy_stored(kids, c, pop, i)
     resolve_bounds(pop, i)
     pop.counts.exp[i] = 0
@@ -233,8 +234,9 @@ def begin_ga_phase(sc):
 
 
 @njit(**HOT, inline="always")
-def run_ga(pop, members, start, stop, clip, hp, sc):
-    """GA of docs/algorithm.md section 3 on one match set (training only), when `ga_due` says so.
+def run_ga(pop, members, start, stop, clip, hp, sc, layout):
+    """GA of docs/algorithm.md section 3 on one match set (training only), when `ga_due` says so;
+    `layout` as in layout.new_slot.
 
     Call `begin_ga_phase` once before the GA runs of an iteration.
     """
@@ -273,7 +275,7 @@ def run_ga(pop, members, start, stop, clip, hp, sc):
             touch(sc.del_state, sc.touched, p2)
         else:
             touch(sc.del_state, sc.touched,
-                  insert_child(pop, sc, c, p1, p2, hp.article_fresh_moments))
+                  insert_child(pop, sc, c, p1, p2, hp.article_fresh_moments, layout))
         # The second child is still in scratch here, so deletion cannot pick it; the
         # article deletes once both children are in.
         if not hp.article_deletion_timing:

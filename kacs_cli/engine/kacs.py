@@ -13,7 +13,7 @@ from kacs_cli.engine.covering import (
 )
 from kacs_cli.engine.cycles import lap, now
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
-from kacs_cli.engine.hot import HOT, index_at
+from kacs_cli.engine.hot import HOT, PLAIN, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_submodels import (
@@ -21,6 +21,7 @@ from kacs_cli.engine.kacs_submodels import (
     n_submodels, new_work, rule_input, set_range, sort_by_submodel,
 )
 from kacs_cli.engine.lanes import div_pair, sqrt_pair
+from kacs_cli.engine.layout import close_layout, new_layout, open_layout, settle, sorted_engine
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DEATHS, S_DELETIONS, S_P, S_T, compact,
@@ -33,9 +34,9 @@ from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
 
 
 @njit(**HOT)
-def _cover(pop, wk, s, z, inner, hp, sc):
+def _cover(pop, wk, s, z, inner, hp, sc, layout):
     t = pop.scal[S_T]
-    i = append_rule(pop, s, t, hp)
+    i = append_rule(pop, s, t, hp, layout)
     covering_weights(pop, i, hp)
     # A missing input (NaN) gets the full range, as "don't care" (docs/algorithm.md section 12).
     if inner and (z != z or np.random.random() < hp.P_hash):
@@ -74,6 +75,59 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z, lo0, hi0):
         sum_fw1 += f * w1
         sum_num += num[i]
         sum_ts += num[i] * ts[i]
+    if sum_f <= 0.0:
+        return 0.0, sum_f, 0.0, sum_num, sum_ts
+    return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num, sum_ts
+
+
+@njit(**HOT, inline="always")
+def _match_and_mean(F, w, num, ts, lo0, hi0, members, pos, first, stop, z):
+    """The match set of one submodel in the sorted engine: the live rules of its segment
+    (slots first..stop-1, layout.py) whose interval contains z (every one where z is
+    missing) into members[pos:], with `_weighted_mean`'s sums over them, in one pass.
+
+    Branch-free: every rule of the segment is read, and a rule outside the set adds exact
+    zeros to the sums (F finite, times 0), so each sum equals `_weighted_mean`'s over the
+    members, in the same order. Returns (members, sum_f, sum_fp, sum_fw1, sum_num, sum_ts).
+    """
+    count = 0
+    sum_f = 0.0
+    sum_fp = 0.0
+    sum_fw1 = 0.0
+    sum_num = 0
+    sum_ts = 0
+    missing = z != z
+    for i in range(first, stop):
+        n_i = num[i]
+        hit = (((lo0[i] <= z) & (z <= hi0[i])) | missing) & (n_i > 0)
+        members[pos + count] = i
+        count += hit
+        f = F[i] * hit
+        j = i + i
+        w1 = w[j + np.uint64(1)]
+        sum_f += f
+        sum_fp += f * (w[j] + w1 * rule_input(z, lo0[i], hi0[i]))
+        sum_fw1 += f * w1
+        k = n_i * hit
+        sum_num += k
+        sum_ts += k * ts[i]
+    return count, sum_f, sum_fp, sum_fw1, sum_num, sum_ts
+
+
+@njit(**HOT, inline="always")
+def _segment_set(pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, z, inner, hp, sc):
+    """Match set s of the sorted engine found from its segment, covered if empty, and its
+    weighted mean as `_weighted_mean` gives it; the set's members start at members[pos]."""
+    members = wk.members
+    wk.start[s] = pos
+    count, sum_f, sum_fp, sum_fw1, sum_num, sum_ts = _match_and_mean(
+        F, w, num, ts, lo0, hi0, members, pos, index_at(layout.base, s),
+        index_at(layout.end, s), z)
+    wk.count[s] = count
+    if count == 0:
+        _cover(pop, wk, s, z, inner, hp, sc, layout)
+        st, stop = set_range(wk.start, wk.count, s)
+        return _weighted_mean(F, w, num, ts, members, st, stop, z, lo0, hi0)
     if sum_f <= 0.0:
         return 0.0, sum_f, 0.0, sum_num, sum_ts
     return sum_fp / sum_f, sum_f, sum_fw1 / sum_f, sum_num, sum_ts
@@ -168,11 +222,15 @@ PHASES = (
 
 
 @njit(**HOT)
-def train_step(pop, wk, x, y, n, hp, sc, clock):
+def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
     """One KACS training iteration on sample (x, y): predict, backpropagate, GA.
 
     `clock`: None, or an int64 array that gathers each phase's cycles (PHASES; cycles.py);
-    each is a specialization of its own, and None's has no counter code."""
+    each is a specialization of its own, and None's has no counter code.
+    `layout`: None, the engine that re-sorts the population every RESORT_EVERY iterations,
+    or a layout.Layout, the population kept sorted by submodel (layout.py), where a match
+    set is found from its submodel's segment (inner matching is then part of inner means,
+    outer matching of outer means). The branches on it are resolved at compilation."""
     n_q = channel_count(n, hp.channels)
     s_in = n * n_q
     s_all = s_in + n_q
@@ -216,54 +274,90 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
     deaths_before = scal[S_DEATHS]
     deletions_before = scal[S_DELETIONS]
 
-    # Stage 1: inner match sets, one branch-free pass over the population.
-    tick = now(clock)
-    n_match, n_outer = collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
-                                              outer_rules)
-    bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
-    tick = lap(clock, PH_INNER_MATCHING, tick)
-    for q in range(n_q):
-        zq = 0.0
-        for p in range(n):
-            s = q * n + p
+    if layout is None:
+        # Stage 1: inner match sets, one branch-free pass over the population.
+        tick = now(clock)
+        n_match, n_outer = collect_inner_matches(sub, lo0, hi0, P, x, sub_input, s_in, match,
+                                                  outer_rules)
+        bucket(sub, match, members, start, count, 0, s_in, n_match, 0)
+        tick = lap(clock, PH_INNER_MATCHING, tick)
+        for q in range(n_q):
+            zq = 0.0
+            for p in range(n):
+                s = q * n + p
+                if scal[S_DEATHS] != deaths_before:
+                    drop_deleted(num, members, start, count, s)
+                if count[s] == 0:
+                    _cover(pop, wk, s, x[p], True, hp, sc, None)
+                st, stop = set_range(start, count, s)
+                psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
+                                                                x[p], lo0, hi0)
+                psihat[s] = psi
+                set_sum_f[s] = sum_f
+                set_num[s] = sum_num
+                set_ts[s] = sum_ts
+                zq += psi
+            zhat[q] = zq
+        tick = lap(clock, PH_INNER_MEANS, tick)
+
+        # Stage 2: outer match sets on the channel sums.
+        n_match = collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
+        outer_pos = start[s_in - 1] + count[s_in - 1] + 1
+        bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
+        tick = lap(clock, PH_OUTER_MATCHING, tick)
+        y_hat = 0.0
+        for q in range(n_q):
+            s = s_in + q
             if scal[S_DEATHS] != deaths_before:
                 drop_deleted(num, members, start, count, s)
             if count[s] == 0:
-                _cover(pop, wk, s, x[p], True, hp, sc)
+                _cover(pop, wk, s, zhat[q], False, hp, sc, None)
             st, stop = set_range(start, count, s)
-            psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
-                                                            x[p], lo0, hi0)
-            psihat[s] = psi
+            phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
+                                                                      stop, zhat[q], lo0, hi0)
+            phihat[q] = phi
             set_sum_f[s] = sum_f
             set_num[s] = sum_num
             set_ts[s] = sum_ts
-            zq += psi
-        zhat[q] = zq
-    tick = lap(clock, PH_INNER_MEANS, tick)
+            # The outer slope is taken at prediction time: gradients use the weights as predicted.
+            slope[q] = outer_slope
+            y_hat += phi
+        tick = lap(clock, PH_OUTER_MEANS, tick)
 
-    # Stage 2: outer match sets on the channel sums.
-    n_match = collect_outer_matches(sub, lo0, hi0, outer_rules, n_outer, zhat, s_in, match)
-    outer_pos = start[s_in - 1] + count[s_in - 1] + 1
-    bucket(sub, match, members, start, count, s_in, s_all, n_match, outer_pos)
-    tick = lap(clock, PH_OUTER_MATCHING, tick)
-    y_hat = 0.0
-    for q in range(n_q):
-        s = s_in + q
-        if scal[S_DEATHS] != deaths_before:
-            drop_deleted(num, members, start, count, s)
-        if count[s] == 0:
-            _cover(pop, wk, s, zhat[q], False, hp, sc)
-        st, stop = set_range(start, count, s)
-        phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
-                                                                  stop, zhat[q], lo0, hi0)
-        phihat[q] = phi
-        set_sum_f[s] = sum_f
-        set_num[s] = sum_num
-        set_ts[s] = sum_ts
-        # The outer slope is taken at prediction time: gradients use the weights as predicted.
-        slope[q] = outer_slope
-        y_hat += phi
-    tick = lap(clock, PH_OUTER_MEANS, tick)
+
+    else:
+        # Stage 1 and 2 from the segments, one set at a time in the order of section 4.
+        tick = lap(clock, PH_INNER_MATCHING, now(clock))
+        pos = 0
+        for q in range(n_q):
+            zq = 0.0
+            for p in range(n):
+                s = q * n + p
+                psi, sum_f, _, sum_num, sum_ts = _segment_set(
+                    pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, x[p], True, hp, sc)
+                # Covering has already put its rule in place: no spare slot to leave.
+                pos += count[s]
+                psihat[s] = psi
+                set_sum_f[s] = sum_f
+                set_num[s] = sum_num
+                set_ts[s] = sum_ts
+                zq += psi
+            zhat[q] = zq
+        tick = lap(clock, PH_INNER_MEANS, tick)
+        tick = lap(clock, PH_OUTER_MATCHING, tick)
+        y_hat = 0.0
+        for q in range(n_q):
+            s = s_in + q
+            phi, sum_f, outer_slope, sum_num, sum_ts = _segment_set(
+                pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, zhat[q], False, hp, sc)
+            pos += count[s]
+            phihat[q] = phi
+            set_sum_f[s] = sum_f
+            set_num[s] = sum_num
+            set_ts[s] = sum_ts
+            slope[q] = outer_slope
+            y_hat += phi
+        tick = lap(clock, PH_OUTER_MEANS, tick)
 
     # Backpropagation of L = (y - y_hat)^2 / 2 and the parameter updates.
     err = y - y_hat
@@ -307,7 +401,12 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
             sum_num = set_num[s]
         else:
             sum_num = set_numerosity(num, members, st, stop)
-        if nu_one:
+        if PLAIN:
+            # One call site, nu tested per rule (hot.PLAIN).
+            _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
+                        scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
+                        alpha_e0, nu_one, hp, weighted)
+        elif nu_one:
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
                         scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
                         alpha_e0, True, hp, weighted)
@@ -334,10 +433,13 @@ def train_step(pop, wk, x, y, n, hp, sc, clock):
         else:
             due = ga_due(num, ts, members, st, stop, t, theta_ga)
         if due:
-            run_ga(pop, members, st, stop, s < s_in, hp, sc)
+            run_ga(pop, members, st, stop, s < s_in, hp, sc, layout)
     tick = lap(clock, PH_GA, tick)
 
-    compact(pop, sc)
+    if layout is None:
+        compact(pop, sc)
+    else:
+        settle(pop, layout, sc, wk.order, wk.sort_f, wk.sort_i)
     scal[S_T] += 1
     lap(clock, PH_SLOT_COMPACTION, tick)
     return y_hat
@@ -350,22 +452,35 @@ RESORT_EVERY = 100
 
 
 @njit(cache=True)
-def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs, clock):
+def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs, clock, layout):
     """Iterations start..stop-1 of one training call (see learner.Learner.steps); `clock`
-    as in `train_step`."""
+    and `layout` as in `train_step`. With a layout the population is spread into its
+    segments for the call and packed dense again after it (layout.py)."""
+    if layout is not None:
+        open_layout(pop, layout, sc, wk.order, wk.sort_f, wk.sort_i)
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
-        if it % RESORT_EVERY == 0:
-            sort_by_submodel(pop, wk, sc)
-        train_step(pop, wk, X[r], y[r], n, hp, sc, clock)
+        if layout is None:
+            if it % RESORT_EVERY == 0:
+                sort_by_submodel(pop, wk, sc)
+        train_step(pop, wk, X[r], y[r], n, hp, sc, clock, layout)
         # Adaptive budget (budget.py): may raise the budget at the end of a window.
         if bs[BS_ON] != 0:
             after_iteration(pop.scal, pop.budget, hp, bs, n)
+    if layout is not None:
+        close_layout(pop, layout, sc, wk.order, wk.sort_f, wk.sort_i)
 
 
 def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
     train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
-                model.scratch, model.budget_state, clock)
+                model.scratch, model.budget_state, clock, model.layout)
+
+
+def _new_buffers(model):
+    """The work buffers, and the layout of the sorted engine where the switch selects it
+    (layout.sorted_engine), else None."""
+    layout = new_layout(model.n_submodels) if sorted_engine() else None
+    return {"work": new_work(model.capacity, model.n, model.n_channels), "layout": layout}
 
 
 def _cover_slots(n, params):
@@ -436,7 +551,7 @@ LEARNER = Learner(
     width=lambda n: 1, consequent=lambda n: 2,
     submodels=lambda n, params: n_submodels(n, channel_count(n, params.channels))[1],
     cover_slots=_cover_slots,
-    new_buffers=lambda model: {"work": new_work(model.capacity, model.n, model.n_channels)},
+    new_buffers=_new_buffers,
     steps=_steps,
     predict=lambda model, X: predict(model.pop, X, model.n, model.n_channels),
     population_frame=_population_frame,

@@ -8,10 +8,13 @@ bit-identical; the divider (and square-root unit) serves both lanes in the time 
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from kacs_cli.engine.hot import PLAIN
 
 _DOUBLE2 = ir.VectorType(ir.DoubleType(), 2)
 _LANE = (ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1))
@@ -78,3 +81,29 @@ def trailing_zeros(typingctx, x):
         return builder.call(cttz, [args[0], ir.Constant(ir.IntType(1), 1)])
 
     return sig, codegen
+
+
+# The plain numba forms (hot.PLAIN): the same values, without a hand-written intrinsic.
+if PLAIN:
+    @njit(inline="always")
+    def div_pair(a, b, c, d):  # noqa: F811
+        """(a / c, b / d)."""
+        return a / c, b / d
+
+    @njit(inline="always")
+    def sqrt_pair(a, b):  # noqa: F811
+        """(sqrt(a), sqrt(b))."""
+        return np.sqrt(a), np.sqrt(b)
+
+    @njit(inline="always")
+    def float_bits(x):  # noqa: F811
+        """The IEEE bit pattern of a float64, as a uint64."""
+        return np.float64(x).view(np.uint64)
+
+    @njit(inline="always")
+    def trailing_zeros(x):  # noqa: F811
+        """The number of trailing zero bits of a nonzero uint64."""
+        k = np.uint64(0)
+        while (x >> k) & np.uint64(1) == np.uint64(0):
+            k += np.uint64(1)
+        return k

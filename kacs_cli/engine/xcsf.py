@@ -135,7 +135,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         count = _match_set(lo, hi, P, x, flags, members)
     if count == 0:
         t = pop.scal[S_T]
-        i = append_rule(pop, 0, t, hp)
+        i = append_rule(pop, 0, t, hp, None)
         covering_weights(pop, i, hp)
         for d in range(n):
             # A missing input gets the full range, as "don't care" (docs/algorithm.md section 12).
@@ -177,7 +177,7 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
     refresh_fitness_sum(pop)
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp.theta_GA):
         begin_ga_phase(sc)
-        run_ga(pop, members, 0, count, True, hp, sc)
+        run_ga(pop, members, 0, count, True, hp, sc, None)
     if indexed:
         # Rules created from slot P on (covering, offspring) join the index, the dead leave.
         rx_end_iteration(pop, rx, sc, P)
