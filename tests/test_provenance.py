@@ -9,10 +9,13 @@ import pytest
 import yaml
 
 from cli_support import run_kacs
+from kacs_cli.engine import cache
 from kacs_cli.experiments.campaign import provenance
 from kacs_cli.experiments.campaign.config import load_config
 from kacs_cli.experiments.campaign.provenance import EngineRecord, engine_fingerprint, kernel_family
 from kacs_cli.experiments.campaign.runner import run_campaign
+
+PACKAGE = Path(provenance.__file__).resolve().parents[2]
 
 TINY = ("experiment: {name}\nbenchmarks: [{{name: f1, n: 2, samples: 120}}]\nhyperparameters: {{N: 100}}\n"
         "protocol: {{runs: 2}}\niterations: 300\neval_every: 150\n")
@@ -92,6 +95,22 @@ def test_the_fingerprint_follows_the_engine_and_baseline_sources_and_nothing_els
         assert engine_fingerprint(copy) != before, edited
         edited.write_text(original)
         assert engine_fingerprint(copy) == before
+
+
+@pytest.mark.parametrize("switch, value", [("KACS_ENGINE", "sorted"), ("KACS_PLAIN_NUMBA", "1")])
+def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch, value):
+    monkeypatch.delenv("KACS_ENGINE", raising=False)
+    monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
+    plain = engine_fingerprint()
+    assert plain == cache.sources_digest(*(PACKAGE / name for name in ("engine", "baselines")))
+    monkeypatch.setenv(switch, "something else")  # not the value that turns it on
+    assert engine_fingerprint() == plain
+    monkeypatch.setenv(switch, value)
+    on = engine_fingerprint()
+    assert on != plain and len(on) == 64
+    monkeypatch.setenv("KACS_ENGINE" if switch != "KACS_ENGINE" else "KACS_PLAIN_NUMBA",
+                       "1" if switch == "KACS_ENGINE" else "sorted")
+    assert engine_fingerprint() not in (plain, on)
 
 
 def test_the_kernel_family_is_library_version_and_architecture_not_threads():

@@ -9,6 +9,8 @@ so that rows of two engines never mix silently: the runner refuses to resume a f
 - The fingerprint is the sha256 of the sources of the engine (kacs_cli/engine: the learners)
   and the baselines (kacs_cli/baselines), the same digest that keys numba's cache
   (kacs_cli/engine/cache.py): every edit of those files changes it, any other file does not.
+  The engine's environment switches (the sorted KACS engine, plain numba) are mixed in when on,
+  so a folder resumed under another switch is refused like one of another engine.
 - The kernels are threadpoolctl's report of the BLAS libraries numpy and scipy load. Their
   family (library, version, the architecture whose kernels the library chose: OpenBLAS picks
   Haswell or SkylakeX at run time) is compared; their thread count is not, since the numbers
@@ -19,6 +21,7 @@ so that rows of two engines never mix silently: the runner refuses to resume a f
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +31,7 @@ import numpy  # noqa: F401
 import scipy.linalg  # noqa: F401
 from threadpoolctl import threadpool_info
 
-from kacs_cli.engine import cache
+from kacs_cli.engine import cache, layout
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import results
 
@@ -44,9 +47,26 @@ FAMILY_KEYS = ("internal_api", "version", "architecture")
 FINGERPRINT_SHOWN = 12
 
 
+def engine_switches() -> tuple[str, ...]:
+    """The engine's environment switches that are on ("KACS_ENGINE=sorted", ...): they change
+    which code computes a run (the sorted KACS engine; plain numba, which moves no number but
+    is another compilation) without changing a source, so the fingerprint names them."""
+    on = []
+    if layout.sorted_engine():
+        on.append(f"{layout.ENGINE_SWITCH}=sorted")
+    if cache.plain_numba():
+        on.append(f"{cache.PLAIN_SWITCH}=1")
+    return tuple(on)
+
+
 def engine_fingerprint(package_dir: Path = PACKAGE_DIR) -> str:
-    """The sha256 of ENGINE_PACKAGES' sources in `package_dir` (default: this package)."""
-    return cache.sources_digest(*(Path(package_dir) / name for name in ENGINE_PACKAGES))
+    """The sha256 of ENGINE_PACKAGES' sources in `package_dir` (default: this package), with
+    the switches that are on (`engine_switches`) mixed in; with none on, the sources' digest."""
+    digest = cache.sources_digest(*(Path(package_dir) / name for name in ENGINE_PACKAGES))
+    switches = engine_switches()
+    if not switches:
+        return digest
+    return hashlib.sha256(" ".join((digest, *switches)).encode()).hexdigest()
 
 
 def kernel_report() -> list[dict]:
