@@ -82,6 +82,7 @@ class ExperimentReport:
     compaction: pd.DataFrame | None = None  # compaction.analyse: compacted methods, before and after
     capacity: pd.DataFrame | None = None  # capacity.analyse: the budgets searching methods chose, the cost
     variants: pd.DataFrame | None = None  # variants.analyse: each variant against its base
+    pairwise: pd.DataFrame | None = None  # pairwise.analyse: every two methods, per cell (CSV only)
     pareto: Any = None  # pareto.Pareto: accuracy against size, the readable front (None: no readable baseline)
     # Methods whose runs were compacted: the tables of every method show them by their
     # compacted model (loading.final_models) and say so.

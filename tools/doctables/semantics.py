@@ -8,37 +8,25 @@ from __future__ import annotations
 import pandas as pd
 
 from kacs_cli.reporting.loading import load_config
-from kacs_cli.reporting.variants import away_from_defaults, bases, compare, summary
+from kacs_cli.reporting.variants import away_from_defaults, summary
 
 from tools.doctables.common import ALPHA, MAIN_BENCHMARKS, Runs, integer, name, table
 
 ABLATION = "ablation_semantics"
+
+
 def switch_of(settings: dict, base: dict) -> str:
     """The settings a variant adds to its base (`+`-joined if several)."""
     variant, base = away_from_defaults(settings), away_from_defaults(base)
     return " + ".join(k for k, v in variant.items() if k not in base or base[k] != v)
 
 
-_SEEN: dict = {}
-
-
-def ablation(runs: Runs, folder: str = ABLATION, cells: tuple[str, ...] = MAIN_BENCHMARKS) -> tuple[pd.DataFrame, dict]:
-    """(compare()'s frame over the folder's cells, variant -> the switch it adds), once per Runs."""
-    key = (id(runs), folder, cells)
-    if key not in _SEEN:
-        _SEEN[key] = (runs, _ablation(runs, folder, cells))  # the Runs kept alive, so its id stays its own
-    return _SEEN[key][1]
-
-
-def _ablation(runs: Runs, folder: str, cells: tuple[str, ...]) -> tuple[pd.DataFrame, dict]:
-    root = runs.root / "results" / folder
-    config = load_config(root)
-    r = runs(folder)
-    found = bases(config, list(config.methods))
-    first = next(c for c in config.cells if c.settings)
-    switches = {v: switch_of(first.settings_of(v), first.settings_of(b)) for v, b in found.items()}
-    frame = compare(((c, r[r.benchmark == c]) for c in cells if (r.benchmark == c).any()), found, "test_mae")
-    return frame, switches
+def ablation(runs: Runs, folder: str = ABLATION) -> tuple[pd.DataFrame, dict]:
+    """(the report's variants table, variant -> the switch it adds to its base)."""
+    frame = runs.report(folder, "variants")
+    first = next(c for c in load_config(runs.root / "results" / folder).cells if c.settings)
+    variants = dict(zip(frame["variant"], frame["base"]))
+    return frame, {v: switch_of(first.settings_of(v), first.settings_of(b)) for v, b in variants.items()}
 
 
 def _range(lo: float, hi: float) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from kacs_cli.experiments.campaign import results
-from tools.doctables.common import Runs, decimal, holm_verdicts, table
+from kacs_cli.reporting import kstats, stats
+from tools.doctables.common import ALPHA, Runs, decimal, table
 
 BAG_CHOICE = "bag_choice/bag_choice.csv"
 # The variants of results/bag_choice against the single model, in the table's order.
@@ -67,12 +68,17 @@ def _shared(runs: Runs) -> pd.DataFrame:
 
 def lever_verdicts(r: pd.DataFrame) -> dict[str, dict[str, str]]:
     """Per lever, per dataset: + (lower test MAE than its reference), - (higher) or ~ (level):
-    paired two-sided Wilcoxon over the runs, Holm over the datasets of the table."""
+    paired two-sided Wilcoxon over the runs every method has, Holm over the datasets. Computed
+    here: the campaign still writes this folder, and its report pairs each method's own runs."""
     datasets = list(dict.fromkeys(r.benchmark))
-    symbols = {"better": "+", "worse": "-", "level": "~"}
-    return {lever: {d: next(s for word, s in symbols.items() if f", {word} (" in text)
-                    for d, text in holm_verdicts(r, lever, reference, datasets).items()}
-            for lever, reference in LEVERS.items()}
+    out = {}
+    for lever, reference in LEVERS.items():
+        pairs = [[r[(r.benchmark == d) & (r.method == m)].set_index("run").test_mae.sort_index() for m in (lever, reference)]
+                 for d in datasets]
+        adjusted = kstats.holm([stats.wilcoxon_p(x.to_numpy(), y.loc[x.index].to_numpy()) for x, y in pairs])
+        out[lever] = {d: "~" if not p < ALPHA else "+" if x.mean() < y.loc[x.index].mean() else "-"
+                      for d, p, (x, y) in zip(datasets, adjusted, pairs)}
+    return out
 
 
 def suite_variance(runs: Runs) -> str:
