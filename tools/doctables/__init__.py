@@ -5,39 +5,41 @@ number in its prose as `<!-- value: NAME [ARGUMENT] -->text<!-- end -->` on one 
 `make docs-tables` (`python -m tools.doctables .`) rewrites what stands between the markers from
 what `kacs report` computed into each results folder's report/ (and the published tables shipped
 as the package's data); tests/test_docs.py renders them again and fails when a committed document
-differs. One module per document or experiment declares its tables and values (TABLES, VALUES);
-this one gathers them. The library never imports the generator.
+differs. One module per document or experiment declares its tables (functions `t_NAME`) and
+values (`v_NAME`); this one gathers them. The library never imports the generator.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from pathlib import Path
 
-from tools.doctables import (adaptive, article, baselines, capacity, compaction, fidelity, readable, refinement,
-                             results_index, semantics, settings, summary, variance)
-from tools.doctables.common import MARKER, VALUE, Runs, substitute, v_runs, v_time
+from tools.doctables.common import MARKER, VALUE, Runs, substitute
 
 __all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_document", "stale", "update", "main"]
 
 DOCUMENTS = ("README.md", "docs/*.md")
-_MODULES = (summary, article, adaptive, baselines, refinement, compaction, capacity, readable, fidelity, semantics,
-            settings, variance, results_index)
 
 
-def _gather(kind: str, first: dict) -> dict:
-    """One registry from every module's, refusing a name declared twice."""
-    out = dict(first)
-    for module in _MODULES:
-        for key, render in getattr(module, kind).items():
-            if key in out:
-                raise RuntimeError(f"{kind[:-1].lower()} {key!r} is declared twice ({module.__name__})")
-            out[key] = render
+def _gather(prefix: str) -> dict:
+    """Every module's functions named PREFIX + NAME (t_ tables, v_ values) by NAME with '-' for '_',
+    refusing a name declared twice."""
+    out: dict = {}
+    for info in (m for m in pkgutil.iter_modules(__path__) if m.name != "__main__"):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for attr, render in vars(module).items():
+            if attr.startswith(prefix) and callable(render) and render.__module__ == module.__name__:
+                key = attr[len(prefix):].replace("_", "-")
+                if key in out:
+                    raise RuntimeError(f"{key!r} is declared twice ({module.__name__})")
+                out[key] = render
     return out
 
 
-TABLES = _gather("TABLES", {})
-VALUES = _gather("VALUES", {"time": v_time, "runs": v_runs})
+TABLES = _gather("t_")
+VALUES = _gather("v_")
 
 
 def documents(root: Path) -> list[Path]:

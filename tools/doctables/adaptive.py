@@ -29,7 +29,7 @@ def _p(row) -> str:
     return "1 (same runs)" if row.identical == row.n_pairs else p_text(row.p)
 
 
-def adaptive_f3(runs: Runs) -> str:
+def t_adaptive_f3(runs: Runs) -> str:
     mae, rules = means(runs, "adaptive"), means(runs, "adaptive", "rules_mean")
     methods = ("xcsf", "kacs", "kacs-guideline", ADAPTIVE)
     vs = {m: compare(runs, "adaptive", ADAPTIVE, m) for m in ("kacs-guideline", "kacs")}
@@ -47,7 +47,7 @@ def _grew(sel: pd.DataFrame) -> int:
     return int((sel.final_N > sel.N).sum())
 
 
-def adaptive_targets(runs: Runs) -> str:
+def t_adaptive_targets(runs: Runs) -> str:
     """Adaptive KACS against the budget each target names, at 30 paired runs."""
     rules = means(runs, "adaptive", "rules_mean")
     rows = []
@@ -70,7 +70,7 @@ def adaptive_targets(runs: Runs) -> str:
                  ["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
-def adaptive_warmup(runs: Runs) -> str:
+def t_adaptive_warmup(runs: Runs) -> str:
     """Test MAE at iteration 10,000 (the curves, which no report table holds), adaptive KACS
     against N = 6400."""
     curves = runs.curves("adaptive")
@@ -111,7 +111,3 @@ def v_adaptive_pt(runs: Runs, _=None) -> str:
     return (f"{_grew(a)} of {len(a)} runs grew the budget (final N {integer(a.final_N.mean())} on average); test MAE "
             f"{c.a_mean:.3f} against {c.b_mean:.3f} at N = 6400 (p = {p_text(c.p)}), with "
             f"{100 * (rules[ADAPTIVE] / rules['kacs'] - 1):+.0f} % macro-rules")
-
-
-TABLES = {"adaptive-f3": adaptive_f3, "adaptive-targets": adaptive_targets, "adaptive-warmup": adaptive_warmup}
-VALUES = {"adaptive-ranks": v_adaptive_ranks, "adaptive-pt": v_adaptive_pt}

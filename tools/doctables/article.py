@@ -22,7 +22,7 @@ def paper(runs: Runs, folder: str = "paper/main"):
     return runs.report(folder, "paper").set_index(["cell", "metric"])
 
 
-def main_paper(runs: Runs) -> str:
+def t_main_paper(runs: Runs) -> str:
     """Our main experiment beside the published table: every benchmark and metric."""
     p = paper(runs)
     rows = []
@@ -53,7 +53,7 @@ def fidelity(runs: Runs, folder: str = "paper/main") -> tuple[int, int, str, flo
     return inside, total, *worst
 
 
-def main_fidelity(runs: Runs) -> str:
+def t_main_fidelity(runs: Runs) -> str:
     p = paper(runs)
     inside, total, worst, z, rel = fidelity(runs)
     agree = [f"{label} {sum(p.loc[(b, metric)].verdict_agrees for b in MAIN_BENCHMARKS)} of 8"
@@ -83,7 +83,7 @@ def _int(metric, c, m):
     return integer(c[f"{m}_mean"])
 
 
-def sample_scaling(runs: Runs) -> str:
+def t_sample_scaling(runs: Runs) -> str:
     f = "paper/sample_scaling"
     rows = [[integer(c.samples)] + _columns(runs, f, cell, _mean_sd, ["test_mae"])
             + _columns(runs, f, cell, _int, ["rules", "params"]) for cell, c in cells(runs, f).iterrows()]
@@ -91,7 +91,7 @@ def sample_scaling(runs: Runs) -> str:
                  rows, ["r"] * 7)
 
 
-def dim_scaling(runs: Runs) -> str:
+def t_dim_scaling(runs: Runs) -> str:
     f = "paper/dim_scaling"
     rows = [[str(int(c.n)), integer(c.N)] + [decimal(c[f"{m}_mean"]) for m in PAIR]
             + _columns(runs, f, cell, _int, ["rules", "params"]) + [c.symbol]
@@ -100,7 +100,7 @@ def dim_scaling(runs: Runs) -> str:
                   "params KACS", "test MAE: XCSF vs KACS"], rows, ["r"] * 8 + ["c"])
 
 
-def f3_variants(runs: Runs) -> str:
+def t_f3_variants(runs: Runs) -> str:
     f = "paper/f3_variants"
     rows = [[c.variant] + _columns(runs, f, cell, _mean_sd, ["test_mae"]) + [c.symbol]
             + _columns(runs, f, cell, _int, ["rules"]) for cell, c in cells(runs, f).iterrows()]
@@ -108,7 +108,7 @@ def f3_variants(runs: Runs) -> str:
                  ["l", "r", "r", "c", "r", "r"])
 
 
-def alt_protocol(runs: Runs) -> str:
+def t_alt_protocol(runs: Runs) -> str:
     f, s = "paper/alt_protocol", runs.summary("paper/alt_protocol")
     rows = [[name(b)] + _columns(runs, f, b, _mean_sd, ["test_mse"]) + [s.loc[(b, "test_mse")].symbol]
             + _columns(runs, f, b, _int, ["rules"]) + [s.loc[(b, "rules")].symbol] for b in MAIN_BENCHMARKS]
@@ -116,7 +116,7 @@ def alt_protocol(runs: Runs) -> str:
                  rows, ["l", "r", "r", "c", "r", "r", "c"])
 
 
-def suprb(runs: Runs) -> str:
+def t_suprb(runs: Runs) -> str:
     """The report's SupRB table (its own cells and those it includes from alt_protocol), with
     the literature values as the article prints them."""
     ours, s = runs.report("paper/suprb", "suprb").set_index("benchmark"), runs.summary("paper/suprb")
@@ -136,7 +136,7 @@ def suprb(runs: Runs) -> str:
                  rows, ["l", "r", "r", "r", "r", "r", "c", "r", "r", "r"])
 
 
-def suprb_literature(runs: Runs) -> str:
+def t_suprb_literature(runs: Runs) -> str:
     """The literature values the article quotes (package data, verbatim)."""
     def pm(L, m):
         return f"{L[m + '_mean']} ± {L[m + '_sd']}" if L[m + "_mean"] else "n/a"
@@ -157,9 +157,3 @@ def v_main_across_rules(runs: Runs, _=None) -> str:
     ours = runs.report("paper/main", "across").set_index("metric").loc["rules", "across_p"]
     pub = paper(runs).xs("rules", level="metric").loc[list(MAIN_BENCHMARKS)]
     return f"p = {ours:.4f} here against {stats.wilcoxon_p(pub.xcsf_paper, pub.kacs_paper):.4f} from the published means"
-
-
-TABLES = {"main-paper": main_paper, "main-fidelity": main_fidelity, "sample-scaling": sample_scaling,
-          "dim-scaling": dim_scaling, "f3-variants": f3_variants, "alt-protocol": alt_protocol, "suprb": suprb,
-          "suprb-literature": suprb_literature}
-VALUES = {"dim-n2-params-p": v_dim_n2_params_p, "main-across-rules": v_main_across_rules}

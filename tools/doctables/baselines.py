@@ -25,7 +25,7 @@ def avg_ranks(runs: Runs, folder: str = "baselines"):
     return across(runs, folder).avg_rank[list(means(runs, folder).columns)].sort_values()
 
 
-def baselines(runs: Runs, folder: str = "baselines") -> str:
+def t_baselines(runs: Runs, folder: str = "baselines") -> str:
     mae, params, a = means(runs, folder).loc[list(MAIN_BENCHMARKS)], means(runs, folder, "params_mean"), across(runs, folder)
     seconds = runs(folder).groupby("method").seconds.mean()
     bold = {b: dict(zip(mae.columns, bold_min([f"{v:.3f}" for v in mae.loc[b]], list(mae.loc[b])))) for b in mae.index}
@@ -36,11 +36,11 @@ def baselines(runs: Runs, folder: str = "baselines") -> str:
     return table(["method"] + [name(b) for b in MAIN_BENCHMARKS] + ["avg rank", "s per run"], rows, ["l"] + ["r"] * 10)
 
 
-def regressors(runs: Runs) -> str:
-    return baselines(runs, "regressors")
+def t_regressors(runs: Runs) -> str:
+    return t_baselines(runs, "regressors")
 
 
-def baselines_verdicts(runs: Runs, folder: str = "baselines", control: str = "kacs") -> str:
+def t_baselines_verdicts(runs: Runs, folder: str = "baselines", control: str = "kacs") -> str:
     v = verdicts(runs, folder, control, MAIN_BENCHMARKS, list(means(runs, folder).columns))
     order = sorted(v, key=lambda m: (-len(v[m]["better"]), len(v[m]["worse"])))
 
@@ -52,8 +52,8 @@ def baselines_verdicts(runs: Runs, folder: str = "baselines", control: str = "ka
     return table(["against", f"{who} better on", "level on", f"{who} worse on"], rows, ["l", "l", "l", "l"])
 
 
-def regressors_verdicts(runs: Runs) -> str:
-    return baselines_verdicts(runs, "regressors", "kacs-refined")
+def t_regressors_verdicts(runs: Runs) -> str:
+    return t_baselines_verdicts(runs, "regressors", "kacs-refined")
 
 
 def _kb(runs: Runs, folder: str | None):
@@ -103,10 +103,3 @@ def v_refine_cost(runs: Runs, folder: str) -> str:
             f"wall time of the same run); most on {name(worst)} ({100 * per[worst]:.0f} % on average, "
             f"{100 * ratio[r.benchmark == worst].max():.0f} % in its longest run), where 8,611 training rows meet a "
             f"cheap evolution at n = 4")
-
-
-TABLES = {"baselines": baselines, "baselines-verdicts": baselines_verdicts, "regressors": regressors,
-          "regressors-verdicts": regressors_verdicts}
-VALUES = {"baselines-friedman": v_baselines_friedman, "baselines-cd": v_baselines_cd,
-          "baselines-floor": v_baselines_floor, "ranks": v_ranks, "refined-sd": v_refined_sd,
-          "refine-cost": v_refine_cost}

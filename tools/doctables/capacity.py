@@ -56,7 +56,7 @@ def _chosen_runs(sel: pd.DataFrame) -> str:
     return _chosen(float(np.median(n)), n)
 
 
-def recommended(runs: Runs) -> str:
+def t_recommended(runs: Runs) -> str:
     """The recommended KACS against refined KACS (N = 6,400, min-max and quantile inputs), and
     the recommended XCSF against XCSF, per main benchmark; paired runs, Holm over the eight."""
     f, cap = "recommended", capacity(runs, "recommended")
@@ -74,7 +74,7 @@ def recommended(runs: Runs) -> str:
     return table(head, rows, ["l", "r", "r", "r", "l", "l", "r", "r", "r", "l", "r", "r"])
 
 
-def recommended_channels(runs: Runs) -> str:
+def t_recommended_channels(runs: Runs) -> str:
     """The recommended KACS against the same without its n + 1 channels, paired runs (the
     study's 10), Holm over the eight; rules and the budgets chosen in those runs beside."""
     vs, r = compare(runs, "recommended", RECOMMENDED, CHANNEL_STUDY), runs("recommended")
@@ -98,7 +98,7 @@ def ranked(runs: Runs) -> tuple[pd.DataFrame, pd.Series]:
     return m, ranks(m)
 
 
-def recommended_ranks(runs: Runs) -> str:
+def t_recommended_ranks(runs: Runs) -> str:
     """Average rank of the mean test MAE over the eight benchmarks, and the benchmarks each
     method is best on."""
     m, avg = ranked(runs)
@@ -180,19 +180,19 @@ def _sweep(runs: Runs, folder: str, settings, base: str) -> str:
                   "seconds"], rows, ["l", "l", "r", "r", "l", "r", "r", "r"])
 
 
-def capacity_n(runs: Runs) -> str:
+def t_capacity_n(runs: Runs) -> str:
     return _sweep(runs, "capacity_n", BUDGETS, QUANTILE_REFINED)
 
 
-def capacity_m(runs: Runs) -> str:
+def t_capacity_m(runs: Runs) -> str:
     return _sweep(runs, "capacity_m", CHANNELS, QUANTILE_REFINED)
 
 
-def suite_capacity_n(runs: Runs) -> str:
+def t_suite_capacity_n(runs: Runs) -> str:
     return _sweep(runs, "suite_capacity", BUDGETS, QUANTILE_REFINED)
 
 
-def suite_capacity_m(runs: Runs) -> str:
+def t_suite_capacity_m(runs: Runs) -> str:
     return _sweep(runs, "suite_capacity", CHANNELS, QUANTILE_REFINED)
 
 
@@ -210,7 +210,7 @@ def _gbr_ratio(runs: Runs) -> pd.Series:
     return m[RECOMMENDED] / m["gbr"]
 
 
-def suite_recommended(runs: Runs) -> str:
+def t_suite_recommended(runs: Runs) -> str:
     """The recommended KACS on the real-data suite against the recommended XCSF (paired runs,
     Holm over the datasets), gradient boosting (its MAE over gradient boosting's) and the
     random forest, with the budgets its search chose."""
@@ -261,7 +261,7 @@ def v_suite_gap(runs: Runs, bench: str | None) -> str:
     return f"{k.train_mae:.3f} against {k.test_mae:.3f}, XCSF {x.train_mae:.3f} against {x.test_mae:.3f}"
 
 
-def suite_fit(runs: Runs) -> str:
+def t_suite_fit(runs: Runs) -> str:
     """The suite campaign's train and test MAE of the recommended KACS and XCSF and of gradient
     boosting: where each fits and where it generalizes."""
     m = _suite_means(runs, ["samples", "train_mae", "test_mae", "evolved_train_mae", "evolved_test_mae"])
@@ -300,7 +300,7 @@ def v_suite_best_fixed(runs: Runs, _arg) -> str:
     return f"{len(ahead)} of {len(datasets)} ({', '.join(ahead)})"
 
 
-def suite_small_budget(runs: Runs) -> str:
+def t_suite_small_budget(runs: Runs) -> str:
     """Both recommended settings with the search started at 1,600 against at 6,400 (paired,
     Holm over the datasets), the budgets chosen, and KACS against XCSF when both start low."""
     f = "suite_small_budget"
@@ -330,7 +330,7 @@ def v_suite_small(runs: Runs, arg: str | None) -> str:
     return count(runs, "suite_small_budget", *SMALL_START.values(), AGAINST_XCSF[word])
 
 
-def suite_error_threshold(runs: Runs) -> str:
+def t_suite_error_threshold(runs: Runs) -> str:
     """The recommended KACS with e0 = 0.05 against at 0.01 (paired, Holm over the datasets),
     with train and test MAE and rules, and against the recommended XCSF."""
     f = "suite_error_threshold"
@@ -354,15 +354,3 @@ def v_suite_e0(runs: Runs, arg: str | None) -> str:
     word = arg or "better"
     other = XCSF_RECOMMENDED if word in AGAINST_XCSF else RECOMMENDED
     return count(runs, "suite_error_threshold", WIDER_E0, other, AGAINST_XCSF.get(word, word))
-
-
-TABLES = {"suite-recommended": suite_recommended, "suite-fit": suite_fit, "suite-small-budget": suite_small_budget,
-          "suite-error-threshold": suite_error_threshold, "capacity-n": capacity_n, "capacity-m": capacity_m,
-          "suite-capacity-n": suite_capacity_n, "suite-capacity-m": suite_capacity_m, "recommended": recommended,
-          "recommended-ranks": recommended_ranks, "recommended-channels": recommended_channels}
-VALUES = {"recommended-runs": v_recommended_runs, "recommended-rank": v_recommended_rank,
-          "recommended-count": v_recommended_count, "recommended-cost": v_recommended_cost,
-          "recommended-standing": v_recommended_standing, "recommended-places": v_recommended_places,
-          "suite": v_suite, "suite-runs": v_suite_runs, "suite-small": v_suite_small,
-          "suite-best-fixed": v_suite_best_fixed, "suite-worst": v_suite_worst, "suite-gap": v_suite_gap,
-          "suite-e0": v_suite_e0, "suite-refined": v_suite_refined}

@@ -3,7 +3,8 @@ markers and the number formats.
 
 The statistics (paired two-sided Wilcoxon over runs, Holm, ranks; docs/algorithm.md section
 11) are what `kacs report` wrote into each folder's report/ CSVs; the generator selects and
-formats them. `compare` reads the report's pairwise table: every two methods per cell.
+formats them. `compare` reads the report's pairwise table: every two methods per cell. Where
+no report holds a statistic the generator calls the one implementation, kacs_cli.reporting's.
 """
 
 from __future__ import annotations

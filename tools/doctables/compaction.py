@@ -37,7 +37,7 @@ def _before_after(c) -> list[str]:
             verdict(c.p, c.compacted_mean, c.error_mean)]
 
 
-def compaction(runs: Runs) -> str:
+def t_compaction(runs: Runs) -> str:
     """KACS's compactions on the main benchmarks: rules and test MAE before and after, piecewise
     (ours) and single-winner (the field's), 30 paired runs."""
     c = compacted(runs)
@@ -49,7 +49,7 @@ def compaction(runs: Runs) -> str:
     return table(head, rows, ["l"] + ["r"] * 5 + ["l", "r", "r"])
 
 
-def compaction_xcsf(runs: Runs) -> str:
+def t_compaction_xcsf(runs: Runs) -> str:
     """XCSF's closest-classifier compaction beside KACS's piecewise one: rules, parameters and
     test MAE of both compacted models, 30 paired runs."""
     c, r = compacted(runs), runs("compaction")
@@ -73,7 +73,7 @@ def _single_winner(runs: Runs) -> pd.DataFrame:
     return c.groupby("benchmark")[["compacted_rules", "compacted_test_mae"]].mean()
 
 
-def compaction_sweep(runs: Runs) -> str:
+def t_compaction_sweep(runs: Runs) -> str:
     """The rule budget swept (runs 0-9): mean compacted rules and test MAE per budget, the
     trained model's and single-winner's beside them (the same runs of results/compaction)."""
     c, sw = compacted(runs, "compaction_sweep"), _single_winner(runs)
@@ -87,7 +87,7 @@ def compaction_sweep(runs: Runs) -> str:
     return table(head, rows, ["l"] + ["r"] * (len(SWEEP) + 2))
 
 
-def compaction_suprb(runs: Runs) -> str:
+def t_compaction_suprb(runs: Runs) -> str:
     """Compacted KACS beside SupRB-ES's published test MSE and rules: per dataset the compacted
     models' mean test MSE and rules at three budgets, and the smallest of them whose mean test
     MSE is no worse than SupRB-ES's, with its parameters beside SupRB's (rules x (n + 1), the
@@ -159,9 +159,3 @@ def v_compaction_vs_single_winner(runs: Runs, _=None) -> str:
         else:
             cases.append(f"{name(b)} none")
     return f"{fewer} of 8 ({', '.join(cases)})"
-
-
-TABLES = {"compaction": compaction, "compaction-xcsf": compaction_xcsf, "compaction-sweep": compaction_sweep,
-          "compaction-suprb": compaction_suprb}
-VALUES = {"compaction-targets": v_compaction_targets, "compaction-cost": v_compaction_cost,
-          "compaction-retrained": v_compaction_retrained, "compaction-vs-single-winner": v_compaction_vs_single_winner}

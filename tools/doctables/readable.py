@@ -27,7 +27,7 @@ def _point(rec) -> str:
     return f"{rec['method']} ({rec['test_error']:.4f}, {rec['params']:,.0f})"
 
 
-def front(runs: Runs) -> str:
+def t_readable_front(runs: Runs) -> str:
     """Per benchmark: the readable front from the smallest model up (test MAE, parameters),
     which compacted KACS budgets are on it, and for those off it the front method dominating
     the most accurate of them, with the error and parameter ratios."""
@@ -56,7 +56,7 @@ def front(runs: Runs) -> str:
 XKAN = "xkan"
 
 
-def xkan(runs: Runs) -> str:
+def t_readable_xkan(runs: Runs) -> str:
     """Per benchmark X-KAN's compacted model (test MAE, parameters) beside the most accurate
     compacted KACS, whether X-KAN is on the readable front, and else what dominates it."""
     p = points(runs)
@@ -77,7 +77,7 @@ def xkan(runs: Runs) -> str:
                  rows, ["l", "r", "r", "r", "l", "l"])
 
 
-def v_front_count(runs: Runs, _arg) -> str:
+def v_readable_front_count(runs: Runs, _arg) -> str:
     """On how many of the eight benchmarks some compacted KACS budget is on the readable front."""
     p = points(runs)
     on = p[(p.on_front == True) & p.method.str.startswith(KACS_PREFIX)]  # noqa: E712
@@ -130,21 +130,21 @@ def _xkan_rules(rec) -> float:
     return rec["params"] / count_parameters(n, 2 * n + 1, est.grid, est.k)
 
 
-def v_mae(runs: Runs, arg: str) -> str:
+def v_readable_mae(runs: Runs, arg: str) -> str:
     return f"{_one(runs, arg)['test_error']:.3f}"
 
 
-def v_params(runs: Runs, arg: str) -> str:
+def v_readable_params(runs: Runs, arg: str) -> str:
     return f"{_one(runs, arg)['params']:,.0f}"
 
 
-def v_best_kacs(runs: Runs, bench: str) -> str:
+def v_readable_best_kacs(runs: Runs, bench: str) -> str:
     """The test MAE of the most accurate compacted KACS budget on a benchmark."""
     p = _readable(runs)
     return f"{p[(p.cell == bench) & p.method.str.startswith(KACS_PREFIX)].test_error.min():.3f}"
 
 
-def v_dominated(runs: Runs, arg: str) -> str:
+def v_readable_dominated(runs: Runs, arg: str) -> str:
     rec = _one(runs, arg)
     if rec["on_front"] == True:  # noqa: E712 - object column
         return "on the front"
@@ -157,7 +157,7 @@ def _matching(p: pd.DataFrame, patterns: str) -> pd.Series:
     return p.method.map(lambda m: any(fnmatch(m, w) for w in patterns.split(",")))
 
 
-def v_front_of(runs: Runs, methods: str) -> str:
+def v_readable_front_of(runs: Runs, methods: str) -> str:
     """The benchmarks where one of the methods is on the readable front."""
     p = _readable(runs)
     return _names(p[(p.on_front == True) & _matching(p, methods)].cell)  # noqa: E712
@@ -171,29 +171,29 @@ def _extreme_is(runs: Runs, methods: str, column: str, largest: bool) -> str:
     return _names(chosen[_matching(chosen, methods)].cell)
 
 
-def v_top_of(runs: Runs, methods: str) -> str:
+def v_readable_top_of(runs: Runs, methods: str) -> str:
     """The benchmarks whose most accurate readable model is one of the methods."""
     return _extreme_is(runs, methods, "test_error", largest=False)
 
 
-def v_least(runs: Runs, methods: str) -> str:
+def v_readable_least(runs: Runs, methods: str) -> str:
     """The benchmarks whose least accurate readable model is one of the methods."""
     return _extreme_is(runs, methods, "test_error", largest=True)
 
 
-def v_smallest_of(runs: Runs, methods: str) -> str:
+def v_readable_smallest_of(runs: Runs, methods: str) -> str:
     """The benchmarks whose smallest readable model is one of the methods."""
     return _extreme_is(runs, methods, "params", largest=False)
 
 
-def v_kacs_alone(runs: Runs, _arg) -> str:
+def v_readable_kacs_alone(runs: Runs, _arg) -> str:
     """The benchmarks whose whole readable front is compacted KACS."""
     on = _readable(runs)
     on = on[on.on_front == True]  # noqa: E712
     return _names(b for b, here in on.groupby("cell") if here.method.str.startswith(KACS_PREFIX).all())
 
 
-def v_range(runs: Runs, arg: str) -> str:
+def v_readable_range(runs: Runs, arg: str) -> str:
     """METRIC:METHODS:BENCHES: the smallest and largest mean over those points, 'X to Y' ('X' when they show alike)."""
     metric, methods, benches = arg.split(":")
     p = _readable(runs)
@@ -231,20 +231,20 @@ def _xkan_gain(runs: Runs) -> pd.Series:
     return (1 - t.xkan_mae / t.kacs_mae)[t.xkan_mae < t.kacs_mae].sort_values()
 
 
-def v_xkan_beats(runs: Runs, _arg) -> str:
+def v_readable_xkan_beats(runs: Runs, _arg) -> str:
     """On how many real datasets X-KAN's test MAE is below KACS's at 20 %."""
     beaten, real = len(_xkan_gain(runs)), len(_xkan_against_kacs(runs))
     return "all four" if beaten == real == 4 else f"{beaten} of {real}"
 
 
-def v_xkan_gain(runs: Runs, _arg) -> str:
+def v_readable_xkan_gain(runs: Runs, _arg) -> str:
     """By how much, on the real datasets where it is lower: '5 % on CCPP to 60 % on EEC'."""
     gain = _xkan_gain(runs)
     ends = [f"{100 * gain.iloc[i]:.0f} % on {name(gain.index[i])}" for i in ((0, -1) if len(gain) > 1 else (0,))]
     return " to ".join(ends) if ends and not gain.empty else "nowhere"
 
 
-def v_runs(runs: Runs, arg) -> str:
+def v_readable_runs(runs: Runs, arg) -> str:
     """How many paired runs the tables use per benchmark (the runs every method has); with
     `configured`, against the runs configs/readable.yaml asks for: '20 of the 30 configured runs'."""
     counts = _readable(runs).groupby("cell").runs.first()
@@ -256,15 +256,7 @@ def v_runs(runs: Runs, arg) -> str:
     return f"all {wanted} configured runs" if low == high == wanted else f"{held} of the {wanted} configured runs"
 
 
-def v_xkan_size(runs: Runs, _arg) -> str:
+def v_readable_xkan_size(runs: Runs, _arg) -> str:
     """How many times the parameters of KACS at 20 % X-KAN's model has on the real data."""
     t = _xkan_against_kacs(runs)
     return f"{t['size'].min():.0f} to {t['size'].max():.0f}"
-
-
-TABLES = {"readable-front": front, "readable-xkan": xkan}
-VALUES = {"readable-front-count": v_front_count, "readable-mae": v_mae, "readable-params": v_params,
-          "readable-best-kacs": v_best_kacs, "readable-dominated": v_dominated, "readable-front-of": v_front_of,
-          "readable-kacs-alone": v_kacs_alone, "readable-top-of": v_top_of, "readable-least": v_least, "readable-range": v_range,
-          "readable-xkan-beats": v_xkan_beats, "readable-xkan-gain": v_xkan_gain, "readable-xkan-size": v_xkan_size,
-          "readable-runs": v_runs, "readable-smallest-of": v_smallest_of}

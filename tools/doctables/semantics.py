@@ -42,7 +42,7 @@ def _moved(group: pd.DataFrame) -> str:
     return ", ".join(out) or "none"
 
 
-def semantics_ablation(runs: Runs) -> str:
+def t_semantics_ablation(runs: Runs) -> str:
     """Each switch against the unswitched learner: the cells run, those identical in every run,
     the range of the change of the mean test MAE and rule count, and the cells where either
     moved significantly (paired two-sided Wilcoxon, Holm over the switch's cells)."""
@@ -81,7 +81,3 @@ def v_switch_effect(runs: Runs, switch: str | None) -> str:
 
 def v_ablation_runs(runs: Runs, _: str | None) -> str:
     return integer(len(runs(ABLATION)))
-
-
-TABLES = {"semantics-ablation": semantics_ablation}
-VALUES = {"switch-effect": v_switch_effect, "ablation-runs": v_ablation_runs}

@@ -157,11 +157,7 @@ LINES = (main_line, main_article_line, ablation_line, sample_scaling_line, dim_s
          compaction_line)
 
 
-def summary(runs: Runs) -> str:
+def t_summary(runs: Runs) -> str:
     """One line per experiment: its headline, from the reports, and its page."""
     return table(["experiment", "runs", "headline (from the committed runs)"], [line(runs) for line in LINES],
                  ["l", "r", "l"])
-
-
-TABLES = {"summary": summary}
-VALUES: dict = {}

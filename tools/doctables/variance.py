@@ -19,7 +19,7 @@ def _bag_choice(runs: Runs) -> pd.DataFrame:
     return pd.read_csv(runs.root / "results" / BAG_CHOICE)
 
 
-def bag_choice(runs: Runs) -> str:
+def t_bag_choice(runs: Runs) -> str:
     frame = _bag_choice(runs)
     rows = []
     for name, part in frame.groupby("dataset", sort=False):
@@ -36,7 +36,7 @@ def bag_choice(runs: Runs) -> str:
 SMOOTHNESS_PROBE = "smoothness_probe/smoothness_probe.csv"
 
 
-def smoothness_probe(runs: Runs) -> str:
+def t_smoothness_probe(runs: Runs) -> str:
     frame = pd.read_csv(runs.root / "results" / SMOOTHNESS_PROBE)
     mus = sorted(frame.mu.unique())
     rows = []
@@ -81,7 +81,7 @@ def lever_verdicts(r: pd.DataFrame) -> dict[str, dict[str, str]]:
     return out
 
 
-def suite_variance(runs: Runs) -> str:
+def t_suite_variance(runs: Runs) -> str:
     if not runs.has(SUITE_VARIANCE):
         return "(no committed runs yet)\n"
     r = _shared(runs)
@@ -99,12 +99,8 @@ def suite_variance(runs: Runs) -> str:
     return table(["dataset", "runs", *methods], rows, ["l", "r", *("r" for _ in methods)])
 
 
-def v_below_boot(runs: Runs, column: str) -> str:
+def v_bag_choice_below_boot(runs: Runs, column: str) -> str:
     """In how many runs of results/bag_choice the variant `column` had a lower test MAE than
     the bootstrap bags without it."""
     frame = _bag_choice(runs)
     return f"{int((frame[column] < frame['boot']).sum())} of {len(frame)}"
-
-
-TABLES = {"bag-choice": bag_choice, "smoothness-probe": smoothness_probe, "suite-variance": suite_variance}
-VALUES = {"bag-choice-below-boot": v_below_boot}
