@@ -5,7 +5,6 @@ runs as recorded."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting import kstats, stats

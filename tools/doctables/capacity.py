@@ -112,10 +112,6 @@ def v_recommended_runs(runs: Runs, _arg) -> str:
     return integer(capacity(runs, "recommended").xs(RECOMMENDED, level="method").runs.min())
 
 
-def v_recommended_rank(runs: Runs, method: str | None) -> str:
-    return f"{ranked(runs)[1][method or RECOMMENDED]:.2f}"
-
-
 def v_recommended_standing(runs: Runs, _arg) -> str:
     """Where the recommended KACS stands among the campaign's methods: its place and average
     rank, the methods ahead of it, the benchmarks it is best on and, for the others, which

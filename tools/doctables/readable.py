@@ -1,8 +1,6 @@
 """The accuracy-against-size campaign (results/readable; the README and docs/baselines.md): per
-benchmark the readable Pareto front and where compacted KACS stands on it, from the campaign's
-report (`kacs report results/readable` writes readable_pareto.csv from the committed runs;
-`make paper-tables` renders it again and tests/test_report_experiments.py checks it is
-unchanged)."""
+benchmark the readable Pareto front and where compacted KACS stands on it, from the report's
+pareto table."""
 
 from __future__ import annotations
 
@@ -20,11 +18,15 @@ KACS_PREFIX = "kacs-r"
 
 
 def points(runs: Runs) -> pd.DataFrame:
-    return pd.read_csv(runs.root / "results" / READABLE / "report" / "readable_pareto.csv")
+    return runs.report(READABLE, "pareto")
 
 
 def _point(rec) -> str:
     return f"{rec['method']} ({rec['test_error']:.4f}, {rec['params']:,.0f})"
+
+
+def _dominator(rec) -> str:
+    return f"{rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})"
 
 
 def t_readable_front(runs: Runs) -> str:
@@ -41,11 +43,7 @@ def t_readable_front(runs: Runs) -> str:
         kacs = here[here.method.str.startswith(KACS_PREFIX)]
         kacs_on = [m for m in on.method if m.startswith(KACS_PREFIX)]
         off = kacs[kacs.on_front != True].sort_values("test_error")  # noqa: E712
-        note = "—"
-        if not off.empty:
-            best_off = off.iloc[0]
-            note = (f"{best_off['method']} by {best_off['dominated_by']} (MAE x{best_off['error_ratio']:.2f}, "
-                    f"params x{best_off['params_ratio']:.2f})")
+        note = "—" if off.empty else f"{off.iloc[0]['method']} by {_dominator(off.iloc[0])}"
         rows.append([name(bench), str(int(here.runs.iloc[0])), "; ".join(_point(r) for _, r in on.iterrows()),
                      ", ".join(kacs_on) or "none", note])
     return table(["benchmark", "runs", "readable front, smallest first: method (test MAE, parameters)",
@@ -68,8 +66,7 @@ def t_readable_xkan(runs: Runs) -> str:
             continue
         rec = mine.iloc[0]
         kacs = here[here.method.str.startswith(KACS_PREFIX)].sort_values("test_error").iloc[0]
-        where = "on the front" if rec["on_front"] == True else (  # noqa: E712 - object column
-            f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})")
+        where = "on the front" if rec["on_front"] == True else f"dominated by {_dominator(rec)}"  # noqa: E712 - object column
         rows.append([name(bench), str(int(rec["runs"])), f"{rec['test_error']:.4f}", f"{rec['params']:,.0f}",
                      f"{kacs['method']} ({kacs['test_error']:.4f}, {kacs['params']:,.0f})", where])
     return table(["benchmark", "runs", "X-KAN test MAE", "X-KAN parameters",
@@ -146,9 +143,7 @@ def v_readable_best_kacs(runs: Runs, bench: str) -> str:
 
 def v_readable_dominated(runs: Runs, arg: str) -> str:
     rec = _one(runs, arg)
-    if rec["on_front"] == True:  # noqa: E712 - object column
-        return "on the front"
-    return f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})"
+    return "on the front" if rec["on_front"] == True else f"dominated by {_dominator(rec)}"  # noqa: E712 - object column
 
 
 def _matching(p: pd.DataFrame, patterns: str) -> pd.Series:
