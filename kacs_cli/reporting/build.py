@@ -9,7 +9,8 @@ of experiment directories, and writes Markdown, LaTeX and CSV tables plus PNG fi
   per-cell means with a dagger when p < 0.05;
 - detailed: mean ± SD per method, Wilcoxon p, rank-biserial effect size, runs paired;
 - scaling: for cells of one benchmark that differ in n or sample count, keyed by them;
-- paper (optional): our means beside the published main table, in standard errors.
+- paper (optional): our means beside the published main table, in standard errors;
+- pairwise (CSV only): every two methods against each other per cell, Holm over the cells.
 
 Means and SDs use every run a method has; the tests pair only runs present for both methods.
 """
@@ -27,7 +28,7 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import capacity, compaction, kmethods, missing_inputs, pareto, refinement, suprb, variants
+from kacs_cli.reporting import capacity, compaction, kmethods, missing_inputs, pairwise, pareto, refinement, suprb, variants
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -98,6 +99,7 @@ def analyse_experiment(exp_dir: Path, paper: bool = False, control: str | None =
     exp.compaction = compaction.analyse(exp, runs) if cells else None
     exp.capacity = capacity.analyse(exp, runs) if cells else None
     exp.variants = variants.analyse(exp, final, config, methods) if cells else None
+    exp.pairwise = pairwise.analyse(exp, runs, methods) if cells else None
     exp.pareto = pareto.analyse(exp, runs, config) if cells else None
     exp.missing_inputs = missing_inputs.analyse(exp, final, config) if cells else None
     if exp.pareto is not None:
@@ -224,7 +226,7 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
     sections = (("paper", exp.paper if exp.paper is not None and not exp.paper.empty else None),
                 ("suprb", suprb.suprb_frame(exp) if exp.cells and suprb.applies(exp) else None),
                 ("refinement", exp.refinement), ("compaction", exp.compaction), ("capacity", exp.capacity),
-                ("variants", exp.variants), ("pareto", exp.pareto.points if pareto else None),
+                ("variants", exp.variants), ("pairwise", exp.pairwise), ("pareto", exp.pareto.points if pareto else None),
                 ("missing-inputs", missing_inputs.frame(exp.missing_inputs) if exp.missing_inputs else None),
                 ("pareto-summary", exp.pareto.summary if pareto else None))
     for suffix, data in sections:

@@ -84,6 +84,7 @@ class ExperimentReport:
     variants: pd.DataFrame | None = None  # variants.analyse: each variant against its base
     # missing_inputs.MissingInputs: values removed at random, native against imputed (None: no such cell)
     missing_inputs: Any = None
+    pairwise: pd.DataFrame | None = None  # pairwise.analyse: every two methods, per cell (CSV only)
     pareto: Any = None  # pareto.Pareto: accuracy against size, the readable front (None: no readable baseline)
     # Methods whose runs were compacted: the tables of every method show them by their
     # compacted model (loading.final_models) and say so.

@@ -68,7 +68,8 @@ def compare(cells: Iterable[tuple[str, pd.DataFrame]], found: dict[str, str], er
     """One row per (cell, variant) of `found` (variant -> base), from each cell's runs (final
     models, a `method` and a `run` column): the base's and the variant's means of `error` and
     of the rule count over their paired runs, the changes, the Wilcoxon p and its Holm
-    adjustment over the variant's cells; None when no pair has runs."""
+    adjustment over the variant's cells (`kstats.holm`: a missing p is left out of the
+    family); None when no pair has runs."""
     cells = list(cells)
     records = []
     for variant, base in found.items():
@@ -92,7 +93,7 @@ def compare(cells: Iterable[tuple[str, pd.DataFrame]], found: dict[str, str], er
     for metric in ("error", "rules"):
         frame[f"{metric}_p_holm"] = np.nan
         for _, idx in frame.groupby("variant", sort=False).groups.items():
-            frame.loc[idx, f"{metric}_p_holm"] = holm(frame.loc[idx, f"{metric}_p"].fillna(1.0).to_numpy())
+            frame.loc[idx, f"{metric}_p_holm"] = holm(frame.loc[idx, f"{metric}_p"].to_numpy())
     return frame
 
 

@@ -1,97 +1,88 @@
 """The adaptive population budget (docs/experiments.md section 7, docs/adaptive_budget.md):
-adaptive KACS against the fixed and the guideline budgets."""
+adaptive KACS against the fixed and the guideline budgets, from the report's means and
+pairwise tests; the budgets the runs ended with and the curves at 10,000 iterations from the
+runs as recorded."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from kacs_cli.reporting import kstats, stats
 
-from tools.doctables.common import (MAIN_BENCHMARKS, Runs, integer, mean, p_text, pair, table, values)
+from tools.doctables.common import MAIN_BENCHMARKS, Runs, bold_min, compare, integer, means, p_text, table
 
 LABELS = {"xcsf": "XCSF", "kacs": "N = 6400", "kacs-guideline": "guideline N", "kacs-adaptive": "adaptive"}
+ADAPTIVE = "kacs-adaptive"
 
 
-def _f3_cells(r: pd.DataFrame) -> list[str]:
-    return [b for b in r.benchmark.unique() if b.startswith("f3-n")]
+def _f3_cells(runs: Runs) -> list[str]:
+    return sorted((c for c in means(runs, "adaptive").index if c.startswith("f3-n")), key=lambda c: int(c[4:]))
 
 
-def adaptive_f3(runs: Runs) -> str:
+def _budgets(runs: Runs, cell: str) -> pd.DataFrame:
     r = runs("adaptive")
-    cells = _f3_cells(r)
-    cells.sort(key=lambda b: int(b[4:]))
-    methods = ("xcsf", "kacs", "kacs-guideline", "kacs-adaptive")
+    return r[(r.benchmark == cell) & (r.method == ADAPTIVE)]
+
+
+def _p(row) -> str:
+    return "1 (same runs)" if row.identical == row.n_pairs else p_text(row.p)
+
+
+def t_adaptive_f3(runs: Runs) -> str:
+    mae, rules = means(runs, "adaptive"), means(runs, "adaptive", "rules_mean")
+    methods = ("xcsf", "kacs", "kacs-guideline", ADAPTIVE)
+    vs = {m: compare(runs, "adaptive", ADAPTIVE, m) for m in ("kacs-guideline", "kacs")}
     rows = []
-    for bench in cells:
-        means = {m: mean(r, bench, m, "test_mae") for m in methods}
-        best = min(round(v, 3) for v in means.values())
-        row = [bench[4:]]
-        for m in methods:
-            txt = f"{means[m]:.3f}"
-            row.append((f"**{txt}**" if round(means[m], 3) == best else txt) + f" ({integer(mean(r, bench, m, 'rules'))})")
-        row.append(integer(mean(r, bench, "kacs-adaptive", "final_N")))
-        for other in ("kacs-guideline", "kacs"):
-            x, y = pair(r, bench, "kacs-adaptive", other, "test_mae")
-            row.append("1 (same runs)" if np.array_equal(x, y) else p_text(stats.wilcoxon_p(x, y)))
-        rows.append(row)
+    for cell in _f3_cells(runs):
+        texts = bold_min([f"{mae.loc[cell, m]:.3f}" for m in methods], [mae.loc[cell, m] for m in methods])
+        rows.append([cell[4:]] + [f"{t} ({integer(rules.loc[cell, m])})" for t, m in zip(texts, methods)]
+                    + [integer(_budgets(runs, cell).final_N.mean())] + [_p(vs[m][cell]) for m in vs])
     return table(["n", "XCSF", "KACS N = 6400", "KACS guideline N", "adaptive KACS", "final N (mean)",
                   "p vs guideline", "p vs 6400"], rows, ["r"] * 8)
 
 
-def _grew(r: pd.DataFrame, bench: str) -> int:
-    """How many adaptive runs of a cell ended with a larger budget than they began with."""
-    return int((values(r, bench, "kacs-adaptive", "final_N") > values(r, bench, "kacs-adaptive", "N")).sum())
+def _grew(sel: pd.DataFrame) -> int:
+    """How many adaptive runs ended with a larger budget than they began with."""
+    return int((sel.final_N > sel.N).sum())
 
 
-def _main_benchmarks_row(r: pd.DataFrame) -> list[str]:
-    """The eight main benchmarks, pooled: whether adaptive runs equal the N = 6400 ones."""
-    grew, total, same = 0, 0, True
-    for bench in MAIN_BENCHMARKS:
-        b = bench if bench != "f3" else "f3-published"
-        v = r[(r.benchmark == b) & (r.method == "kacs-adaptive")]
-        grew += int((v.final_N > v.N).sum())
-        total += len(v)
-        for metric in ("test_mae", "train_mae", "rules"):
-            same = same and np.array_equal(*pair(r, b, "kacs-adaptive", "kacs", metric))
-    return ["eight main benchmarks", "N = 6400", "", "", "identical runs" if same else "differ", "", "",
-            f"{grew} of {total}"]
-
-
-def adaptive_targets(runs: Runs) -> str:
+def t_adaptive_targets(runs: Runs) -> str:
     """Adaptive KACS against the budget each target names, at 30 paired runs."""
-    r = runs("adaptive")
+    rules = means(runs, "adaptive", "rules_mean")
     rows = []
-    for bench, other in [("f3-n14", "kacs"), ("f3-n16", "kacs-guideline"), ("f3-n18", "kacs-guideline"),
-                         ("f3-n20", "kacs-guideline")]:
-        x, y = pair(r, bench, "kacs-adaptive", other, "test_mae")
-        rx, ry = pair(r, bench, "kacs-adaptive", other, "rules")
-        diff = x.mean() - y.mean()
-        rows.append([f"f3, n = {bench[4:]}", "guideline N" if other == "kacs-guideline" else "N = 6400",
-                     f"{x.mean():.3f}", f"{y.mean():.3f}", f"{diff:+.3f} ({100 * diff / y.mean():+.1f} %)",
-                     p_text(stats.wilcoxon_p(x, y)), f"{100 * rx.mean() / ry.mean():.0f} %",
-                     f"{_grew(r, bench)} of {len(x)}"])
-    rows.append(_main_benchmarks_row(r))
+    for cell, other in [("f3-n14", "kacs"), ("f3-n16", "kacs-guideline"), ("f3-n18", "kacs-guideline"),
+                        ("f3-n20", "kacs-guideline")]:
+        c = compare(runs, "adaptive", ADAPTIVE, other)[cell]
+        diff = c.a_mean - c.b_mean
+        rows.append([f"f3, n = {cell[4:]}", "guideline N" if other == "kacs-guideline" else "N = 6400",
+                     f"{c.a_mean:.3f}", f"{c.b_mean:.3f}", f"{diff:+.3f} ({100 * diff / c.b_mean:+.1f} %)",
+                     p_text(c.p), f"{100 * rules.loc[cell, ADAPTIVE] / rules.loc[cell, other]:.0f} %",
+                     f"{_grew(_budgets(runs, cell))} of {int(c.n_pairs)}"])
+    main = [b if b != "f3" else "f3-published" for b in MAIN_BENCHMARKS]
+    r, vs = runs("adaptive"), compare(runs, "adaptive", ADAPTIVE, "kacs")
+    same = all(vs[b].identical == vs[b].n_pairs for b in main)
+    budgets = r[r.benchmark.isin(main) & (r.method == ADAPTIVE)]
+    rows.append(["eight main benchmarks", "N = 6400", "", "", "identical runs" if same else "differ", "", "",
+                 f"{_grew(budgets)} of {len(budgets)}"])
     return table(["cell", "against", "test MAE adaptive", "test MAE other", "difference", "p",
                   "macro-rules, adaptive / other", "runs whose budget grew"], rows,
                  ["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
-def adaptive_warmup(runs: Runs) -> str:
-    """Test MAE at iteration 10,000 (the curves), adaptive KACS against N = 6400."""
+def t_adaptive_warmup(runs: Runs) -> str:
+    """Test MAE at iteration 10,000 (the curves, which no report table holds), adaptive KACS
+    against N = 6400."""
     curves = runs.curves("adaptive")
     at = curves[curves.iteration == 10_000]
 
     def at_10k(cell: str, method: str) -> pd.Series:
         return at[(at.cell == cell) & (at.method == method)].set_index("run").test_mae.sort_index()
+    main = [float((at_10k(c, ADAPTIVE) - at_10k(c, "kacs")).abs().max())
+            for c in (b if b != "f3" else "f3-published" for b in MAIN_BENCHMARKS)]
     rows = []
-    main = []
-    for cell in MAIN_BENCHMARKS:
-        label = cell if cell != "f3" else "f3-published"
-        main.append(float((at_10k(label, "kacs-adaptive") - at_10k(label, "kacs")).abs().max()))
     for cell, label in (("f3-n16", "f3, n = 16"), ("f3-n18", "f3, n = 18"), ("f3-n20", "f3, n = 20"),
                         ("pt", "PT (n = 18)")):
-        x, y = at_10k(cell, "kacs-adaptive"), at_10k(cell, "kacs")
+        x, y = at_10k(cell, ADAPTIVE), at_10k(cell, "kacs")
         rows.append([label, f"{x.mean():.3f}", f"{y.mean():.3f}", p_text(stats.wilcoxon_p(x.to_numpy(), y.to_numpy()))])
     rows.append(["eight main benchmarks",
                  "identical to N = 6400" if max(main) == 0 else f"max difference {max(main):.3g}", "", ""])
@@ -99,11 +90,10 @@ def adaptive_warmup(runs: Runs) -> str:
 
 
 def v_adaptive_ranks(runs: Runs, _=None) -> str:
-    r = runs("adaptive")
-    cells = _f3_cells(r)
-    methods = ["kacs-adaptive", "kacs-guideline", "kacs", "xcsf"]
-    matrix = np.array([[mean(r, b, m, "test_mae") for m in methods] for b in cells])
-    f = kstats.friedman(matrix)
+    """Friedman and Nemenyi over the f3 cells alone (the report's k-method section ranks every cell)."""
+    methods = [ADAPTIVE, "kacs-guideline", "kacs", "xcsf"]
+    cells = _f3_cells(runs)
+    f = kstats.friedman(means(runs, "adaptive").loc[cells, methods].to_numpy())
     cd = kstats.critical_difference(len(methods), len(cells))
     ranks = dict(zip(methods, f.average_ranks))
     apart = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1:] if abs(ranks[a] - ranks[b]) >= cd]
@@ -114,22 +104,9 @@ def v_adaptive_ranks(runs: Runs, _=None) -> str:
 
 
 def v_adaptive_pt(runs: Runs, _=None) -> str:
+    a, c = _budgets(runs, "pt"), compare(runs, "adaptive", ADAPTIVE, "kacs")["pt"]
     r = runs("adaptive")
-    a = r[(r.benchmark == "pt") & (r.method == "kacs-adaptive")]
-    x, y = pair(r, "pt", "kacs-adaptive", "kacs", "test_mae")
-    rx, ry = pair(r, "pt", "kacs-adaptive", "kacs", "rules")
-    grew = int((a.final_N > a.N).sum())
-    return (f"{grew} of {len(a)} runs grew the budget (final N {integer(a.final_N.mean())} on average); test MAE "
-            f"{x.mean():.3f} against {y.mean():.3f} at N = 6400 (p = {p_text(stats.wilcoxon_p(x, y))}), with "
-            f"{100 * (rx.mean() / ry.mean() - 1):+.0f} % macro-rules")
-
-
-TABLES = {
-    "adaptive-f3": adaptive_f3,
-    "adaptive-targets": adaptive_targets,
-    "adaptive-warmup": adaptive_warmup,
-}
-VALUES = {
-    "adaptive-ranks": v_adaptive_ranks,
-    "adaptive-pt": v_adaptive_pt,
-}
+    rules = r[r.benchmark == "pt"].groupby("method").rules.mean()  # pt is not in the k-method tables
+    return (f"{_grew(a)} of {len(a)} runs grew the budget (final N {integer(a.final_N.mean())} on average); test MAE "
+            f"{c.a_mean:.3f} against {c.b_mean:.3f} at N = 6400 (p = {p_text(c.p)}), with "
+            f"{100 * (rules[ADAPTIVE] / rules['kacs'] - 1):+.0f} % macro-rules")

@@ -1,208 +1,159 @@
 """The article's experiments (docs/experiments.md sections 1-6, and the literature table of
-docs/algorithm.md): our runs beside the published tables shipped with the package."""
+docs/algorithm.md): our runs' report tables beside the published ones shipped with the package."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-import pandas as pd
-
 from kacs_cli.reporting import stats
-from kacs_cli.reporting.paper import load_paper_table
 from kacs_cli.reporting.suprb import load_literature
 
-from tools.doctables.common import (MAIN_BENCHMARKS, METRICS, REAL, Runs, decimal, integer, mean, mean_sd,
-                                    name, p_value, p_text, sd, symbol, table, values)
+from tools.doctables.common import MAIN_BENCHMARKS, REAL, Runs, decimal, integer, mean_sd, name, table
 
 LABELS = {"kacs": "KACS", "xcsf": "XCSF"}
+METRICS = (("test_mae", "test MAE"), ("train_mae", "train MAE"), ("rules", "rules"), ("params", "params"),
+           ("aic", "AIC"))
+PAIR = ("xcsf", "kacs")
 
 
-def _published():
-    return load_paper_table().set_index(["benchmark", "metric"])
+def _pm(metric: str, m: float, s: float) -> str:
+    return mean_sd(m, s) if metric.endswith(("mae", "mse")) else f"{integer(m)} ± {integer(s)}"
 
 
-def _published_verdict(pub, bench: str, metric: str) -> str:
-    p = pub.loc[(bench, metric)]
-    return stats.verdict(float(p.wilcoxon_p), float(p.xcsf_mean - p.kacs_mean))
+def paper(runs: Runs, folder: str = "paper/main"):
+    return runs.report(folder, "paper").set_index(["cell", "metric"])
 
 
-def main_paper(runs: Runs) -> str:
+def t_main_paper(runs: Runs) -> str:
     """Our main experiment beside the published table: every benchmark and metric."""
-    r = runs("paper/main")
-    pub = _published()
+    p = paper(runs)
     rows = []
     for bench in MAIN_BENCHMARKS:
         for i, (metric, label) in enumerate(METRICS):
-            p = pub.loc[(bench, metric)]
-            if metric.endswith("mae"):
-                f = lambda m, s: mean_sd(m, s)
-            else:
-                f = lambda m, s: f"{integer(m)} ± {integer(s)}"
-            rows.append([bench if i == 0 else "", label,
-                         f(mean(r, bench, "xcsf", metric), sd(r, bench, "xcsf", metric)),
-                         f(p.xcsf_mean, p.xcsf_sd),
-                         f(mean(r, bench, "kacs", metric), sd(r, bench, "kacs", metric)),
-                         f(p.kacs_mean, p.kacs_sd),
-                         f"{symbol(r, bench, metric)} / {_published_verdict(pub, bench, metric)}"])
+            c = p.loc[(bench, metric)]
+            rows.append([bench if i == 0 else "", label]
+                        + [_pm(metric, c[f"{m}_{w}"], c[f"{m}_{w}_sd"]) for m in PAIR for w in ("ours", "paper")]
+                        + [f"{c.symbol_ours} / {c.symbol_paper}"])
     return table(["benchmark", "metric", "XCSF ours", "XCSF published", "KACS ours", "KACS published",
                   "verdict ours / published"], rows, ["l", "l", "r", "r", "r", "r", "c"])
 
 
 def fidelity(runs: Runs, folder: str = "paper/main") -> tuple[int, int, str, float, float]:
-    """How many of the main means (of `folder`'s runs) lie within max(3 SE, 5 %) of the published
-    ones, and the largest deviation in standard errors."""
-    r = runs(folder)
-    pub = _published()
+    """How many of the main means lie within max(3 SE, 5 %) of the published ones (the report's
+    paper table), and the largest deviation: where, in standard errors and relative."""
+    p = paper(runs, folder).loc[list(MAIN_BENCHMARKS)]
     inside, total, worst = 0, 0, ("", 0.0, 0.0)
-    for bench in MAIN_BENCHMARKS:
-        for metric, label in METRICS:
-            p = pub.loc[(bench, metric)]
-            for method in ("xcsf", "kacs"):
-                v = values(r, bench, method, metric)
-                m_pub, sd_pub = float(p[f"{method}_mean"]), float(p[f"{method}_sd"])
-                se = math.sqrt(sd_pub ** 2 / 30 + v.std(ddof=1) ** 2 / len(v))
-                dev = abs(v.mean() - m_pub)
-                total += 1
-                inside += dev <= max(3 * se, 0.05 * abs(m_pub))
-                z = dev / se
-                if z > worst[1]:
-                    worst = (f"{LABELS[method]} {label} on {name(bench)}", z, (v.mean() - m_pub) / abs(m_pub))
-    return inside, total, worst[0], worst[1], worst[2]
+    for (bench, metric), c in p.iterrows():
+        if metric not in dict(METRICS):
+            continue
+        for m in PAIR:
+            total += 1
+            inside += bool(c[f"{m}_within"])
+            if abs(c[f"{m}_z"]) > worst[1]:
+                worst = (f"{LABELS[m]} {dict(METRICS)[metric]} on {name(bench)}", abs(c[f"{m}_z"]),
+                         (c[f"{m}_ours"] - c[f"{m}_paper"]) / abs(c[f"{m}_paper"]))
+    return inside, total, *worst
 
 
-def main_fidelity(runs: Runs) -> str:
-    r = runs("paper/main")
-    pub = _published()
+def t_main_fidelity(runs: Runs) -> str:
+    p = paper(runs)
     inside, total, worst, z, rel = fidelity(runs)
-    agree = []
-    for metric, label in METRICS[:1] + METRICS[2:4]:
-        same = sum(symbol(r, b, metric) == _published_verdict(pub, b, metric) for b in MAIN_BENCHMARKS)
-        agree.append(f"{label} {same} of 8")
+    agree = [f"{label} {sum(p.loc[(b, metric)].verdict_agrees for b in MAIN_BENCHMARKS)} of 8"
+             for metric, label in METRICS[:1] + METRICS[2:4]]
     rows = [["means within max(3 SE, 5 %) of the published ones", f"{inside} of {total}"],
             ["largest deviation", f"{worst}: {rel * 100:+.1f} %, {z:.1f} SE"],
             ["Wilcoxon verdicts as published", ", ".join(agree)]]
     return table(["check", "result"], rows, ["l", "l"])
 
 
-def sample_scaling(runs: Runs) -> str:
-    r = runs("paper/sample_scaling")
-    rows = []
-    for bench in sorted(r.benchmark.unique(), key=lambda b: int(b.split("-s")[1])):
-        ns = int(r[r.benchmark == bench].samples.iloc[0])
-        rows.append([integer(ns)]
-                    + [mean_sd(mean(r, bench, m, "test_mae"), sd(r, bench, m, "test_mae")) for m in ("xcsf", "kacs")]
-                    + [integer(mean(r, bench, m, k)) for k in ("rules", "params") for m in ("xcsf", "kacs")])
+def cells(runs: Runs, folder: str, metric: str = "test_mae"):
+    """The folder's summary rows of one metric, in the report's cell order."""
+    s = runs.report(folder, "summary")
+    return s[s.metric == metric].set_index("cell")
+
+
+def _columns(runs: Runs, folder: str, cell: str, fmt, metrics) -> list[str]:
+    s = runs.summary(folder)
+    return [fmt(metric, s.loc[(cell, metric)], m) for metric in metrics for m in PAIR]
+
+
+def _mean_sd(metric, c, m):
+    return mean_sd(c[f"{m}_mean"], c[f"{m}_sd"])
+
+
+def _int(metric, c, m):
+    return integer(c[f"{m}_mean"])
+
+
+def t_sample_scaling(runs: Runs) -> str:
+    f = "paper/sample_scaling"
+    rows = [[integer(c.samples)] + _columns(runs, f, cell, _mean_sd, ["test_mae"])
+            + _columns(runs, f, cell, _int, ["rules", "params"]) for cell, c in cells(runs, f).iterrows()]
     return table(["N_S", "test MAE XCSF", "test MAE KACS", "rules XCSF", "rules KACS", "params XCSF", "params KACS"],
                  rows, ["r"] * 7)
 
 
-def dim_cells(r: pd.DataFrame) -> list[str]:
-    """The dimensional-scaling cells by n, then N."""
-    first = r.drop_duplicates("benchmark").set_index("benchmark")
-    return sorted(first.index, key=lambda b: (int(first.loc[b, "n"]), int(first.loc[b, "N"])))
-
-
-def dim_scaling(runs: Runs) -> str:
-    r = runs("paper/dim_scaling")
-    first = r.drop_duplicates("benchmark").set_index("benchmark")
-    rows = []
-    for bench in dim_cells(r):
-        rows.append([str(int(first.loc[bench, "n"])), integer(first.loc[bench, "N"])]
-                    + [decimal(mean(r, bench, m, "test_mae")) for m in ("xcsf", "kacs")]
-                    + [integer(mean(r, bench, m, k)) for k in ("rules", "params") for m in ("xcsf", "kacs")]
-                    + [symbol(r, bench, "test_mae")])
+def t_dim_scaling(runs: Runs) -> str:
+    f = "paper/dim_scaling"
+    rows = [[str(int(c.n)), integer(c.N)] + [decimal(c[f"{m}_mean"]) for m in PAIR]
+            + _columns(runs, f, cell, _int, ["rules", "params"]) + [c.symbol]
+            for cell, c in cells(runs, f).sort_values(["n", "N"], kind="stable").iterrows()]
     return table(["n", "N", "test MAE XCSF", "test MAE KACS", "rules XCSF", "rules KACS", "params XCSF",
                   "params KACS", "test MAE: XCSF vs KACS"], rows, ["r"] * 8 + ["c"])
 
 
-def f3_variants(runs: Runs) -> str:
-    r = runs("paper/f3_variants")
-    rows = []
-    for bench in ("f3-rotated", "f3-translated", "f3-scaled"):
-        rows.append([bench.split("-")[1]]
-                    + [mean_sd(mean(r, bench, m, "test_mae"), sd(r, bench, m, "test_mae")) for m in ("xcsf", "kacs")]
-                    + [symbol(r, bench, "test_mae")] + [integer(mean(r, bench, m, "rules")) for m in ("xcsf", "kacs")])
+def t_f3_variants(runs: Runs) -> str:
+    f = "paper/f3_variants"
+    rows = [[c.variant] + _columns(runs, f, cell, _mean_sd, ["test_mae"]) + [c.symbol]
+            + _columns(runs, f, cell, _int, ["rules"]) for cell, c in cells(runs, f).iterrows()]
     return table(["variant", "test MAE XCSF", "test MAE KACS", "verdict", "rules XCSF", "rules KACS"], rows,
                  ["l", "r", "r", "c", "r", "r"])
 
 
-def alt_protocol(runs: Runs) -> str:
-    r = runs("paper/alt_protocol")
-    rows = []
-    for bench in MAIN_BENCHMARKS:
-        rows.append([name(bench)]
-                    + [mean_sd(mean(r, bench, m, "test_mse"), sd(r, bench, m, "test_mse")) for m in ("xcsf", "kacs")]
-                    + [symbol(r, bench, "test_mse")] + [integer(mean(r, bench, m, "rules")) for m in ("xcsf", "kacs")]
-                    + [symbol(r, bench, "rules")])
+def t_alt_protocol(runs: Runs) -> str:
+    f, s = "paper/alt_protocol", runs.summary("paper/alt_protocol")
+    rows = [[name(b)] + _columns(runs, f, b, _mean_sd, ["test_mse"]) + [s.loc[(b, "test_mse")].symbol]
+            + _columns(runs, f, b, _int, ["rules"]) + [s.loc[(b, "rules")].symbol] for b in MAIN_BENCHMARKS]
     return table(["benchmark", "test MSE XCSF", "test MSE KACS", "verdict", "rules XCSF", "rules KACS", "verdict"],
                  rows, ["l", "r", "r", "c", "r", "r", "c"])
 
 
-def suprb(runs: Runs) -> str:
-    alt, own = runs("paper/alt_protocol"), runs("paper/suprb")
-    lit = load_literature()  # text, as the article prints it ('' = n/a)
+def t_suprb(runs: Runs) -> str:
+    """The report's SupRB table (its own cells and those it includes from alt_protocol), with
+    the literature values as the article prints them."""
+    ours, s = runs.report("paper/suprb", "suprb").set_index("benchmark"), runs.summary("paper/suprb")
+    lit = load_literature()  # text ('' = n/a)
     rows = []
     for bench in REAL:
-        r = own if bench in set(own.benchmark) else alt
-        N = int(r[r.benchmark == bench].N.iloc[0])
-        cells = [name(bench), str(N)]
-        for m in ("xcsf", "kacs"):
-            cells += [mean_sd(mean(r, bench, m, "test_mse"), sd(r, bench, m, "test_mse")),
-                      integer(mean(r, bench, m, "rules"))]
-        cells.append(symbol(r, bench, "test_mse"))
-        L = lit.loc[bench]
-        if not L.xcsf_compacted_mse_mean:
-            cells.append("n/a")
-        else:
-            cells.append(f"{L.xcsf_compacted_mse_mean} ± {L.xcsf_compacted_mse_sd}, "
-                         f"{integer(float(L.xcsf_compacted_rules_mean))} rules")
-        cells += [f"{L.suprb_mse_mean} ± {L.suprb_mse_sd}", L.suprb_rules_mean]
-        rows.append(cells)
+        o, L = ours.loc[bench], lit.loc[bench]
+        cells_ = [name(bench), str(int(o.N))]
+        for m in PAIR:
+            cells_ += [mean_sd(o[f"{m}_test_mse_mean"], o[f"{m}_test_mse_sd"]), integer(o[f"{m}_rules_mean"])]
+        cells_.append(s.loc[(o.cell, "test_mse")].symbol)
+        cells_.append(f"{L.xcsf_compacted_mse_mean} ± {L.xcsf_compacted_mse_sd}, "
+                      f"{integer(float(L.xcsf_compacted_rules_mean))} rules" if L.xcsf_compacted_mse_mean else "n/a")
+        rows.append(cells_ + [f"{L.suprb_mse_mean} ± {L.suprb_mse_sd}", L.suprb_rules_mean])
     return table(["dataset", "N", "XCSF (ours): test MSE", "rules", "KACS (ours): test MSE", "rules",
                   "XCSF vs KACS", "XCSF compacted [lit.]", "SupRB-ES [lit.]: test MSE", "rules"],
                  rows, ["l", "r", "r", "r", "r", "r", "c", "r", "r", "r"])
 
 
-def suprb_literature(runs: Runs) -> str:
+def t_suprb_literature(runs: Runs) -> str:
     """The literature values the article quotes (package data, verbatim)."""
-    lit = load_literature()
-    rows = []
-    for bench, L in lit.iterrows():
-        def pm(m, s):
-            return f"{L[m]} ± {L[s]}" if L[m] else "n/a"
-        rows.append([name(bench), pm("xcsf_compacted_mse_mean", "xcsf_compacted_mse_sd"),
-                     pm("xcsf_compacted_rules_mean", "xcsf_compacted_rules_sd"),
-                     pm("suprb_mse_mean", "suprb_mse_sd"), pm("suprb_rules_mean", "suprb_rules_sd")])
+    def pm(L, m):
+        return f"{L[m + '_mean']} ± {L[m + '_sd']}" if L[m + "_mean"] else "n/a"
+    rows = [[name(b)] + [pm(L, m) for m in ("xcsf_compacted_mse", "xcsf_compacted_rules", "suprb_mse", "suprb_rules")]
+            for b, L in load_literature().iterrows()]
     return table(["dataset", "XCSF after compaction: test MSE", "rules", "SupRB-ES: test MSE", "rules"], rows,
-                 ["l", "l", "l", "l", "l"])
+                 ["l"] * 5)
 
 
 def v_dim_n2_params_p(runs: Runs, _=None) -> str:
-    return p_text(p_value(runs("paper/dim_scaling"), "f3-n2", "xcsf", "kacs", "params"))
+    from tools.doctables.common import p_text
+    return p_text(runs.summary("paper/dim_scaling").loc[("f3 (n=2)", "params")].wilcoxon_p)
 
 
 def v_main_across_rules(runs: Runs, _=None) -> str:
-    r = runs("paper/main")
-    pub = _published()
-    ours = [(mean(r, b, "xcsf", "rules"), mean(r, b, "kacs", "rules")) for b in MAIN_BENCHMARKS]
-    theirs = [(float(pub.loc[(b, "rules")].xcsf_mean), float(pub.loc[(b, "rules")].kacs_mean)) for b in MAIN_BENCHMARKS]
-    p_ours = stats.wilcoxon_p(*np.array(ours).T)
-    p_pub = stats.wilcoxon_p(*np.array(theirs).T)
-    return f"p = {p_ours:.4f} here against {p_pub:.4f} from the published means"
-
-
-TABLES = {
-    "main-paper": main_paper,
-    "main-fidelity": main_fidelity,
-    "sample-scaling": sample_scaling,
-    "dim-scaling": dim_scaling,
-    "f3-variants": f3_variants,
-    "alt-protocol": alt_protocol,
-    "suprb": suprb,
-    "suprb-literature": suprb_literature,
-}
-VALUES = {
-    "dim-n2-params-p": v_dim_n2_params_p,
-    "main-across-rules": v_main_across_rules,
-}
+    """The across-benchmark Wilcoxon p of the rule counts: the report's over our means, and
+    the same test over the published means (the report's paper table)."""
+    ours = runs.report("paper/main", "across").set_index("metric").loc["rules", "across_p"]
+    pub = paper(runs).xs("rules", level="metric").loc[list(MAIN_BENCHMARKS)]
+    return f"p = {ours:.4f} here against {stats.wilcoxon_p(pub.xcsf_paper, pub.kacs_paper):.4f} from the published means"

@@ -1,5 +1,5 @@
 """Structural fidelity on f1-f4 (docs/explain.md): the rows of docs/fidelity/grid.csv that
-scripts/fidelity_grid.py writes, one per (function, n, run, setting), as the tables of the
+tools/fidelity_grid.py writes, one per (function, n, run, setting), as the tables of the
 document. Each cell is the mean over the runs a setting has there; a table says how many."""
 
 from __future__ import annotations
@@ -48,27 +48,23 @@ def _rows(g: pd.DataFrame, settings, mae=()) -> list[list[str]]:
     return rows
 
 
-def kacs(runs: Runs) -> str:
+def t_fidelity_kacs(runs: Runs) -> str:
     """KACS plain, refined and compacted: fidelity and test MAE per function and n."""
     head = ["function", "n", "runs", "plain", "refined", "compacted", "test MAE plain", "refined", "compacted"]
     return table(head, _rows(grid(runs), KACS_SETTINGS, KACS_SETTINGS), ["l", "r", "l"] + ["r"] * 6)
 
 
-def baselines(runs: Runs) -> str:
+def t_fidelity_baselines(runs: Runs) -> str:
     """Refined KACS, EBM and the KAN: fidelity and test MAE per function and n, paired runs."""
     settings = ("refined", *BASELINES)
     head = ["function", "n", "runs", "refined KACS", "EBM", "KAN", "test MAE refined KACS", "EBM", "KAN"]
     return table(head, _rows(grid(runs), settings, settings), ["l", "r", "l"] + ["r"] * 6)
 
 
-def levers(runs: Runs) -> str:
+def t_fidelity_levers(runs: Runs) -> str:
     """Refined KACS with each capacity lever at n = 10: fidelity (worst input) per function,
     test MAE of the default and of all three levers."""
     head = ["function", "n", "runs", "refined", "N = 25,600", "m = n + 1", "quantile", "all three",
             "test MAE refined", "all three"]
     rows = _rows(grid(runs), LEVERS, ("refined", "refined-levers"))
     return table(head, rows, ["l", "r", "l"] + ["r"] * 7)
-
-
-TABLES = {"fidelity-kacs": kacs, "fidelity-baselines": baselines, "fidelity-levers": levers}
-VALUES: dict = {}

@@ -1,8 +1,6 @@
 """The accuracy-against-size campaign (results/readable; the README and docs/baselines.md): per
-benchmark the readable Pareto front and where compacted KACS stands on it, from the campaign's
-report (`kacs report results/readable` writes readable_pareto.csv from the committed runs;
-`make paper-tables` renders it again and tests/test_report_experiments.py checks it is
-unchanged)."""
+benchmark the readable Pareto front and where compacted KACS stands on it, from the report's
+pareto table."""
 
 from __future__ import annotations
 
@@ -20,14 +18,18 @@ KACS_PREFIX = "kacs-r"
 
 
 def points(runs: Runs) -> pd.DataFrame:
-    return pd.read_csv(runs.root / "results" / READABLE / "report" / "readable_pareto.csv")
+    return runs.report(READABLE, "pareto")
 
 
 def _point(rec) -> str:
     return f"{rec['method']} ({rec['test_error']:.4f}, {rec['params']:,.0f})"
 
 
-def front(runs: Runs) -> str:
+def _dominator(rec) -> str:
+    return f"{rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})"
+
+
+def t_readable_front(runs: Runs) -> str:
     """Per benchmark: the readable front from the smallest model up (test MAE, parameters),
     which compacted KACS budgets are on it, and for those off it the front method dominating
     the most accurate of them, with the error and parameter ratios."""
@@ -41,11 +43,7 @@ def front(runs: Runs) -> str:
         kacs = here[here.method.str.startswith(KACS_PREFIX)]
         kacs_on = [m for m in on.method if m.startswith(KACS_PREFIX)]
         off = kacs[kacs.on_front != True].sort_values("test_error")  # noqa: E712
-        note = "—"
-        if not off.empty:
-            best_off = off.iloc[0]
-            note = (f"{best_off['method']} by {best_off['dominated_by']} (MAE x{best_off['error_ratio']:.2f}, "
-                    f"params x{best_off['params_ratio']:.2f})")
+        note = "—" if off.empty else f"{off.iloc[0]['method']} by {_dominator(off.iloc[0])}"
         rows.append([name(bench), str(int(here.runs.iloc[0])), "; ".join(_point(r) for _, r in on.iterrows()),
                      ", ".join(kacs_on) or "none", note])
     return table(["benchmark", "runs", "readable front, smallest first: method (test MAE, parameters)",
@@ -56,7 +54,7 @@ def front(runs: Runs) -> str:
 XKAN = "xkan"
 
 
-def xkan(runs: Runs) -> str:
+def t_readable_xkan(runs: Runs) -> str:
     """Per benchmark X-KAN's compacted model (test MAE, parameters) beside the most accurate
     compacted KACS, whether X-KAN is on the readable front, and else what dominates it."""
     p = points(runs)
@@ -68,8 +66,7 @@ def xkan(runs: Runs) -> str:
             continue
         rec = mine.iloc[0]
         kacs = here[here.method.str.startswith(KACS_PREFIX)].sort_values("test_error").iloc[0]
-        where = "on the front" if rec["on_front"] == True else (  # noqa: E712 - object column
-            f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})")
+        where = "on the front" if rec["on_front"] == True else f"dominated by {_dominator(rec)}"  # noqa: E712 - object column
         rows.append([name(bench), str(int(rec["runs"])), f"{rec['test_error']:.4f}", f"{rec['params']:,.0f}",
                      f"{kacs['method']} ({kacs['test_error']:.4f}, {kacs['params']:,.0f})", where])
     return table(["benchmark", "runs", "X-KAN test MAE", "X-KAN parameters",
@@ -77,7 +74,7 @@ def xkan(runs: Runs) -> str:
                  rows, ["l", "r", "r", "r", "l", "l"])
 
 
-def v_front_count(runs: Runs, _arg) -> str:
+def v_readable_front_count(runs: Runs, _arg) -> str:
     """On how many of the eight benchmarks some compacted KACS budget is on the readable front."""
     p = points(runs)
     on = p[(p.on_front == True) & p.method.str.startswith(KACS_PREFIX)]  # noqa: E712
@@ -130,25 +127,23 @@ def _xkan_rules(rec) -> float:
     return rec["params"] / count_parameters(n, 2 * n + 1, est.grid, est.k)
 
 
-def v_mae(runs: Runs, arg: str) -> str:
+def v_readable_mae(runs: Runs, arg: str) -> str:
     return f"{_one(runs, arg)['test_error']:.3f}"
 
 
-def v_params(runs: Runs, arg: str) -> str:
+def v_readable_params(runs: Runs, arg: str) -> str:
     return f"{_one(runs, arg)['params']:,.0f}"
 
 
-def v_best_kacs(runs: Runs, bench: str) -> str:
+def v_readable_best_kacs(runs: Runs, bench: str) -> str:
     """The test MAE of the most accurate compacted KACS budget on a benchmark."""
     p = _readable(runs)
     return f"{p[(p.cell == bench) & p.method.str.startswith(KACS_PREFIX)].test_error.min():.3f}"
 
 
-def v_dominated(runs: Runs, arg: str) -> str:
+def v_readable_dominated(runs: Runs, arg: str) -> str:
     rec = _one(runs, arg)
-    if rec["on_front"] == True:  # noqa: E712 - object column
-        return "on the front"
-    return f"dominated by {rec['dominated_by']} (MAE x{rec['error_ratio']:.2f}, params x{rec['params_ratio']:.2f})"
+    return "on the front" if rec["on_front"] == True else f"dominated by {_dominator(rec)}"  # noqa: E712 - object column
 
 
 def _matching(p: pd.DataFrame, patterns: str) -> pd.Series:
@@ -157,7 +152,7 @@ def _matching(p: pd.DataFrame, patterns: str) -> pd.Series:
     return p.method.map(lambda m: any(fnmatch(m, w) for w in patterns.split(",")))
 
 
-def v_front_of(runs: Runs, methods: str) -> str:
+def v_readable_front_of(runs: Runs, methods: str) -> str:
     """The benchmarks where one of the methods is on the readable front."""
     p = _readable(runs)
     return _names(p[(p.on_front == True) & _matching(p, methods)].cell)  # noqa: E712
@@ -171,29 +166,29 @@ def _extreme_is(runs: Runs, methods: str, column: str, largest: bool) -> str:
     return _names(chosen[_matching(chosen, methods)].cell)
 
 
-def v_top_of(runs: Runs, methods: str) -> str:
+def v_readable_top_of(runs: Runs, methods: str) -> str:
     """The benchmarks whose most accurate readable model is one of the methods."""
     return _extreme_is(runs, methods, "test_error", largest=False)
 
 
-def v_least(runs: Runs, methods: str) -> str:
+def v_readable_least(runs: Runs, methods: str) -> str:
     """The benchmarks whose least accurate readable model is one of the methods."""
     return _extreme_is(runs, methods, "test_error", largest=True)
 
 
-def v_smallest_of(runs: Runs, methods: str) -> str:
+def v_readable_smallest_of(runs: Runs, methods: str) -> str:
     """The benchmarks whose smallest readable model is one of the methods."""
     return _extreme_is(runs, methods, "params", largest=False)
 
 
-def v_kacs_alone(runs: Runs, _arg) -> str:
+def v_readable_kacs_alone(runs: Runs, _arg) -> str:
     """The benchmarks whose whole readable front is compacted KACS."""
     on = _readable(runs)
     on = on[on.on_front == True]  # noqa: E712
     return _names(b for b, here in on.groupby("cell") if here.method.str.startswith(KACS_PREFIX).all())
 
 
-def v_range(runs: Runs, arg: str) -> str:
+def v_readable_range(runs: Runs, arg: str) -> str:
     """METRIC:METHODS:BENCHES: the smallest and largest mean over those points, 'X to Y' ('X' when they show alike)."""
     metric, methods, benches = arg.split(":")
     p = _readable(runs)
@@ -231,20 +226,20 @@ def _xkan_gain(runs: Runs) -> pd.Series:
     return (1 - t.xkan_mae / t.kacs_mae)[t.xkan_mae < t.kacs_mae].sort_values()
 
 
-def v_xkan_beats(runs: Runs, _arg) -> str:
+def v_readable_xkan_beats(runs: Runs, _arg) -> str:
     """On how many real datasets X-KAN's test MAE is below KACS's at 20 %."""
     beaten, real = len(_xkan_gain(runs)), len(_xkan_against_kacs(runs))
     return "all four" if beaten == real == 4 else f"{beaten} of {real}"
 
 
-def v_xkan_gain(runs: Runs, _arg) -> str:
+def v_readable_xkan_gain(runs: Runs, _arg) -> str:
     """By how much, on the real datasets where it is lower: '5 % on CCPP to 60 % on EEC'."""
     gain = _xkan_gain(runs)
     ends = [f"{100 * gain.iloc[i]:.0f} % on {name(gain.index[i])}" for i in ((0, -1) if len(gain) > 1 else (0,))]
     return " to ".join(ends) if ends and not gain.empty else "nowhere"
 
 
-def v_runs(runs: Runs, arg) -> str:
+def v_readable_runs(runs: Runs, arg) -> str:
     """How many paired runs the tables use per benchmark (the runs every method has); with
     `configured`, against the runs configs/readable.yaml asks for: '20 of the 30 configured runs'."""
     counts = _readable(runs).groupby("cell").runs.first()
@@ -256,15 +251,7 @@ def v_runs(runs: Runs, arg) -> str:
     return f"all {wanted} configured runs" if low == high == wanted else f"{held} of the {wanted} configured runs"
 
 
-def v_xkan_size(runs: Runs, _arg) -> str:
+def v_readable_xkan_size(runs: Runs, _arg) -> str:
     """How many times the parameters of KACS at 20 % X-KAN's model has on the real data."""
     t = _xkan_against_kacs(runs)
     return f"{t['size'].min():.0f} to {t['size'].max():.0f}"
-
-
-TABLES = {"readable-front": front, "readable-xkan": xkan}
-VALUES = {"readable-front-count": v_front_count, "readable-mae": v_mae, "readable-params": v_params,
-          "readable-best-kacs": v_best_kacs, "readable-dominated": v_dominated, "readable-front-of": v_front_of,
-          "readable-kacs-alone": v_kacs_alone, "readable-top-of": v_top_of, "readable-least": v_least, "readable-range": v_range,
-          "readable-xkan-beats": v_xkan_beats, "readable-xkan-gain": v_xkan_gain, "readable-xkan-size": v_xkan_size,
-          "readable-runs": v_runs, "readable-smallest-of": v_smallest_of}

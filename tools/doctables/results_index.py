@@ -20,7 +20,7 @@ def _engine(folder) -> str:
     return f"`{str(record.get('fingerprint', ''))[:12]}` at {str(commit)[:7] if commit else 'no commit'}"
 
 
-def results_index(runs: Runs) -> str:
+def t_results_index(runs: Runs) -> str:
     root = runs.root / "results"
     rows = []
     for path in sorted(root.rglob(results.RUNS_FILE)):
@@ -35,7 +35,3 @@ def results_index(runs: Runs) -> str:
                      _engine(folder)])
     return table(["folder", "what it measures (its config's description)", "runs", "methods", "engine"],
                  rows, ["l", "l", "r", "r", "l"])
-
-
-TABLES = {"results-index": results_index}
-VALUES: dict = {}

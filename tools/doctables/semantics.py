@@ -1,44 +1,31 @@
 """The ablation of the article's prose against the authors' code (docs/algorithm.md, "Two
-semantics"): each switch on top of `reference`, against the unswitched learner, 10 paired runs
-on the eight main benchmarks; and the XCSF cells the reproduction misses most, rerun under the
-switches."""
+semantics"): each switch on top of `reference` against the unswitched learner, 10 paired runs
+on the eight main benchmarks, from the report's variants table."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from kacs_cli.reporting.loading import load_config
-from kacs_cli.reporting.variants import away_from_defaults, bases, compare, summary
+from kacs_cli.reporting.variants import away_from_defaults, summary
 
-from tools.doctables.common import ALPHA, MAIN_BENCHMARKS, Runs, integer, name, table
+from tools.doctables.common import ALPHA, Runs, integer, name, table
 
 ABLATION = "ablation_semantics"
+
+
 def switch_of(settings: dict, base: dict) -> str:
     """The settings a variant adds to its base (`+`-joined if several)."""
     variant, base = away_from_defaults(settings), away_from_defaults(base)
     return " + ".join(k for k, v in variant.items() if k not in base or base[k] != v)
 
 
-_SEEN: dict = {}
-
-
-def ablation(runs: Runs, folder: str = ABLATION, cells: tuple[str, ...] = MAIN_BENCHMARKS) -> tuple[pd.DataFrame, dict]:
-    """(compare()'s frame over the folder's cells, variant -> the switch it adds), once per Runs."""
-    key = (id(runs), folder, cells)
-    if key not in _SEEN:
-        _SEEN[key] = (runs, _ablation(runs, folder, cells))  # the Runs kept alive, so its id stays its own
-    return _SEEN[key][1]
-
-
-def _ablation(runs: Runs, folder: str, cells: tuple[str, ...]) -> tuple[pd.DataFrame, dict]:
-    root = runs.root / "results" / folder
-    config = load_config(root)
-    r = runs(folder)
-    found = bases(config, list(config.methods))
-    first = next(c for c in config.cells if c.settings)
-    switches = {v: switch_of(first.settings_of(v), first.settings_of(b)) for v, b in found.items()}
-    frame = compare(((c, r[r.benchmark == c]) for c in cells if (r.benchmark == c).any()), found, "test_mae")
-    return frame, switches
+def ablation(runs: Runs, folder: str = ABLATION) -> tuple[pd.DataFrame, dict]:
+    """(the report's variants table, variant -> the switch it adds to its base)."""
+    frame = runs.report(folder, "variants")
+    first = next(c for c in load_config(runs.root / "results" / folder).cells if c.settings)
+    variants = dict(zip(frame["variant"], frame["base"]))
+    return frame, {v: switch_of(first.settings_of(v), first.settings_of(b)) for v, b in variants.items()}
 
 
 def _range(lo: float, hi: float) -> str:
@@ -54,7 +41,7 @@ def _moved(group: pd.DataFrame) -> str:
     return ", ".join(out) or "none"
 
 
-def semantics_ablation(runs: Runs) -> str:
+def t_semantics_ablation(runs: Runs) -> str:
     """Each switch against the unswitched learner: the cells run, those identical in every run,
     the range of the change of the mean test MAE and rule count, and the cells where either
     moved significantly (paired two-sided Wilcoxon, Holm over the switch's cells)."""
@@ -93,7 +80,3 @@ def v_switch_effect(runs: Runs, switch: str | None) -> str:
 
 def v_ablation_runs(runs: Runs, _: str | None) -> str:
     return integer(len(runs(ABLATION)))
-
-
-TABLES = {"semantics-ablation": semantics_ablation}
-VALUES = {"switch-effect": v_switch_effect, "ablation-runs": v_ablation_runs}

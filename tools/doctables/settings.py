@@ -24,7 +24,7 @@ def _learners(declared) -> str:
     return "both" if len(takers) == len(registry.names()) else ", ".join(takers)
 
 
-def hyperparameters(_: Runs) -> str:
+def t_hyperparameters(_: Runs) -> str:
     rows = []
     for d in DECLARATIONS:
         rows.append([f"`{d.name}`", d.type_name, f"`{d.default!r}`".replace("'", ""), _allowed(d),
@@ -33,7 +33,3 @@ def hyperparameters(_: Runs) -> str:
                      f"`{d.flag}`" if d.flag else "", d.help])
     return table(["name", "type", "default", "allowed", "learners", "acts with", "`kacs fit`", "what it is"],
                  rows, ["l", "l", "l", "l", "l", "l", "l", "l"])
-
-
-TABLES = {"hyperparameters": hyperparameters}
-VALUES: dict = {}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from kacs_cli.experiments.campaign import results
-from tools.doctables.common import Runs, decimal, holm_verdicts, table
+from kacs_cli.reporting import kstats, stats
+from tools.doctables.common import ALPHA, Runs, decimal, table
 
 BAG_CHOICE = "bag_choice/bag_choice.csv"
 # The variants of results/bag_choice against the single model, in the table's order.
@@ -18,7 +19,7 @@ def _bag_choice(runs: Runs) -> pd.DataFrame:
     return pd.read_csv(runs.root / "results" / BAG_CHOICE)
 
 
-def bag_choice(runs: Runs) -> str:
+def t_bag_choice(runs: Runs) -> str:
     frame = _bag_choice(runs)
     rows = []
     for name, part in frame.groupby("dataset", sort=False):
@@ -35,7 +36,7 @@ def bag_choice(runs: Runs) -> str:
 SMOOTHNESS_PROBE = "smoothness_probe/smoothness_probe.csv"
 
 
-def smoothness_probe(runs: Runs) -> str:
+def t_smoothness_probe(runs: Runs) -> str:
     frame = pd.read_csv(runs.root / "results" / SMOOTHNESS_PROBE)
     mus = sorted(frame.mu.unique())
     rows = []
@@ -67,15 +68,20 @@ def _shared(runs: Runs) -> pd.DataFrame:
 
 def lever_verdicts(r: pd.DataFrame) -> dict[str, dict[str, str]]:
     """Per lever, per dataset: + (lower test MAE than its reference), - (higher) or ~ (level):
-    paired two-sided Wilcoxon over the runs, Holm over the datasets of the table."""
+    paired two-sided Wilcoxon over the runs every method has, Holm over the datasets. Computed
+    here: the campaign still writes this folder, and its report pairs each method's own runs."""
     datasets = list(dict.fromkeys(r.benchmark))
-    symbols = {"better": "+", "worse": "-", "level": "~"}
-    return {lever: {d: next(s for word, s in symbols.items() if f", {word} (" in text)
-                    for d, text in holm_verdicts(r, lever, reference, datasets).items()}
-            for lever, reference in LEVERS.items()}
+    out = {}
+    for lever, reference in LEVERS.items():
+        pairs = [[r[(r.benchmark == d) & (r.method == m)].set_index("run").test_mae.sort_index() for m in (lever, reference)]
+                 for d in datasets]
+        adjusted = kstats.holm([stats.wilcoxon_p(x.to_numpy(), y.loc[x.index].to_numpy()) for x, y in pairs])
+        out[lever] = {d: "~" if not p < ALPHA else "+" if x.mean() < y.loc[x.index].mean() else "-"
+                      for d, p, (x, y) in zip(datasets, adjusted, pairs)}
+    return out
 
 
-def suite_variance(runs: Runs) -> str:
+def t_suite_variance(runs: Runs) -> str:
     if not runs.has(SUITE_VARIANCE):
         return "(no committed runs yet)\n"
     r = _shared(runs)
@@ -93,12 +99,8 @@ def suite_variance(runs: Runs) -> str:
     return table(["dataset", "runs", *methods], rows, ["l", "r", *("r" for _ in methods)])
 
 
-def v_below_boot(runs: Runs, column: str) -> str:
+def v_bag_choice_below_boot(runs: Runs, column: str) -> str:
     """In how many runs of results/bag_choice the variant `column` had a lower test MAE than
     the bootstrap bags without it."""
     frame = _bag_choice(runs)
     return f"{int((frame[column] < frame['boot']).sum())} of {len(frame)}"
-
-
-TABLES = {"bag-choice": bag_choice, "smoothness-probe": smoothness_probe, "suite-variance": suite_variance}
-VALUES = {"bag-choice-below-boot": v_below_boot}
