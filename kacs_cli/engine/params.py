@@ -322,24 +322,26 @@ def _bad(name, value, why):
     return UserError(f"hyperparameter {name} = {value!r} is invalid: {why}")
 
 
+def value_problem(name: str, value) -> str | None:
+    """Why `value` is not allowed for hyperparameter `name` by its own declaration (None: it
+    is); what it asks of the other settings is checked on all of them together (`_validate`)."""
+    d = DECLARED[name]
+    if d.choices:
+        return None if value in d.choices else f"must be one of {', '.join(d.choices)}"
+    if d.kind is bool:
+        return None if isinstance(value, bool) else "must be true or false"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "must be a number"
+    if not math.isfinite(value):
+        return "must be finite"
+    return d.problem(value)
+
+
 def _validate(hp) -> None:
     for d in DECLARATIONS:
-        value = getattr(hp, d.name)
-        if d.choices:
-            if value not in d.choices:
-                raise _bad(d.name, value, f"must be one of {', '.join(d.choices)}")
-            continue
-        if d.kind is bool:
-            if not isinstance(value, bool):
-                raise _bad(d.name, value, "must be true or false")
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _bad(d.name, value, "must be a number")
-        if not math.isfinite(value):
-            raise _bad(d.name, value, "must be finite")
-        why = d.problem(value)
+        why = value_problem(d.name, getattr(hp, d.name))
         if why is not None:
-            raise _bad(d.name, value, why)
+            raise _bad(d.name, getattr(hp, d.name), why)
     if hp.semantics == "article" and hp.slope_after_outer_update:
         raise _bad("slope_after_outer_update", True, "the authors' code's outer slope is not the article's; "
                                                      "use it under semantics: reference")
