@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.params import CAPACITY_FIXED, Hyperparameters
 from kacs_cli.engine.train import in_processes, train_run, worker_count
 from kacs_cli.errors import UserError
 
@@ -103,7 +103,7 @@ def validation_parts(rows: int, params: Hyperparameters, seed: int) -> list[tupl
 def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int,
            weight=None):
     """(held-out MAE, training and refinement seconds) of the candidate budget N."""
-    trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
+    trial = params.with_overrides(N=N, compaction="none", bags=1, **CAPACITY_FIXED)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
     result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
                        eval_every=iterations, seed=seed, weight=part(fit), test_weight=part(held))

@@ -316,6 +316,9 @@ REFINE_FIELDS = _followers("refinement")
 COMPACT_FIELDS = _followers("compaction")
 # The capacity search's settings with a switch of their own: refused while the search is off.
 _SEARCH_FIELDS = ("capacity_folds", "capacity_channels", "capacity_min")
+# The overrides that make a searching run's settings those of one model at a fixed budget (a
+# candidate of the search, a merged bag): the search off, and its own settings with it.
+CAPACITY_FIXED = {"capacity": "fixed", **{name: DECLARED[name].default for name in _SEARCH_FIELDS}}
 
 
 def _bad(name, value, why):
