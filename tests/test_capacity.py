@@ -235,3 +235,272 @@ def test_a_parallel_search_fits_the_same_model(tmp_path):
         alone.capacity_result_.chosen_N, alone.capacity_result_.candidates, alone.capacity_result_.scores,
         parallel.capacity_result_.seconds)
     assert np.array_equal(parallel.predict(X), alone.predict(X))
+
+
+# ------------------------------------------------ the search's folds, channels and start
+
+
+@pytest.mark.parametrize("rows, k", [(10, 2), (11, 3), (37, 5), (5, 5)])
+def test_the_folds_partition_the_train_rows(rows, k):
+    parts = capacity.folds(rows, k, seed=4)
+    assert len(parts) == k
+    held = np.concatenate([h for _, h in parts])
+    assert sorted(held.tolist()) == list(range(rows))  # every row held out exactly once
+    for fit, h in parts:
+        assert sorted(np.concatenate([fit, h]).tolist()) == list(range(rows)) and not set(fit) & set(h)
+        assert list(fit) == sorted(fit) and list(h) == sorted(h)
+    sizes = [len(h) for _, h in parts]
+    assert max(sizes) - min(sizes) <= 1
+    again = capacity.folds(rows, k, seed=4)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(parts, again))  # drawn from the seed
+    assert any(not np.array_equal(a[1], b[1]) for a, b in zip(parts, capacity.folds(rows, k, seed=5)))
+
+
+def test_one_fold_is_the_one_held_out_part_and_k_folds_are_the_folds():
+    params = Hyperparameters(capacity="search", capacity_validation=0.25)
+    (fit, held), = capacity.validation_parts(40, params, seed=7)
+    expected = capacity.held_out_rows(40, 0.25, seed=7)
+    assert np.array_equal(fit, expected[0]) and np.array_equal(held, expected[1])
+    folded = capacity.validation_parts(40, params.with_overrides(capacity_folds=4), seed=7)
+    assert [len(h) for _, h in folded] == [10, 10, 10, 10]
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folded, capacity.folds(40, 4, seed=7)))
+
+
+def test_the_ladder_starts_at_capacity_min_when_given():
+    assert capacity.candidate_budgets(Hyperparameters(capacity="search", capacity_min=1600)) == (
+        1600, 3200, 6400, 12800, 25600, 51200)
+    assert capacity.candidate_budgets(Hyperparameters(N=100, capacity="search", capacity_min=300,
+                                                      capacity_max=1000)) == (300, 600)
+    assert capacity.candidate_budgets(Hyperparameters(capacity="search", capacity_min=60000)) == (60000,)
+
+
+def _fake_scores(monkeypatch, table, calls=None):
+    """capacity._score replaced by table[(channels, N)] (a number, or one per fold by the
+    fold's first held-out row), 1 second each; `calls` collects (channels, N, held rows)."""
+    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None):
+        if calls is not None:
+            calls.append((params.channels, N, tuple(held)))
+        value = table[(params.channels, N)]
+        return (value[int(held[0])] if isinstance(value, dict) else value), 1.0
+
+    monkeypatch.setattr(capacity, "_score", fake_score)
+
+
+@pytest.mark.parametrize("table, chosen", [
+    # n = 2: n + 1 = 3 channels, 2n + 1 = 5; each ladder climbs while its score falls.
+    ({(3, 100): 0.30, (3, 200): 0.20, (3, 400): 0.25, (5, 100): 0.40, (5, 200): 0.30, (5, 400): 0.10}, (5, 400)),
+    # equal best scores in both ladders: the fewer channels win
+    ({(3, 100): 0.30, (3, 200): 0.20, (3, 400): 0.25, (5, 100): 0.20, (5, 200): 0.20, (5, 400): 0.10}, (3, 200)),
+    # equal scores in one ladder stop it; the smaller budget wins
+    ({(3, 100): 0.20, (3, 200): 0.20, (3, 400): 0.10, (5, 100): 0.30, (5, 200): 0.25, (5, 400): 0.20}, (3, 100)),
+])
+def test_the_channel_search_chooses_the_argmin_of_its_scores_fewer_channels_then_smaller_N(monkeypatch, table,
+                                                                                           chosen):
+    _fake_scores(monkeypatch, table)
+    X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
+    params = Hyperparameters(N=100, capacity="search", capacity_max=400, capacity_channels="both", channels=7)
+    result = capacity.search("kacs", X, y, params, iterations=10, seed=3)
+    tried = list(zip(result.channels, result.candidates))
+    assert result.scores == tuple(table[c] for c in tried)
+    for m in (3, 5):  # each ladder: its budgets in order, up to its stopping rule and no further
+        ladder = [table[(m, N)] for N in (100, 200, 400)]
+        stop = next((i for i in range(1, 3) if ladder[i] >= min(ladder[:i])), 2)
+        assert [N for c, N in tried if c == m] == [100, 200, 400][:stop + 1]
+    # An independent argmin: lowest score, then fewer channels, then smaller N.
+    assert min(tried, key=lambda c: (table[c], c[0], c[1])) == chosen
+    assert (result.chosen_channels, result.chosen_N) == chosen
+    assert capacity.chosen_params(params, result) == params.with_overrides(channels=chosen[0], N=chosen[1])
+
+
+def test_the_score_over_folds_is_the_weighted_mae_of_every_held_out_prediction(monkeypatch):
+    """Four rows, y = 1, 2, 3, 4 with weights 1, 2, 3, 4, and a candidate predicting 0: each
+    fold's score is its held-out rows' weighted MAE (as train_run gives it), and the search's
+    score (1 + 4 + 9 + 16) / 10 = 3.0 whatever the folds (their plain mean would not be)."""
+    seen = []
+
+    class Result:
+        def __init__(self, y_held, weight):
+            self.final, self.seconds = {"test_mae": float(np.sum(weight * np.abs(y_held)) / np.sum(weight))}, 0.0
+
+    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed, weight=None,
+                       test_weight=None):
+        seen.append((sorted(y_fit), list(weight), sorted(y_held), list(test_weight)))
+        return Result(y_held, test_weight)
+
+    monkeypatch.setattr(capacity, "train_run", fake_train_run)
+    X, y, weight = np.arange(4.0)[:, None], np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 4.0])
+    for seed in range(4):
+        seen.clear()
+        result = capacity.search("kacs", X, y, Hyperparameters(N=100, capacity="search", capacity_max=100,
+                                                               capacity_folds=2), iterations=10, seed=seed,
+                                 weight=weight)
+        assert result.scores == (3.0,)
+        # Each fold trains on its fit rows' weights and is scored with its held-out rows' weights.
+        assert sorted(sum((held for _, _, held, _ in seen), [])) == [1.0, 2.0, 3.0, 4.0]
+        assert all(w == f and tw == h for f, w, h, tw in seen)
+    assert capacity.pooled_score([0.5, 0.2], [3.0, 1.0]) == pytest.approx((3 * 0.5 + 1 * 0.2) / 4)
+
+
+def test_k_folds_train_every_candidate_on_every_fold(monkeypatch):
+    calls = []
+    folds = capacity.folds(30, 3, seed=3)
+    by_fold = {int(h[0]): i for i, (_, h) in enumerate(folds)}
+    # Fold i scores 0.1 i above the candidate's level: the mean over equal folds adds 0.1.
+    table = {(0, N): {first: level + 0.1 * i for first, i in by_fold.items()}
+             for N, level in ((100, 0.5), (200, 0.4), (400, 0.45))}
+    _fake_scores(monkeypatch, table, calls)
+    X, y = np.random.default_rng(0).random((30, 2)), np.zeros(30)
+    result = capacity.search("kacs", X, y, Hyperparameters(N=100, capacity="search", capacity_max=400,
+                                                           capacity_folds=3), iterations=10, seed=3)
+    assert result.candidates == (100, 200, 400) and result.chosen_N == 200 and result.seconds == 9.0
+    assert result.scores == pytest.approx((0.6, 0.5, 0.55))
+    assert calls == [(0, N, tuple(h)) for N in (100, 200, 400) for _, h in folds]
+
+
+@pytest.mark.parametrize("settings", [
+    dict(capacity_folds=3, capacity_channels="both"),
+    dict(capacity_folds=2, capacity_channels="both", capacity_min=50),
+    dict(capacity_folds=1, capacity_channels="both"),
+    dict(capacity_folds=4),
+])
+def test_a_parallel_search_over_folds_and_channels_is_the_sequential_search(monkeypatch, settings):
+    rng = np.random.default_rng(1)
+    table = {(m, N): {first: float(rng.random()) for first in range(40)} for m in (0, 3, 5)
+             for N in (50, 100, 200, 400, 800)}
+    for m in (0, 3, 5):  # falling for a while, so that the ladders climb before they stop
+        for step, N in enumerate((50, 100, 200, 400, 800)):
+            table[(m, N)] = {first: v - 0.3 * min(step, 2 + m % 2) for first, v in table[(m, N)].items()}
+    _fake_scores(monkeypatch, table)
+    X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
+    params = Hyperparameters(N=100, capacity="search", capacity_max=800, **settings)
+    sequential = capacity.search("kacs", X, y, params, iterations=10, seed=3)
+    batches = []
+
+    def in_this_process(function, calls, jobs):
+        batches.append(len(calls))
+        return [function(*call) for call in calls]
+
+    monkeypatch.setattr(capacity, "in_processes", in_this_process)
+    for jobs in (2, 3, 8):
+        batches.clear()
+        assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
+        assert len(batches) <= len(sequential.candidates)
+
+
+def test_the_searchs_settings_are_refused_in_one_line():
+    with pytest.raises(UserError, match=r"capacity_folds = 0 is invalid: the number of folds must be a whole number"):
+        Hyperparameters(capacity="search", capacity_folds=0)
+    with pytest.raises(UserError, match="capacity_folds acts in the capacity search; turn on capacity: search"):
+        Hyperparameters(capacity_folds=3)
+    with pytest.raises(UserError, match="capacity_channels acts in the capacity search"):
+        Hyperparameters(capacity_channels="both")
+    with pytest.raises(UserError, match="capacity_min acts in the capacity search"):
+        Hyperparameters(capacity_min=1600)
+    X, y = np.random.default_rng(0).random((6, 2)), np.arange(6.0)
+    with pytest.raises(UserError, match=r"^capacity_folds = 7 needs at least 7 train rows, got 6; lower capacity_folds"):
+        capacity.search("kacs", X, y, Hyperparameters(capacity="search", capacity_folds=7), iterations=10, seed=0)
+    with pytest.raises(UserError, match=r"^capacity='search': capacity_folds = 7 needs at least 7 train rows, got 6"):
+        KACSRegressor(capacity="search", capacity_folds=7, n_iter=10).fit(X, y)
+    from kacs_cli.engine import registry
+    searched = Hyperparameters(capacity="search", capacity_channels="both")
+    assert registry.refusal("kacs", searched) is None
+    assert registry.refusal("xcsf", searched) == (
+        "capacity_channels", "capacity_channels: both chooses among outer channel counts, which KACS has and XCSF "
+                             "has not; drop it from XCSF")
+    with pytest.raises(TypeError, match="capacity_channels"):  # not an XCSF estimator's parameter
+        XCSFRegressor(capacity="search", capacity_channels="both")
+
+
+def test_a_config_refuses_a_channel_search_for_xcsf_and_folds_without_the_search(tmp_path):
+    base = {"experiment": "s", "benchmarks": [{"name": "f1", "n": 2, "samples": 60}],
+            "protocol": {"name": "main", "runs": 1}, "iterations": 100, "eval_every": 100}
+    with pytest.raises(UserError, match=r"methods.x.capacity_channels: capacity_channels: both chooses among"):
+        resolve_config({**base, "methods": {"x": {"method": "xcsf-recommended", "capacity_channels": "both"}}})
+    with pytest.raises(UserError, match="capacity_folds acts in the capacity search"):
+        resolve_config({**base, "methods": {"k": {"method": "kacs", "capacity_folds": 3}}})
+    with pytest.raises(UserError, match=r"methods.k.capacity_folds: must be a whole number >= 1, got 0"):
+        resolve_config({**base, "methods": {"k": {"method": "kacs-recommended", "capacity_folds": 0}}})
+
+
+def test_the_folded_search_is_deterministic_for_a_seed():
+    X, y = generate("f1", 2, 90, seed=3)
+    params = Hyperparameters(N=30, capacity="search", capacity_max=60, capacity_folds=3, capacity_channels="both")
+    a = capacity.search("kacs", X, y, params, iterations=300, seed=2)
+    b = capacity.search("kacs", X, y, params, iterations=300, seed=2)
+    assert (a.chosen_N, a.chosen_channels, a.candidates, a.channels, a.scores) == (
+        b.chosen_N, b.chosen_channels, b.candidates, b.channels, b.scores)
+    assert set(a.channels) == {3, 5} and a.chosen_channels in (3, 5)
+    other = capacity.search("kacs", X, y, params, iterations=300, seed=9)
+    assert other.scores != a.scores  # other folds, other learner seed
+
+
+def test_the_searched_structure_is_the_fixed_estimator_at_the_chosen_N_and_channels(tmp_path):
+    from kacs_cli import load
+
+    X, y = generate("f1", 2, 120, seed=0)
+    options = dict(n_iter=600, random_state=4)
+    searched = KACSRegressor(N=60, capacity="search", capacity_max=120, capacity_folds=2, capacity_channels="both",
+                             channels="n + 1", **options).fit(X, y)
+    result = searched.capacity_result_
+    assert searched.model_.n_channels == result.chosen_channels and searched.capacity_N_ == result.chosen_N
+    fixed = KACSRegressor(N=result.chosen_N, channels=result.chosen_channels, **options).fit(X, y)
+    assert np.array_equal(searched.predict(X), fixed.predict(X))
+    searched.save(tmp_path / "s.kacs")
+    assert np.array_equal(load(tmp_path / "s.kacs").predict(X), fixed.predict(X))
+
+
+@pytest.mark.slow
+def test_a_campaign_records_the_chosen_channels_only_where_the_search_chose_them(tmp_path):
+    raw = {"experiment": "capm", "benchmarks": [{"name": "f1", "n": 2, "samples": 100}],
+           "methods": {"kacs-cap": {"method": "kacs", "N": 40, "capacity": "search", "capacity_max": 80},
+                       "kacs-capm": {"method": "kacs", "N": 40, "capacity": "search", "capacity_max": 80,
+                                     "capacity_channels": "both", "capacity_folds": 2, "capacity_min": 20}},
+           "protocol": {"name": "main", "runs": 1}, "iterations": 300, "eval_every": 300}
+    campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out")
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv").set_index("method")
+    assert runs.loc["kacs-capm", "capacity_channels"] in (3, 5) and runs.loc["kacs-capm", "capacity_N"] in (20, 40, 80)
+    assert pd.isna(runs.loc["kacs-cap", "capacity_channels"])
+    again = resolve_config(json.loads(json.dumps({**raw, "methods": {"kacs-cap": raw["methods"]["kacs-cap"]}})))
+    assert "capacity_folds" not in again.to_yaml()  # a search without the levers resolves as before
+
+
+def test_the_search_study_turns_on_the_three_levers_and_changes_nothing_else():
+    """configs/suite_search.yaml: the recommended KACS with its search on 5 folds, over n + 1
+    and 2n + 1 channels, started at 1,600, beside the recommended KACS as the suite ran it."""
+    cell, suite = first_cell("suite_search"), first_cell("suite_recommended")
+    start, searched = cell.params["kacs-recommended"], cell.params["kacs-recommended-search"]
+    assert start == suite.params["kacs-recommended"]
+    assert vars(searched) == {**vars(start), "capacity_folds": 5, "capacity_channels": "both", "capacity_min": 1600}
+    assert capacity.candidate_budgets(searched) == (1600, 3200, 6400, 12800, 25600, 51200)
+    assert "gbr" in cell.params
+
+
+@pytest.mark.parametrize("method", ["kacs", "xcsf"])
+def test_one_fold_scores_each_candidate_by_its_training_on_the_one_held_out_part_bit_for_bit(method):
+    """capacity_folds 1 is the search as it was: each score is, bit for bit, the test MAE that
+    one training of the candidate on the fit rows gives on the held-out part."""
+    from kacs_cli.engine.train import train_run
+
+    X, y = generate("f1", 2, 100, seed=5)
+    params = Hyperparameters(N=30, capacity="search", capacity_max=120, P_hash=0.8)
+    result = capacity.search(method, X, y, params, iterations=300, seed=6)
+    fit, held = capacity.held_out_rows(100, 0.2, seed=6)
+    for N, score in zip(result.candidates, result.scores):
+        alone = train_run(method, X[fit], y[fit], X[held], y[held], params=Hyperparameters(N=N, P_hash=0.8),
+                          iterations=300, eval_every=300, seed=6)
+        assert score == alone.final["test_mae"]
+    assert result.candidates == (30, 60, 120)[:len(result.candidates)] and result.channels == ()
+    assert result.chosen_channels is None
+
+
+@pytest.mark.slow
+def test_a_folded_channel_search_in_two_processes_is_the_search_in_one():
+    X, y = generate("f1", 2, 120, seed=2)
+    settings = dict(N=30, capacity="search", capacity_max=60, capacity_folds=2, capacity_channels="both",
+                    n_iter=400, random_state=1)
+    alone = KACSRegressor(**settings).fit(X, y)
+    parallel = KACSRegressor(n_jobs=2, **settings).fit(X, y)
+    a, b = alone.capacity_result_, parallel.capacity_result_
+    assert (a.chosen_N, a.chosen_channels, a.candidates, a.channels, a.scores) == (
+        b.chosen_N, b.chosen_channels, b.candidates, b.channels, b.scores)
+    assert np.array_equal(parallel.predict(X), alone.predict(X))

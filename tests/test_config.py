@@ -171,7 +171,8 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     # at minmax, the refinement's keys while it is off, and the outer channels at the article's.
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
-        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "channels", "bags", "refine_smoothness", "smoothness", "categorical", "impute",
+        *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "capacity_folds", "capacity_channels",
+        "capacity_min", "channels", "bags", "refine_smoothness", "smoothness", "categorical", "impute",
         *ARTICLE_SWITCHES, *CODE_SWITCHES}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,

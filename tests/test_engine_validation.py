@@ -40,7 +40,8 @@ def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
     # outside the compiled loop.
     outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
                "refine_smoothness", "smoothness", "compaction", *COMPACT_FIELDS, "article_reshuffle",
-               "capacity", "capacity_max", "capacity_validation", "bags", "categorical"}
+               "capacity", "capacity_max", "capacity_validation", "capacity_folds", "capacity_channels",
+               "capacity_min", "bags", "categorical", "impute"}
     assert set(base._fields) == set(Hyperparameters.names()) - outside
     assert base.beta == 0.2 and base.do_subsumption is True
     engine_switches = [s for s in ARTICLE_SWITCHES if s != "article_reshuffle"]

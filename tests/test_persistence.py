@@ -122,7 +122,8 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
         added = {"input_transform": "minmax", "refinement": False, "refine_max_iter": 300,
                  "refine_pull": 1e-5, "refine_validation": 0.0, "compaction": "none", "compact_rules": 0.1,
                  "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
-                 "capacity_validation": 0.2, "n_passes": None, "bags": 1, "n_jobs": None, "refine_smoothness": 0.0,
+                 "capacity_validation": 0.2, "capacity_folds": 1, "capacity_channels": "given",
+                 "capacity_min": 0, "n_passes": None, "bags": 1, "n_jobs": None, "refine_smoothness": 0.0,
                  "smoothness": "fixed", "categorical_features": None,
                  **{name: False for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES)}}
         assert {k: v for k, v in new_params.items() if k not in old_params} == {

@@ -84,7 +84,7 @@ def test_run_columns_come_from_the_record_and_the_metric_declarations():
     assert COUNT_COLUMNS == {"run": 0, "split_seed": 0, "seed": 0, "n": 1, "samples": 1, "N": 1,
                              "iterations": 1, "final_N": 1}
     assert set(INT_COLUMNS) == {*COUNT_COLUMNS, "rules", "micro", "params", "refine_iterations",
-                                "compacted_rules", "compacted_params", "capacity_N"}
+                                "compacted_rules", "compacted_params", "capacity_N", "capacity_channels"}
 
 
 def _record(method, N, measured, final_N):

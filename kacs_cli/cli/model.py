@@ -168,13 +168,18 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         settings += ", categorical inputs " + ", ".join(
             f"{name} ({len(c)} categories)" for name, c in zip(names, est.categories_.categories))
     channels = getattr(est, "channels", 0)  # an estimator has the parameters its learner acts on
-    if channels:
+    searched_channels = est.capacity == "search" and est.capacity_result_.chosen_channels is not None
+    if channels and not searched_channels:
         settings += f", {est.model_.n_channels} outer channels"
         settings += f" ({channels})" if isinstance(channels, str) else ""
     if est.capacity == "search":
         c = est.capacity_result_
-        settings += (f", capacity search: N = {c.chosen_N} of {', '.join(map(str, c.candidates))} "
-                     f"({c.seconds:.1f} s)")
+        tried = (', '.join(map(str, c.candidates)) if not searched_channels else
+                 ', '.join(f"{N} at {m} channels" for N, m in zip(c.candidates, c.channels)))
+        judged = f" on {est.capacity_folds} folds" if est.capacity_folds > 1 else ""
+        settings += f", capacity search{judged}: N = {c.chosen_N}"
+        settings += f" at {c.chosen_channels} outer channels" if searched_channels else ""
+        settings += f" of {tried} ({c.seconds:.1f} s)"
     if est.bags > 1:
         settings += f", {est.bags} bags on bootstrap samples averaged" + (
             f" into one model of {est.model_.n_channels} channels" if est.model_.learner.channels else "")

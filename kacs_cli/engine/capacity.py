@@ -1,21 +1,29 @@
-"""Capacity chosen on the user's data: the population budget N by validation.
+"""Capacity chosen on the user's data: the population budget N (and, if asked, KACS's number
+of outer channels) by validation.
 
-The candidates are N, 2N, 4N, ... up to `capacity_max` (N alone when capacity_max < 2N).
-Each is trained, with the run's seed and iterations and every other setting of the run
-(refinement included; compaction and bagging left out: a candidate is one model), on the
-train rows less a held-out part, and
-scored by its MAE on that part. The candidates are tried from the smallest, and the ladder
-stops at the first one that does not lower the best score so far: a larger population only
-pays while the held-out error still falls, and stopping there keeps the search to the budgets
-up to one past the chosen one (the time of the search then stays within a few fits at the
-chosen budget, where the whole ladder would cost fifteen fits at N when N wins). The smallest
-budget with the lowest score wins, and the caller refits it on all the train rows. The
-held-out rows are drawn from the seed, so the
-choice is deterministic for a seed. With sample weights the candidates train on the fit rows'
-weights and the score is the held-out rows' weighted MAE (the held-out rows are drawn as
-without weights). The data are those the learner sees (scaled and
-transformed on all the train rows: the transform sees the held-out inputs, never their
-targets).
+The candidates are a ladder of budgets per channel count: the start (`capacity_min`, or N
+when it is 0), twice that, four times, ... up to `capacity_max` (the start alone when
+capacity_max is below twice it). The channel counts are the run's own (`capacity_channels:
+given`) or n + 1 and 2n + 1 (`both`: KACS's structure sized with its budget). Each candidate
+is trained, with the run's seed and iterations and every other setting of the run (refinement
+included; compaction and bagging left out: a candidate is one model), on the train rows less a
+held-out part, and scored by its MAE on that part. With `capacity_folds` k >= 2 the held-out
+parts are the k folds of the train rows (each row held out exactly once) and the candidate is
+trained k times; its score is then the MAE of every train row's held-out prediction, each
+fold's MAE weighted by its rows (by their total weight with sample weights): a score on all the
+train rows instead of on one part of them.
+
+Each ladder is climbed from its smallest budget and stops at the first candidate that does not
+lower its best score so far: a larger population only pays while the held-out error still
+falls, and stopping there keeps the search to the budgets up to one past the chosen one (the
+time of the search then stays within a few fits at the chosen budget, where the whole ladder
+would cost fifteen fits at N when N wins). The candidate with the lowest score wins (of equal
+scores, the one with fewer channels, then the smaller budget), and the caller refits it on all
+the train rows. The held-out rows are drawn from the seed, so the choice is deterministic for
+a seed. With sample weights the candidates train on the fit rows' weights and the score is the
+held-out rows' weighted MAE (the held-out rows are drawn as without weights). The data are
+those the learner sees (scaled and transformed on all the train rows: the transform sees the
+held-out inputs, never their targets).
 """
 
 from __future__ import annotations
@@ -24,27 +32,44 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kacs_cli.engine.params import Hyperparameters
+from kacs_cli.engine.params import CAPACITY_FIXED, Hyperparameters
 from kacs_cli.engine.train import in_processes, train_run, worker_count
+from kacs_cli.errors import UserError
 
-# Mixed into the seed so that the held-out rows do not follow the learner's own stream.
+# Mixed into the seed so that the held-out rows do not follow the learner's own stream; the
+# folds have their own, so that they are no reshuffle of the one held-out part.
 _SPLIT_STREAM = 0x63617061
+_FOLD_STREAM = 0x666f6c64
 
 
 @dataclass(frozen=True)
 class CapacityResult:
     chosen_N: int
-    candidates: tuple[int, ...]  # the budgets tried, smallest first
-    scores: tuple[float, ...]   # held-out MAE of each candidate, on the [-1, 1] target scale
+    candidates: tuple[int, ...]  # the budgets tried, each ladder smallest first, ladders by channels
+    scores: tuple[float, ...]   # each candidate's held-out MAE (over the folds), on the [-1, 1] target scale
     seconds: float              # the search's training time, its refinements included
+    # capacity_channels: both: each candidate's number of outer channels, and the chosen one;
+    # () and None when the search kept the run's own channels.
+    channels: tuple[int, ...] = ()
+    chosen_channels: int | None = None
+
+
+def start_budget(params: Hyperparameters) -> int:
+    """The ladder's first budget: capacity_min, or N when it is 0."""
+    return int(params.capacity_min) or int(params.N)
 
 
 def candidate_budgets(params: Hyperparameters) -> tuple[int, ...]:
-    budgets, N = [], int(params.N)
+    budgets, N = [], start_budget(params)
     while N <= params.capacity_max or not budgets:
         budgets.append(N)
         N *= 2
     return tuple(budgets)
+
+
+def candidate_channels(params: Hyperparameters, n: int) -> tuple[int, ...] | None:
+    """The channel counts the search tries at n inputs, fewest first; None: the run's own."""
+    return None if params.capacity_channels == "given" else (n + 1, 2 * n + 1)
 
 
 def held_out_rows(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -55,45 +80,109 @@ def held_out_rows(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np
     return np.sort(order[held:]), np.sort(order[:held])
 
 
+def folds(rows: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The k folds of `rows` rows as (fit rows, held-out rows) index arrays: a permutation drawn
+    from the seed cut into k parts whose sizes differ by at most one; every row is held out in
+    exactly one fold."""
+    if not 2 <= k <= rows:
+        raise UserError(f"capacity_folds = {k} needs at least {k} train rows, got {rows}; lower capacity_folds "
+                        f"(1: one held-out part)")
+    order = np.random.default_rng([int(seed), _FOLD_STREAM]).permutation(rows)
+    return [(np.sort(np.concatenate([part for j, part in enumerate(parts) if j != i])), np.sort(parts[i]))
+            for parts in [np.array_split(order, k)] for i in range(k)]
+
+
+def validation_parts(rows: int, params: Hyperparameters, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (fit rows, held-out rows) pairs a candidate is scored on: one part of
+    capacity_validation with capacity_folds 1, else the folds."""
+    if params.capacity_folds == 1:
+        return [held_out_rows(rows, params.capacity_validation, seed)]
+    return folds(rows, int(params.capacity_folds), seed)
+
+
 def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int,
            weight=None):
     """(held-out MAE, training and refinement seconds) of the candidate budget N."""
-    trial = params.with_overrides(N=N, capacity="fixed", compaction="none", bags=1)
+    trial = params.with_overrides(N=N, compaction="none", bags=1, **CAPACITY_FIXED)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
     result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
                        eval_every=iterations, seed=seed, weight=part(fit), test_weight=part(held))
     return float(result.final["test_mae"]), result.seconds + float(result.final.get("refine_seconds", 0.0))
 
 
+def pooled_score(maes, held_weights) -> float:
+    """A candidate's score from its parts' held-out MAEs: the MAE itself for one part, else the
+    parts' MAEs weighted by their held-out rows' total weight (their count without weights),
+    which is the MAE of every held-out prediction together."""
+    if len(maes) == 1:
+        return float(maes[0])
+    return float(np.dot(held_weights, maes) / np.sum(held_weights))
+
+
 def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
            n_jobs: int | None = None, weight=None) -> CapacityResult:
-    """The budget `params.capacity: search` picks for (X, y), the learner's scaled rows
-    (`weight`: their sample weights, rows of weight 0 left out by the caller; None: unweighted).
+    """The budget (and under capacity_channels: both, the channels) `params.capacity: search`
+    picks for (X, y), the learner's scaled rows (`weight`: their sample weights, rows of weight
+    0 left out by the caller; None: unweighted).
 
-    With n_jobs > 1 (or -1: every core) the candidates are trained that many at a time, in
-    parallel processes, ahead of the ladder's stopping rule: the rule is then applied to their
-    scores in ladder order, so the choice, the candidates tried and their scores are those of
-    the sequential search; a candidate past the stop is trained for nothing (at most n_jobs - 1
-    of them) and is not reported."""
+    With n_jobs > 1 (or -1: every core) the trainings (a candidate on one part) are run in
+    parallel processes, each ladder's next candidate first and then, while fewer than n_jobs
+    trainings are queued, the ladders' later candidates, ahead of the stopping rule: the rule
+    is then applied to their scores in ladder order, so the choice, the candidates tried and
+    their scores are those of the sequential search; a candidate past a ladder's stop is
+    trained for nothing and is not reported."""
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError("the capacity search needs at least two train rows")
-    fit, held = held_out_rows(X.shape[0], params.capacity_validation, seed)
-    candidates = candidate_budgets(params)
+    parts = validation_parts(X.shape[0], params, seed)
+    held_weights = [float(len(held)) if weight is None else float(np.sum(weight[held])) for _, held in parts]
+    budgets, channel_counts = candidate_budgets(params), candidate_channels(params, X.shape[1])
+    ladders = ([params] if channel_counts is None
+               else [params.with_overrides(channels=m) for m in channel_counts])
     width = worker_count(n_jobs)
-    scores, seconds = [], 0.0
-    for first in range(0, len(candidates), width):
-        if _stops(scores):
-            break
-        batch = candidates[first:first + width]
-        for score, spent in in_processes(
-                _score, [(method, X, y, fit, held, params, N, iterations, seed, weight) for N in batch], width):
-            if _stops(scores):
-                break
-            scores.append(score)
-            seconds += spent
-    best = int(np.argmin(scores))  # the first of equal scores: the smallest budget
-    return CapacityResult(candidates[best], candidates[:len(scores)], tuple(scores), seconds)
+    scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
+    seconds = 0.0
+
+    def running(ladder: int) -> bool:
+        return len(scores[ladder]) < len(budgets) and not _stops(scores[ladder])
+
+    while any(running(i) for i in range(len(ladders))):
+        # Every running ladder's next candidate (each needed by the sequential search), then
+        # later ones while the processes have room; all parts of a candidate at once.
+        queued = [(i, len(scores[i])) for i in range(len(ladders)) if running(i)]
+        for i in range(len(ladders)):
+            ahead = len(scores[i]) + 1
+            while running(i) and ahead < len(budgets) and len(queued) * len(parts) < width:
+                queued.append((i, ahead))
+                ahead += 1
+        queued.sort()
+        calls = [(method, X, y, fit, held, ladders[i], budgets[step], iterations, seed, weight)
+                 for i, step in queued for fit, held in parts]
+        trained = iter(in_processes(_score, calls, width))
+        for i, step in queued:
+            results = [next(trained) for _ in parts]
+            if not running(i):  # past this ladder's stop: trained for nothing
+                continue
+            scores[i].append(pooled_score([mae for mae, _ in results], held_weights))
+            seconds += sum(spent for _, spent in results)
+    # Ladders by channels, fewest first, each smallest budget first: the first of equal scores
+    # has the fewer channels, then the smaller budget.
+    flat = [(i, step, score) for i in range(len(ladders)) for step, score in enumerate(scores[i])]
+    best_ladder, best_step, _ = flat[int(np.argmin([score for _, _, score in flat]))]
+    return CapacityResult(
+        chosen_N=budgets[best_step], candidates=tuple(budgets[step] for _, step, _ in flat),
+        scores=tuple(score for _, _, score in flat), seconds=seconds,
+        channels=() if channel_counts is None else tuple(channel_counts[i] for i, _, _ in flat),
+        chosen_channels=None if channel_counts is None else channel_counts[best_ladder])
+
+
+def chosen_params(params: Hyperparameters, result: CapacityResult) -> Hyperparameters:
+    """The run's hyperparameters at what the search chose: its budget, and its channels when it
+    chose them."""
+    chosen = {"N": result.chosen_N}
+    if result.chosen_channels is not None:
+        chosen["channels"] = result.chosen_channels
+    return params.with_overrides(**chosen)
 
 
 def _stops(scores: list[float]) -> bool:

@@ -28,6 +28,7 @@ from kacs_cli.engine.population import (
     refresh_fitness_sum, set_bounds, stack,
 )
 from kacs_cli.engine.learner import Learner
+from kacs_cli.engine.params import CAPACITY_FIXED
 from kacs_cli.engine.compaction import compact_kacs
 from kacs_cli.engine.refine import refine_weights
 from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
@@ -520,7 +521,7 @@ def merge_models(models, make):
     if any(model.n != n or model.n_channels != m for model in models):
         raise ValueError("the models to merge must have the same inputs and channels")
     merged = make(first.params.with_overrides(N=sum(model.budget_N for model in models), channels=K * m,
-                                              bags=1, capacity="fixed"))
+                                              bags=1, **CAPACITY_FIXED))
     s_in, s_in_merged = n * m, n * K * m
     pop = merged.pop
     for k, rows in enumerate(stack([model.pop for model in models], pop)):

@@ -259,6 +259,19 @@ DECLARATIONS: tuple[Declaration, ...] = (
       engine=False, switch="capacity", flag="--capacity-validation",
       valid=Range(0, 1, closed="neither"),
       why="the held-out fraction of the train rows must lie in (0, 1)"),
+    # The search's judge, structure and start (docs/capacity.md section 1.1), each its own
+    # switch so that the resolved configs of searches made without them stay as they were.
+    D("capacity_folds", int, 1, "capacity search: 1 scores each candidate on one held-out part "
+      "(capacity_validation); k >= 2 on k folds of the train rows, by the MAE of their held-out predictions",
+      engine=False, switch="capacity_folds", flag="--capacity-folds", valid=_WHOLE_FROM_1,
+      why="the number of folds must be a whole number >= 1 (1: one held-out part)"),
+    D("capacity_channels", ("given", "both"), "given",
+      "capacity search: the outer channels as given, or both n + 1 and 2n + 1 tried at every budget (the "
+      "choice replaces channels)", needs="channels", engine=False, switch="capacity_channels",
+      flag="--capacity-channels"),
+    D("capacity_min", int, 0, "capacity search: the smallest budget it tries, the ladder's start (0: N)",
+      engine=False, switch="capacity_min", flag="--capacity-min", valid=Range(0, whole=True),
+      why="the search's smallest budget must be a whole number >= 1 (0: start at N)"),
     # Bagging (engine/bagging.py): `bags` models, each trained on a bootstrap sample of the
     # train rows with its own seed, averaged into one model (KACS: one model of bags x m
     # channels; XCSF: an ensemble of bags populations).
@@ -301,36 +314,47 @@ CODE_SWITCHES = ("slope_after_outer_update",)
 BUDGET_FIELDS = _followers("budget")
 REFINE_FIELDS = _followers("refinement")
 COMPACT_FIELDS = _followers("compaction")
+# The capacity search's settings with a switch of their own: refused while the search is off.
+_SEARCH_FIELDS = ("capacity_folds", "capacity_channels", "capacity_min")
+# The overrides that make a searching run's settings those of one model at a fixed budget (a
+# candidate of the search, a merged bag): the search off, and its own settings with it.
+CAPACITY_FIXED = {"capacity": "fixed", **{name: DECLARED[name].default for name in _SEARCH_FIELDS}}
 
 
 def _bad(name, value, why):
     return UserError(f"hyperparameter {name} = {value!r} is invalid: {why}")
 
 
+def value_problem(name: str, value) -> str | None:
+    """Why `value` is not allowed for hyperparameter `name` by its own declaration (None: it
+    is); what it asks of the other settings is checked on all of them together (`_validate`)."""
+    d = DECLARED[name]
+    if d.choices:
+        return None if value in d.choices else f"must be one of {', '.join(d.choices)}"
+    if d.kind is bool:
+        return None if isinstance(value, bool) else "must be true or false"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "must be a number"
+    if not math.isfinite(value):
+        return "must be finite"
+    return d.problem(value)
+
+
 def _validate(hp) -> None:
     for d in DECLARATIONS:
-        value = getattr(hp, d.name)
-        if d.choices:
-            if value not in d.choices:
-                raise _bad(d.name, value, f"must be one of {', '.join(d.choices)}")
-            continue
-        if d.kind is bool:
-            if not isinstance(value, bool):
-                raise _bad(d.name, value, "must be true or false")
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _bad(d.name, value, "must be a number")
-        if not math.isfinite(value):
-            raise _bad(d.name, value, "must be finite")
-        why = d.problem(value)
+        why = value_problem(d.name, getattr(hp, d.name))
         if why is not None:
-            raise _bad(d.name, value, why)
+            raise _bad(d.name, getattr(hp, d.name), why)
     if hp.semantics == "article" and hp.slope_after_outer_update:
         raise _bad("slope_after_outer_update", True, "the authors' code's outer slope is not the article's; "
                                                      "use it under semantics: reference")
     if hp.budget == "adaptive" and hp.capacity != "fixed":
         raise _bad("capacity", hp.capacity, "the capacity search chooses a fixed budget N; it cannot be "
                                             "combined with budget: adaptive")
+    for name in _SEARCH_FIELDS:
+        if hp.capacity == "fixed" and getattr(hp, name) != DECLARED[name].default:
+            raise _bad(name, getattr(hp, name), f"{name} acts in the capacity search; turn on capacity: search "
+                                                f"or leave {name} at {DECLARED[name].default!r}")
     if hp.smoothness == "search" and not hp.refinement:
         raise _bad("smoothness", hp.smoothness, "the smoothness strength acts in the refinement; turn on "
                                                 "refinement or leave smoothness: fixed")

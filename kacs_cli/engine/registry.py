@@ -124,7 +124,10 @@ def bags_refusal(label: str) -> str:
 # Each need's refusal: (learner, hyperparameter, value) -> why, in one line.
 _WHY_NOT = {
     "adaptive_budget": lambda learner, name, value: adaptive_refusal(learner.label),
-    "channels": lambda learner, name, value: channels_refusal(learner.label),
+    "channels": lambda learner, name, value: (
+        channels_refusal(learner.label) if name == "channels"
+        else f"{name}: {value} chooses among outer channel counts, which {', '.join(takers(name))} has and "
+             f"{learner.label} has not; drop it from {learner.label}"),
     "refine": lambda learner, name, value: (
         refinement_refusal() if name == "refinement"
         else f"{name} acts in the refinement, which exists only for {', '.join(takers(name))}"),

@@ -17,6 +17,7 @@ from kacs_cli.engine.population import (
     S_COVERS, S_P, S_T, compact, refresh_fitness_sum, set_bounds, stack,
 )
 from kacs_cli.engine.learner import Learner
+from kacs_cli.engine.params import CAPACITY_FIXED
 from kacs_cli.engine.row_index import (
     RowIndex, new_row_index, rx_build, rx_end_iteration, rx_members, rx_tables,
 )
@@ -251,7 +252,7 @@ def merge_models(models, make):
     `make(params)` gives the empty model to fill."""
     first = models[0]
     merged = make(first.params.with_overrides(N=sum(m.budget_N for m in models), bags=len(models),
-                                              capacity="fixed"))
+                                              **CAPACITY_FIXED))
     for k, rows in enumerate(stack([m.pop for m in models], merged.pop)):
         merged.pop.counts.sub[rows] = k
     return merged

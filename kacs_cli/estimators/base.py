@@ -288,15 +288,16 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _search_capacity(self, Xs, ys, iterations, weight=None):
-        """`capacity: search`: the budget chosen on a held-out part of the rows (engine/capacity.py)
-        becomes the model's N; capacity_result_ says what was tried."""
+        """`capacity: search`: the budget chosen on held-out parts of the rows (engine/capacity.py)
+        becomes the model's N (and, under capacity_channels='both', the channels chosen its
+        channels); capacity_result_ says what was tried."""
         params = self.model_.params
         try:
             self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
                                                     n_jobs=check_jobs(self.n_jobs), weight=weight)
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
-        self.model_ = Model(self._method, Xs.shape[1], params.with_overrides(N=self.capacity_result_.chosen_N))
+        self.model_ = Model(self._method, Xs.shape[1], capacity.chosen_params(params, self.capacity_result_))
 
     def _fit_bags(self, Xs, ys, iterations, weight=None):
         """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on

@@ -225,7 +225,7 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     if params.capacity == "search":
         chosen = capacity.search(cell.engine(task.method), X_train, split.y_train, params, settings.iterations,
                                  task.seed, weight=weights["weight"])
-    run_params = params if chosen is None else params.with_overrides(N=chosen.chosen_N)
+    run_params = params if chosen is None else capacity.chosen_params(params, chosen)
     if params.bags > 1:
         result = bagging.train_bagged_run(
             cell.engine(task.method), X_train, split.y_train, X_test, split.y_test,
@@ -242,6 +242,8 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
     measured.update((m.name, _plain(result.final[m.name])) for m in metrics.OPTIONAL if m.name in result.final)
     if chosen is not None:
         measured["capacity_N"], measured["capacity_seconds"] = int(chosen.chosen_N), float(chosen.seconds)
+        if chosen.chosen_channels is not None:
+            measured["capacity_channels"] = int(chosen.chosen_channels)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record = _record(task, settings, X, N=int(params.N), iterations=settings.iterations, measured=measured,
                      final_N=int(result.final["final_N"]))

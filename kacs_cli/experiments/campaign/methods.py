@@ -16,13 +16,12 @@ estimator's parameters) alike: one declaration, engine/params.py's.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kacs_cli import baselines
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import (DECLARATIONS, DECLARED, PRESETS, Hyperparameters, default_p_hash, per_input_problem,
-                                    per_input_value)
+                                    per_input_value, value_problem)
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.cells import BenchmarkEntry
 from kacs_cli.experiments.campaign.schema import SAFE_LABEL, choice, fail, nonempty_text, type_name, whole
@@ -79,12 +78,11 @@ def hyperparameter_overrides(value: Any, path: str, *, guideline_ok: bool = Fals
             fail(where, f"must be a number, got {type_name(v)} {v!r}")
         else:
             v = float(v)  # theta_GA: 50 and 50.0 are one setting, also in the resolved YAML
-        try:
-            Hyperparameters().with_overrides(**{key: v})
-        except UserError as exc:
-            why = str(exc)
-            m = re.match(r"hyperparameter \S+ = (.*) is invalid: (.*)$", why)
-            fail(where, f"{m.group(2)}, got {m.group(1)}" if m else why)
+        # The value by its own declaration; what it asks of the method's other settings (the
+        # capacity search's folds need capacity: search) is checked once they are all known.
+        problem = value_problem(key, v)
+        if problem is not None:
+            fail(where, f"{problem}, got {v!r}")
         out[key] = v
     return out
 
