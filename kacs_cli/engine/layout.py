@@ -41,7 +41,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule
+from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules
 
 # The environment switch between the two KACS engines, for the equivalence and timing runs
 # only: "sorted" selects this layout, anything else (the default) the re-sorting engine.
@@ -143,37 +143,10 @@ def relayout(pop, layout, sc, order, buffer_f, buffer_i, scan, mode):
             s = sub[i]
             order[end[s]] = i
             end[s] += 1
-    _gather_rules(pop, order, extent, buffer_f, buffer_i)
+    permute_rules(pop, order, extent, buffer_f, buffer_i)
     pop.scal[S_P] = extent
     # The antecedent keys are rebuilt when next needed.
     sc.key_state[0] = 0
-
-
-@njit(**HOT, inline="always")
-def _gather(values, order, extent, buffer):
-    """values[k] = values[order[k]] for k < extent, and 0 where order[k] < 0."""
-    for k in range(extent):
-        j = order[k]
-        buffer[k] = values[j] if j >= 0 else 0
-    for k in range(extent):
-        values[k] = buffer[k]
-
-
-@njit(**HOT)
-def _gather_rules(pop, order, extent, buffer_f, buffer_i):
-    for arr in pop.pairs:
-        for j in range(arr.shape[1]):
-            _gather(arr[:, j], order, extent, buffer_f)
-    for arr in pop.weights:
-        for j in range(arr.shape[1]):
-            _gather(arr[:, j], order, extent, buffer_f)
-    for arr in pop.bounds:
-        for d in range(arr.shape[0]):
-            _gather(arr[d], order, extent, buffer_f)
-    for arr in pop.reals:
-        _gather(arr, order, extent, buffer_f)
-    for arr in pop.counts:
-        _gather(arr, order, extent, buffer_i)
 
 
 @njit(**HOT)

@@ -179,17 +179,20 @@ def copy_rule(src, i, dst, j):
 
 @njit(**HOT, inline="always")
 def _permute(values, order, P, buffer):
-    """values[:P] = values[order[:P]], through `buffer`."""
+    """values[:P] = values[order[:P]], through `buffer`; 0 where order[k] < 0 (a slot the
+    sorted layout leaves empty)."""
     for k in range(P):
-        buffer[k] = values[order[k]]
+        j = order[k]
+        buffer[k] = values[j] if j >= 0 else 0
     for k in range(P):
         values[k] = buffer[k]
 
 
 @njit(**HOT)
 def permute_rules(pop, order, P, buffer_f, buffer_i):
-    """Slot k receives the rule of slot order[k], for k < P (order a permutation of 0..P-1);
-    through a float64 and an int64 buffer of at least P entries."""
+    """Slot k receives the rule of slot order[k], for k < P (order a permutation of 0..P-1, or
+    with -1 for a slot left empty, every field 0); through a float64 and an int64 buffer of at
+    least P entries."""
     for arr in pop.pairs:
         for j in range(arr.shape[1]):
             _permute(arr[:, j], order, P, buffer_f)
