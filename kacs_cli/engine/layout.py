@@ -41,7 +41,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules
+from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules, sort_deaths
 
 # The environment switch between the two KACS engines, for the equivalence and timing runs
 # only: "sorted" selects this layout, anything else (the default) the re-sorting engine.
@@ -244,14 +244,7 @@ def settle(pop, layout, sc, order, buffer_f, buffer_i):
     S = end.shape[0]
     extent = base[S]
     n_dead = pop.scal[S_DEATHS]
-    # Insertion sort: a handful of deaths per iteration.
-    for k in range(1, n_dead):
-        d = dead[k]
-        j = k - 1
-        while j >= 0 and dead[j] > d:
-            dead[j + 1] = dead[j]
-            j -= 1
-        dead[j + 1] = d
+    sort_deaths(dead, n_dead)
     for k in range(n_dead):
         i = dead[k]
         if i >= extent:

@@ -248,6 +248,17 @@ def refresh_fitness_sum(pop):
     pop.fsum[0] = s0 + s1
 
 
+@njit(**HOT, inline="always")
+def sort_deaths(dead, n_dead):
+    """dead[:n_dead] in ascending order, by insertion: a handful of deaths per iteration."""
+    for k in range(1, n_dead):
+        d = dead[k]
+        j = k - 1
+        while j >= 0 and dead[j] > d:
+            dead[j + 1] = dead[j]
+            j -= 1
+        dead[j + 1] = d
+
 @njit(**HOT)
 def compact(pop, sc):
     """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).
@@ -264,14 +275,7 @@ def compact(pop, sc):
     n_dead = pop.scal[S_DEATHS]
     if n_dead == 0:
         return
-    # Insertion sort: a handful of deaths per iteration.
-    for k in range(1, n_dead):
-        d = dead[k]
-        j = k - 1
-        while j >= 0 and dead[j] > d:
-            dead[j + 1] = dead[j]
-            j -= 1
-        dead[j + 1] = d
+    sort_deaths(dead, n_dead)
     P = pop.scal[S_P]
     num = pop.counts.num
     for k in range(n_dead):
