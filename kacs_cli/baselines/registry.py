@@ -16,18 +16,13 @@ import numpy as np
 # The entries import only kacs_cli.baselines.entry, so this registry can import them here.
 from kacs_cli.baselines import interpretable, kan_net, sklearn_models, xcsf_lib, xkan
 from kacs_cli.baselines.entry import JOBS_PARAM, OPEN, SEED_PARAM, Entry
-from kacs_cli.engine.params import DECLARED
+from kacs_cli.engine.params import CATEGORICAL, DECLARED, IMPUTE
 from kacs_cli.errors import UserError
-
-# A method setting of baselines and learners alike (engine/params.py declares it): how the
-# method's missing inputs are filled before it sees them.
-IMPUTE = "impute"
 
 # The key a baseline's record carries when its class could not be asked for its parameters.
 PARTIAL = "partial"
-# A campaign method's setting that declares the cell's categorical inputs to the estimator, and
-# the estimator parameter (scikit-learn's histogram gradient boosting's) that receives them.
-CATEGORICAL = "categorical"
+# The estimator parameter (scikit-learn's histogram gradient boosting's) that receives the cell's
+# categorical inputs when a method sets CATEGORICAL (a setting engine/params.py declares, as IMPUTE).
 CATEGORICAL_PARAM = "categorical_features"
 
 

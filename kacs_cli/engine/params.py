@@ -112,6 +112,9 @@ _ADAM_DECAY = Range(0, 1)
 _ADAM_DECAY_WHY = "Adam decay rates must lie in [0, 1)"
 
 D = Declaration
+# Method settings of baselines and learners alike, by the name configs write: the baseline
+# registry and the report read these names from here.
+CATEGORICAL, IMPUTE = "categorical", "impute"
 DECLARATIONS: tuple[Declaration, ...] = (
     D("N", int, 6400, "population budget (sum of numerosities)", engine=False, flag="--N",
       valid=_WHOLE_FROM_1, why="the population budget must be a whole number >= 1"),
@@ -165,17 +168,17 @@ DECLARATIONS: tuple[Declaration, ...] = (
     # Categorical inputs (kacs_cli/scaling.py CategoryMap, docs/algorithm.md section 12): in a
     # campaign, the columns the dataset registry declares categorical; an estimator has them
     # from its categorical_features and sets this itself.
-    D("categorical", bool, False, "the dataset registry's categorical inputs placed on their axis by their "
+    D(CATEGORICAL, bool, False, "the dataset registry's categorical inputs placed on their axis by their "
       "categories' mean target, false: their codes as numbers (estimators: categorical_features; kacs fit: "
-      "--categorical)", engine=False, switch="categorical", estimator=False),
+      "--categorical)", engine=False, switch=CATEGORICAL, estimator=False),
     # Missing inputs in a campaign (docs/configs.md): the learners read NaN natively
     # (docs/algorithm.md section 12); `mean` fills each missing cell with its column's mean over
     # the run's train rows first, as scikit-learn's SimpleImputer does. A method setting of
     # learners and baselines alike (methods.py reads a baseline's from this declaration); an
     # estimator's user puts a SimpleImputer before it in a Pipeline.
-    D("impute", ("none", "mean"), "none", "none: missing inputs (NaN) reach the method as they are; mean: each "
+    D(IMPUTE, ("none", "mean"), "none", "none: missing inputs (NaN) reach the method as they are; mean: each "
       "replaced by its column's mean over the run's train rows (weighted where the rows are)",
-      engine=False, switch="impute", estimator=False),
+      engine=False, switch=IMPUTE, estimator=False),
     # Full-batch refinement after evolution (engine/refine.py).
     D("refinement", bool, False, "refit every rule's weights on the whole data after evolution "
       "(full-batch L-BFGS-B, early-stopped on a validation part)", needs="refine", engine=False,

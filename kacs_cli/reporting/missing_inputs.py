@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kacs_cli.engine.params import IMPUTE
 from kacs_cli.experiments.campaign import results
 from kacs_cli.reporting.files import slug
 from kacs_cli.reporting.kstats import holm
@@ -30,7 +31,7 @@ from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.stats import ALPHA, wilcoxon_p
 from kacs_cli.reporting.tables import Table, fmt_value, tcell
 
-MISSING, IMPUTE = "missing", "impute"
+MISSING = "missing"
 COMPLETE = "complete data"
 VERDICTS = ("better", "worse", "no difference")
 
