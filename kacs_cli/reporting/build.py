@@ -10,7 +10,9 @@ of experiment directories, and writes Markdown, LaTeX and CSV tables plus PNG fi
 - detailed: mean ± SD per method, Wilcoxon p, rank-biserial effect size, runs paired;
 - scaling: for cells of one benchmark that differ in n or sample count, keyed by them;
 - paper (optional): our means beside the published main table, in standard errors;
-- pairwise (CSV only): every two methods against each other per cell, Holm over the cells.
+- pairwise (CSV only): every two methods against each other per cell, Holm over the cells;
+- quoted (CSV only): the tables and values README.md and docs/ quote, of the campaigns they
+  quote (reporting/quoted).
 
 Means and SDs use every run a method has; the tests pair only runs present for both methods.
 """
@@ -28,7 +30,8 @@ from kacs_cli import atomic
 from kacs_cli.experiments.campaign import results
 from kacs_cli.experiments.campaign.metrics import PROTOCOL_METRICS
 from kacs_cli.reporting import figures as figs  # build_report's `figures` flag has the plain name
-from kacs_cli.reporting import capacity, compaction, kmethods, missing_inputs, pairwise, pareto, refinement, suprb, variants
+from kacs_cli.reporting import (capacity, compaction, kmethods, missing_inputs, pairwise, pareto, quoted, refinement,
+                                suprb, variants)
 from kacs_cli.reporting.files import FORMATS, atomic_write_text, parse_formats, slug, write_csv
 from kacs_cli.reporting.include import load_included
 from kacs_cli.reporting.index import experiment_order, index_markdown, scan_experiments
@@ -238,7 +241,9 @@ def _experiment_csvs(exp: ExperimentReport, out: Path) -> list[Path]:
             # A table of an earlier render that this one has not must not stay behind looking
             # current (as figures.experiment_figures does for figures).
             path.unlink(missing_ok=True)
-    return written + kmethods.write_csvs(exp, out)
+    written += kmethods.write_csvs(exp, out)
+    # last: the documents' quotes are made of the tables above as written
+    return written + quoted.write(exp, out)
 
 
 def _experiment_documents(exp: ExperimentReport, out: Path) -> tuple[str, str, str]:

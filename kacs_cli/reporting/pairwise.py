@@ -1,5 +1,5 @@
-"""Every two methods of an experiment against each other, per cell: the table that documents
-quoting a comparison read (tools/doctables), so that no document recomputes a test.
+"""Every two methods of an experiment against each other, per cell: the table the documents'
+quotes read (reporting/quoted), so that nothing recomputes a test.
 
 Per cell and pair of methods (a listed before b in the config): the runs both have (paired by
 run index), how many of them are equal, each one's mean error over them, the change of a's
