@@ -63,8 +63,8 @@ paper-tables:
 	done
 	if [ -f results/main_article/runs.csv ]; then $(BIN)/kacs report results/main_article --paper || exit 1; fi
 
-# The results tables and numbers of README.md and docs/*.md, rendered from the committed runs
-# (between their <!-- table: ... --> and <!-- value: ... --> markers) by the generator in
+# The results tables and numbers of README.md and docs/*.md, copied from the committed reports
+# (between their <!-- table: ... --> and <!-- value: ... --> markers) by the filler in
 # tools/doctables, which is not part of the package; tests/test_docs.py fails when a committed
 # document differs from what this writes.
 docs-tables:

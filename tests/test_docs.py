@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -61,25 +62,74 @@ def test_tables_and_numbers_match_the_committed_runs(path: Path) -> None:
                     f"run `make docs-tables` and commit the result")
 
 
-def test_every_marker_is_closed_and_known() -> None:
+def test_every_marker_is_closed_and_names_what_there_is() -> None:
+    """A document's own table or value is one the generator declares; a report table is one a
+    committed report holds, with one alignment letter per column; a value's row and column are
+    in it (the slow check above renders every marker)."""
+    runs = doctables.Runs(REPO)
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
-        opened = re.findall(r"<!-- table: ([a-z0-9-]+) -->", text)
+        opened = re.findall(r"(?m)^<!-- table: ([^>\n]*?) -->", text)
         assert len(opened) == len(doctables.MARKER.findall(text)) == text.count("<!-- end table -->"), path
-        assert set(opened) <= set(doctables.TABLES), path
-        values = re.findall(r"<!-- value: ([a-z0-9-]+)", text)
+        for args in opened:
+            parts = shlex.split(args)
+            if len(parts) == 1:
+                assert parts[0] in doctables.TABLES, (path, args)
+            else:
+                folder, kind, align = parts
+                assert len(runs.text(folder, kind)[0]) == len(align) or len(runs.text(folder, kind)) == 1, (path, args)
+        values = re.findall(r"(?<!`)<!-- value: ([^>\n]*?) -->", text)
         assert len(values) == len(doctables.VALUE.findall(text)), path
-        assert set(values) <= set(doctables.VALUES), path
+        for args in values:
+            parts = shlex.split(args)
+            if len(parts) <= 2:
+                assert parts[0] in doctables.VALUES, (path, args)
+            else:
+                runs.cell(*parts[:4])
 
 
 def test_a_stale_table_or_number_is_rendered_anew() -> None:
     runs = doctables.Runs(REPO)
     rows = sum(1 for _ in (REPO / "results" / "baselines" / "runs.csv").open(encoding="utf-8")) - 1
-    stale = "<!-- value: runs baselines -->1<!-- end --> runs\n<!-- table: suprb-literature -->\nold\n<!-- end table -->\n"
+    stale = ("<!-- value: runs baselines -->1<!-- end --> runs\n"
+             "<!-- table: paper/suprb quoted-literature lllll -->\nold\n<!-- end table -->\n")
     rendered = doctables.render_document(stale, runs)
     assert rendered.startswith(f"<!-- value: runs baselines -->{rows:,}<!-- end --> runs\n")
-    table = rendered.split("<!-- table: suprb-literature -->\n")[1].split("<!-- end table -->")[0]
+    table = rendered.split("<!-- table: paper/suprb quoted-literature lllll -->\n")[1].split("<!-- end table -->")[0]
     assert "old" not in table and table in (REPO / "docs" / "algorithm.md").read_text(encoding="utf-8")
+
+
+def _report(root: Path, folder: str, kind: str, text: str) -> None:
+    report = root / "results" / folder / "report"
+    report.mkdir(parents=True, exist_ok=True)
+    (report / f"{folder.replace('/', '-')}_{kind}.csv").write_text(text, encoding="utf-8")
+
+
+def test_a_marker_copies_a_report_tables_cells_as_written(tmp_path: Path) -> None:
+    _report(tmp_path, "x/y", "quoted", 'quote,text\nruns,30\nwords,"3 of 8, all level"\n')
+    _report(tmp_path, "x/y", "pareto", "cell,method,test_error,params\nf1,ebm,0.12345,2400\nf1 (n=2),kan,0.00041,76543.2\n")
+    _report(tmp_path, "x/y", "quoted-front", "benchmark,runs,verdict\nf1,30,**0.1** +\nASN,29,—\n")
+    _report(tmp_path, "x/y", "quoted-empty", "(no dataset has all its methods' runs yet)\n")
+    runs = doctables.Runs(tmp_path)
+
+    def value(args):
+        return doctables.render_value(args, doctables.VALUES, runs)
+    assert value("x/y quoted words") == "3 of 8, all level"  # the last column when none is named
+    assert value("x/y quoted runs text") == "30"
+    assert value("x/y pareto cell=f1,method=ebm test_error .3f") == "0.123"
+    assert value('x/y pareto "cell=f1 (n=2)" params ,.0f') == "76,543"
+    assert value('x/y pareto "cell=f1 (n=2),method=kan" test_error p') == "4e-4"
+    assert value("x/y pareto f1 method") == "ebm"  # a bare ROW is the first column's value
+    with pytest.raises(KeyError, match="0 rows"):
+        value("x/y quoted missing")
+    assert doctables.render_table("x/y quoted-front lrc", doctables.TABLES, runs) == (
+        "| benchmark | runs | verdict |\n|---|---:|:---:|\n| f1 | 30 | **0.1** + |\n| ASN | 29 | — |\n")
+    assert doctables.render_table("x/y quoted-empty l", doctables.TABLES, runs) == \
+        "(no dataset has all its methods' runs yet)\n"
+    with pytest.raises(ValueError, match="2 alignments for 3 columns"):
+        doctables.render_table("x/y quoted-front lr", doctables.TABLES, runs)
+    with pytest.raises(KeyError, match="unknown table 'nothing'"):
+        doctables.render_table("nothing", doctables.TABLES, runs)
 
 
 def test_the_package_never_imports_the_generator() -> None:
@@ -165,49 +215,26 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
     assert not bad, "cite docs/algorithm.md instead:\n" + "\n".join(bad)
 
 
-def test_the_readable_reading_counts_what_a_hand_built_front_says(tmp_path: Path) -> None:
-    """The numbers of the accuracy-against-size prose, on a front written by hand: f1's most
-    accurate readable model is EBM and X-KAN its least accurate; on the real data X-KAN beats
-    KACS at 20 % on three of four datasets (by 10 % on ASN, 20 % on CS, 50 % on EEC), with 2
-    to 8 times its parameters; X-KAN at n = 2 holds 8 (n + 1)(2n + 1) = 120 numbers a rule."""
-    def point(cell, method, mae, params, on_front, by=None):
-        return dict(cell=cell, method=method, kind="readable", source="", runs=3, test_error=mae,
-                    params=params, on_front=on_front, tied_with=None, dominated_by=by,
-                    error_ratio=None if by is None else 1.5, params_ratio=None if by is None else 2.0)
-    rows = [point("f1", "kacs-r01", 0.30, 20, True), point("f1", "kacs-r20", 0.25, 500, False, "ebm"),
-            point("f1", "ebm", 0.10, 400, True), point("f1", "xkan", 0.40, 1200, False, "ebm")]
-    for cell, kacs, xkan in (("asn", 0.10, 0.09), ("ccpp", 0.10, 0.12), ("cs", 0.10, 0.08), ("eec", 0.10, 0.05)):
-        rows += [point(cell, "kacs-r20", kacs, 100, True), point(cell, "xkan", xkan, 240, True)]
-    rows[-1]["params"] = 800
+def test_a_range_over_readable_points_is_read_from_the_pareto_table(tmp_path: Path) -> None:
+    """X-KAN's parameters and rules (8 (n + 1)(2n + 1) numbers a rule at n = 2: 120) over
+    chosen points of a front written by hand."""
+    points = pd.DataFrame({"cell": ["f1", "asn", "eec", "f1"], "method": ["xkan", "xkan", "xkan", "kacs-r01"],
+                           "kind": "readable", "test_error": [0.4, 0.09, 0.05, 0.3], "params": [1200, 240, 800, 20],
+                           "on_front": [False, True, True, True]})
     report = tmp_path / "results" / "readable" / "report"
     report.mkdir(parents=True)
-    pd.DataFrame(rows).to_csv(report / "readable_pareto.csv", index=False)
-    pd.DataFrame({"benchmark": ["f1", "asn", "ccpp", "cs", "eec"], "n": [2] * 5}).to_csv(
-        tmp_path / "results" / "readable" / "runs.csv", index=False)
+    points.to_csv(report / "readable_pareto.csv", index=False)
+    pd.DataFrame({"benchmark": ["f1", "asn", "eec"], "n": [2, 2, 2]}).to_csv(report.parent / "runs.csv", index=False)
     runs = doctables.Runs(tmp_path)
 
-    def value(name, arg=None):
-        return doctables.VALUES[name](runs, arg)
-    assert value("readable-top-of", "ebm*") == "f1"
-    assert value("readable-least", "xkan") == "f1 and CCPP"
-    assert value("readable-smallest-of", "kacs-r*") == "f1, ASN, CCPP, CS and EEC"
-    assert value("readable-kacs-alone") == "none"
-    assert value("readable-front-of", "xkan") == "ASN, CCPP, CS and EEC"
-    assert value("readable-xkan-beats") == "3 of 4"
-    assert value("readable-xkan-gain") == "10 % on ASN to 50 % on EEC"
-    assert value("readable-xkan-size") == "2 to 8"
-    assert value("readable-range", "rules:xkan:real") == "2.0 to 6.7"
-    assert value("readable-range", "params:xkan:f1") == "1,200"
-    assert value("readable-dominated", "f1:kacs-r20") == "dominated by ebm (MAE x1.50, params x2.00)"
-    assert value("readable-best-kacs", "f1") == "0.250"
-    assert value("readable-runs") == "3 runs"
-    configs = tmp_path / "configs"
-    configs.mkdir()
-    readable = re.sub(r"(?m)^reuse:.*$", "", (REPO / "configs" / "readable.yaml").read_text())  # its folders are not here
-    (configs / "readable.yaml").write_text(readable.replace("runs: 30}", "runs: 5}"))
-    assert value("readable-runs", "configured") == "3 of the 5 configured runs"
-    (configs / "readable.yaml").write_text(readable.replace("runs: 30}", "runs: 3}"))
-    assert value("readable-runs", "configured") == "all 3 configured runs"
+    def value(arg):
+        return doctables.VALUES["readable-range"](runs, arg)
+    assert value("params:xkan:f1") == "1,200"
+    assert value("rules:xkan:real") == "2.0 to 6.7"
+    assert value("params:xkan:front") == "240 to 800"
+    assert value("mae:kacs-r*,xkan:f1") == "0.30 to 0.40"
+    with pytest.raises(ValueError, match="no points"):
+        value("params:ebm:all")
 
 
 def _make_recipe(target: str) -> list[str]:

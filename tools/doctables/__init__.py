@@ -1,12 +1,15 @@
-"""The results tables and numbers of README.md and docs/*.md, rendered from the committed reports.
+"""The results tables and numbers of README.md and docs/*.md, copied from the committed reports.
 
-A document marks each table it shows as `<!-- table: NAME -->` ... `<!-- end table -->` and each
-number in its prose as `<!-- value: NAME [ARGUMENT] -->text<!-- end -->` on one line.
-`make docs-tables` (`python -m tools.doctables .`) rewrites what stands between the markers from
-what `kacs report` computed into each results folder's report/ (and the published tables shipped
-as the package's data); tests/test_docs.py renders them again and fails when a committed document
-differs. One module per document or experiment declares its tables (functions `t_NAME`) and
-values (`v_NAME`); this one gathers them. The library never imports the generator.
+A document marks each table it shows as `<!-- table: ... -->` ... `<!-- end table -->` and each
+number in its prose as `<!-- value: ... -->text<!-- end -->` on one line; a marker names a
+report table, a row and column of it and a format (common.py says how), or one of the few
+tables and values of a document's own. `make docs-tables` (`python -m tools.doctables .`)
+rewrites what stands between the markers from what `kacs report` wrote into each results
+folder's report/; tests/test_docs.py renders them again and fails when a committed document
+differs. `common.py` holds the markers and the filler; `across.py` the documents' own tables
+and values that set several campaigns side by side, `outside.py` those of what no report
+holds (the declarations, the results index, the analysis scripts' files). This module gathers
+their functions `t_NAME` and `v_NAME`. The library never imports the generator.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from tools.doctables.common import MARKER, VALUE, Runs, substitute
+from tools.doctables.common import MARKER, VALUE, Runs, render_table, render_value, substitute
 
-__all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_document", "stale", "update", "main"]
+__all__ = ["MARKER", "VALUE", "TABLES", "VALUES", "Runs", "documents", "render_document", "render_table",
+           "render_value", "stale", "update", "main"]
 
 DOCUMENTS = ("README.md", "docs/*.md")
 
