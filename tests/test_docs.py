@@ -215,6 +215,19 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
     assert not bad, "cite docs/algorithm.md instead:\n" + "\n".join(bad)
 
 
+def test_check_names_a_stale_document_and_leaves_it(tmp_path: Path, capsys) -> None:
+    _report(tmp_path, "x", "quoted", "quote,text\nruns,30\n")
+    (tmp_path / "docs").mkdir()
+    stale = "<!-- value: x quoted runs -->29<!-- end --> runs\n"
+    (tmp_path / "README.md").write_text(stale, encoding="utf-8")
+    assert doctables.main(["--check", str(tmp_path)]) == 1
+    assert "README.md differs" in capsys.readouterr().out
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == stale
+    assert doctables.main([str(tmp_path)]) == 0
+    assert doctables.main(["--check", str(tmp_path)]) == 0
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == "<!-- value: x quoted runs -->30<!-- end --> runs\n"
+
+
 def test_a_range_over_readable_points_is_read_from_the_pareto_table(tmp_path: Path) -> None:
     """X-KAN's parameters and rules (8 (n + 1)(2n + 1) numbers a rule at n = 2: 120) over
     chosen points of a front written by hand."""

@@ -75,7 +75,17 @@ def update(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    for path in update(Path(args[0]) if args else Path.cwd()):
+    """`python -m tools.doctables [--check] [ROOT]`: rewrite the documents, or with --check only
+    name those that differ (exit 1 when one does)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    paths = [a for a in args if a != "--check"]
+    root = Path(paths[0]) if paths else Path.cwd()
+    if check:
+        differ = stale(root)
+        for path in differ:
+            print(f"{path} differs from the committed reports: run `make docs-tables`")
+        return 1 if differ else 0
+    for path in update(root):
         print(f"rewrote the tables of {path}")
     return 0

@@ -1,4 +1,4 @@
-"""`python -m tools.doctables [ROOT]`: rewrite the marked tables and values of ROOT's documents."""
+"""`python -m tools.doctables [--check] [ROOT]`: rewrite (or check) the marked tables and values of ROOT's documents."""
 
 from tools.doctables import main
 
