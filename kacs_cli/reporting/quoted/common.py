@@ -19,8 +19,9 @@ from kacs_cli.reporting.model import ExperimentReport
 from kacs_cli.reporting.stats import ALPHA
 from kacs_cli.reporting.suprb import DISPLAY
 
-__all__ = ["ALPHA", "MAIN_BENCHMARKS", "REAL", "Missing", "Quoted", "Source", "bold_min", "compare", "integer",
-           "mean_sd", "means", "name", "names", "ranks", "short_p", "table", "values", "verdict_text", "verdicts", "word"]
+__all__ = ["ALPHA", "MAIN_BENCHMARKS", "REAL", "Missing", "Quoted", "Source", "bold_min", "compare", "count", "integer",
+           "mean_sd", "means", "name", "names", "ranks", "short_p", "table", "values", "verdict_text", "verdict_texts",
+           "verdicts", "word"]
 
 REAL = tuple(DISPLAY)  # the article's real datasets, shown by their display names
 
@@ -38,11 +39,11 @@ class Source:
         self.exp, self.out, self.stem = exp, Path(out), slug(exp.name)
         self._cache: dict[str, pd.DataFrame] = {}
 
-    def _read(self, key: str, path: Path, **kwargs) -> pd.DataFrame:
+    def _read(self, key: str, path: Path) -> pd.DataFrame:
         if key not in self._cache:
             if not path.is_file():
                 raise Missing(f"{path} was not written")
-            self._cache[key] = pd.read_csv(path, **kwargs)
+            self._cache[key] = pd.read_csv(path)
         return self._cache[key]
 
     def report(self, kind: str) -> pd.DataFrame:
