@@ -19,17 +19,19 @@ import numpy as np
 # and memory would otherwise grow with every row, while a sample of this size still pins down
 # each rule's two weights (docs/refinement.md, "Many rows").
 REFINE_MAX_ROWS = 100_000
-# A capacity-search candidate's refinement. The candidates only need ranking, and the search
-# refines one per candidate tried (up to four with the default ladder) where the fit refines
-# once: this cap is the smallest round number above every committed candidate's fit rows, so the
-# search refines its candidates on larger data as it did on the largest committed dataset.
+# A capacity-search candidate's refinement. The candidates only need ranking, each on a sample
+# of the same size, and the search refines one per candidate tried (up to four with the default
+# ladder) where the fit refines once: this cap is the smallest round number above every
+# committed candidate's fit rows, so the search refines its candidates on larger data as it did
+# on the largest committed dataset.
 SEARCH_REFINE_MAX_ROWS = 40_000
-# The held-out rows that judge a candidate, per held-out part. The standard deviation of an
-# absolute error is about 0.76 times its mean (a normal error: sqrt(pi / 2 - 1)), so an MAE on
-# this many rows has a relative standard error of 0.76 / sqrt(20,000) = 0.54 %, and the
-# difference of two candidates' MAEs on the same rows at most sqrt(2) times that, 0.76 %: a
-# step of the ladder that lowers the error by 2 % (the smallest the committed budget sweeps
-# call better) stands 2.6 standard errors clear of chance.
+# The held-out rows that judge a candidate, per held-out part. The ladder compares two
+# candidates' MAEs on the same rows: the standard deviation of the difference of their absolute
+# errors was 0.56 to 0.63 times the MAE on generated data (docs/performance.md, "Cost against
+# rows"), and is at most sqrt(2) x 0.76 times it for unrelated errors (0.76 = sqrt(pi / 2 - 1),
+# the ratio for a normal error), so on this many rows the standard error of the difference is 0.45 % of the
+# MAE (0.76 % at most): a step of the ladder that lowers the error by 1 % stands 2.2 standard
+# errors clear of chance.
 SEARCH_SCORE_MAX_ROWS = 20_000
 # The rows whose channel sums give a fitted KACS estimator's zhat_range_ (the span its outer
 # functions are drawn over): a sample of this many misses only the most extreme sums, which
