@@ -38,9 +38,16 @@ def scale_inputs(X: np.ndarray, x_min: np.ndarray, x_max: np.ndarray, *, clip: b
     span = x_max - x_min
     constant = span == 0.0
     safe = np.where(constant, 1.0, span)
-    # (X - x_min) / safe is NaN where X is: a constant column keeps its missing values too.
-    scaled = np.where(constant & (X == X), 0.5, (X - x_min) / safe)
-    return np.clip(scaled, 0.0, 1.0) if clip else scaled
+    # One new array, every later step in place (a copy of X is what many rows cost). It is NaN
+    # where X is: a constant column keeps its missing values too.
+    scaled = X - x_min
+    scaled /= safe
+    if constant.any():
+        columns = np.flatnonzero(constant)
+        block = scaled[..., columns]
+        block[~np.isnan(block)] = 0.5
+        scaled[..., columns] = block
+    return np.clip(scaled, 0.0, 1.0, out=scaled) if clip else scaled
 
 
 def scale_target(y: np.ndarray, y_min: float, y_max: float, *, clip: bool) -> np.ndarray:
@@ -76,8 +83,9 @@ class InputTransform:
         if name == "quantile":
             from sklearn.preprocessing import QuantileTransformer
 
+            # copy=False: `apply` copies the rows itself unless the caller hands them over.
             qt = QuantileTransformer(n_quantiles=len(references), output_distribution="uniform",
-                                     subsample=None)
+                                     subsample=None, copy=False)
             qt.quantiles_ = np.asarray(quantiles, dtype=np.float64)
             qt.references_ = np.asarray(references, dtype=np.float64)
             qt.n_quantiles_ = len(references)
@@ -109,12 +117,16 @@ class InputTransform:
         """The columns a fitted quantile transform expects (None: any, the identity)."""
         return None if self._quantile is None else self._quantile.quantiles_.shape[1]
 
-    def apply(self, X01: np.ndarray) -> np.ndarray:
+    def apply(self, X01: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
+        """The transformed rows; `overwrite`: X01 (float64) is the caller's to give away and
+        becomes the result, where otherwise the transform works on a copy."""
         if self._quantile is None:
             return X01
-        out = np.clip(self._quantile.transform(X01), 0.0, 1.0)
+        kept = np.asarray(X01, dtype=np.float64)[:, self.keep] if self.keep else None  # a copy
+        out = np.asarray(X01, dtype=np.float64) if overwrite else np.array(X01, dtype=np.float64)
+        out = np.clip(self._quantile.transform(out), 0.0, 1.0, out=out)
         if self.keep:
-            out[:, self.keep] = np.asarray(X01, dtype=np.float64)[:, self.keep]
+            out[:, self.keep] = kept
         return np.ascontiguousarray(out)
 
     def state(self) -> dict:

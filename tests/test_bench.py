@@ -5,6 +5,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 
 from cli_support import run_kacs
@@ -160,3 +161,68 @@ def test_profile_is_documented_as_kacs_only(capsys):
     code, out, err = kacs(capsys, "bench", "--help")
     words = " ".join(out.replace("\u2502", " ").split())  # the help's box, however it wraps
     assert code == 0 and re.search(r"--profile (<bool> )?KACS only:", words), words
+
+
+# ------------------------------------------------ the rows workload
+
+
+def test_the_rows_data_are_the_generator_and_its_further_rows():
+    X, y, X_test, y_test = bench.rows_data(40)
+    assert X.shape == (40, 8) and y.shape == (40,) and X_test.shape == (bench.TEST_ROWS, 8)
+    assert ((0 <= X) & (X < 1)).all() and ((0 <= X_test) & (X_test < 1)).all()
+    signal = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] * X[:, 3]
+    assert 0.05 < np.std(y - signal) < 0.15  # the 0.1 N(0, 1) noise
+    again = bench.rows_data(40)
+    assert all(np.array_equal(a, b) for a, b in zip((X, y, X_test, y_test), again))
+    assert np.array_equal(bench.rows_data(80)[0][:40], X)  # the inputs are drawn first
+
+
+def test_the_rows_workload_reports_the_median_fit_and_refuses_disagreeing_fits(monkeypatch):
+    class Fitted:
+        capacity_N_ = 12800
+
+        def fit(self, X, y):
+            return self
+
+    monkeypatch.setattr(bench, "rows_data", lambda rows, seed=0: (np.zeros((rows, 8)),) * 4)
+    monkeypatch.setattr(bench, "recommended_kacs", lambda iterations=100_000: Fitted())
+    timed = iter([(3.0, 0.09), (0.4, 0.08), (1.0, 0.09), (0.2, 0.08), (2.0, 0.09), (0.3, 0.08)])
+    monkeypatch.setattr(bench, "_timed_fit", lambda model, data: next(timed))
+    result = bench.run_rows_bench(500, iterations=300, repeat=3)
+    assert (result["rows"], result["kacs_seconds"], result["kacs_runs_seconds"]) == (500, 2.0, [3.0, 1.0, 2.0])
+    assert (result["gbr_seconds"], result["gbr_runs_seconds"]) == (0.3, [0.4, 0.2, 0.3])
+    assert (result["kacs_test_mae"], result["gbr_test_mae"], result["kacs_N"]) == (0.09, 0.08, 12800)
+    assert result["kacs_over_gbr"] == pytest.approx(2.0 / 0.3)
+    timed = iter([(1.0, 0.09), (0.4, 0.08), (1.0, 0.0901), (0.2, 0.08)])
+    with pytest.raises(RuntimeError, match="not deterministic"):
+        bench.run_rows_bench(500, iterations=300, repeat=2)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--rows", "1e6"], "--rows takes whole numbers of at least 10 separated by commas, got '1e6'"),
+    (["--rows", "1000,5"], "got '5'"),
+    (["--profile"], "--profile acts on the engine workloads; drop it for the rows workload"),
+    (["--vs-xcsf-lib"], "--vs-xcsf-lib acts on the engine workloads"),
+])
+def test_the_rows_workload_refuses_bad_options_in_one_line(capsys, arguments, message):
+    code, out, err = kacs(capsys, "bench", "--workload", "rows", *arguments)
+    assert code == 2 and message in err and "Traceback" not in err
+    assert out == ""
+
+
+@pytest.mark.slow
+def test_the_rows_workload_fits_the_recommended_kacs_beside_boosting(capsys):
+    code, out, err = kacs(capsys, "bench", "--workload", "rows", "--rows", "300,400", "--iterations", 200, "--json")
+    assert code == 0, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r["rows"] for r in results] == [300, 400]
+    X, y, X_test, y_test = bench.rows_data(300)
+    model = bench.recommended_kacs(200).fit(X, y)
+    first = results[0]
+    assert first["kacs_test_mae"] == float(np.mean(np.abs(model.predict(X_test) - y_test)))
+    assert first["kacs_N"] == model.capacity_N_ and first["test_rows"] == bench.TEST_ROWS
+    assert first["kacs_over_gbr"] == first["kacs_seconds"] / first["gbr_seconds"]
+    assert 0 < first["gbr_test_mae"] < 1
+    code, out, err = kacs(capsys, "bench", "--workload", "rows", "--rows", "300", "--iterations", 200)
+    assert code == 0, err
+    assert "HistGradientBoostingRegressor" in out and "300" in out

@@ -43,16 +43,12 @@ def test_the_held_out_rows_split_the_rows_by_the_seed():
 def test_the_search_climbs_while_the_held_out_error_falls(monkeypatch, scores, tried, chosen):
     seen = []
 
-    class Result:
-        def __init__(self, N):
-            self.final, self.seconds = {"test_mae": scores[N]}, 1.5
-
-    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed, weight=None,
-                       test_weight=None):
+    def fake_candidate(method, X_fit, y_fit, X_held, y_held, *, params, iterations, seed, weight=None,
+                       test_weight=None, refine_rows=None):
         seen.append((params.N, params.capacity, len(X_fit), len(X_held), seed))
-        return Result(params.N)
+        return scores[params.N], 1.5
 
-    monkeypatch.setattr(capacity, "train_run", fake_train_run)
+    monkeypatch.setattr(capacity, "candidate_mae", fake_candidate)
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     result = capacity.search("kacs", X, y, Hyperparameters(N=100, capacity="search", capacity_max=800),
                              iterations=10, seed=3)
@@ -204,7 +200,7 @@ def test_a_campaigns_search_sees_the_train_rows_and_never_a_test_row(tmp_path, m
     {100: 0.30, 200: 0.20, 400: 0.15, 800: 0.10},   # climbs to the top
 ])
 def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, scores):
-    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None):
+    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None, refine_rows=None):
         return scores[N], 1.0
 
     monkeypatch.setattr(capacity, "_score", fake_score)
@@ -277,7 +273,7 @@ def test_the_ladder_starts_at_capacity_min_when_given():
 def _fake_scores(monkeypatch, table, calls=None):
     """capacity._score replaced by table[(channels, N)] (a number, or one per fold by the
     fold's first held-out row), 1 second each; `calls` collects (channels, N, held rows)."""
-    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None):
+    def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None, refine_rows=None):
         if calls is not None:
             calls.append((params.channels, N, tuple(held)))
         value = table[(params.channels, N)]
@@ -314,20 +310,16 @@ def test_the_channel_search_chooses_the_argmin_of_its_scores_fewer_channels_then
 
 def test_the_score_over_folds_is_the_weighted_mae_of_every_held_out_prediction(monkeypatch):
     """Four rows, y = 1, 2, 3, 4 with weights 1, 2, 3, 4, and a candidate predicting 0: each
-    fold's score is its held-out rows' weighted MAE (as train_run gives it), and the search's
+    fold's score is its held-out rows' weighted MAE (as candidate_mae gives it), and the search's
     score (1 + 4 + 9 + 16) / 10 = 3.0 whatever the folds (their plain mean would not be)."""
     seen = []
 
-    class Result:
-        def __init__(self, y_held, weight):
-            self.final, self.seconds = {"test_mae": float(np.sum(weight * np.abs(y_held)) / np.sum(weight))}, 0.0
-
-    def fake_train_run(method, X_fit, y_fit, X_held, y_held, *, params, iterations, eval_every, seed, weight=None,
-                       test_weight=None):
+    def fake_candidate(method, X_fit, y_fit, X_held, y_held, *, params, iterations, seed, weight=None,
+                       test_weight=None, refine_rows=None):
         seen.append((sorted(y_fit), list(weight), sorted(y_held), list(test_weight)))
-        return Result(y_held, test_weight)
+        return float(np.sum(test_weight * np.abs(y_held)) / np.sum(test_weight)), 0.0
 
-    monkeypatch.setattr(capacity, "train_run", fake_train_run)
+    monkeypatch.setattr(capacity, "candidate_mae", fake_candidate)
     X, y, weight = np.arange(4.0)[:, None], np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 4.0])
     for seed in range(4):
         seen.clear()

@@ -497,17 +497,17 @@ def test_smoothness_search_needs_refinement():
 
 
 def test_beyond_the_row_cap_the_refinement_fits_a_seeded_sample(monkeypatch):
-    from kacs_cli.engine import refine
+    from kacs_cli.engine import refine, row_caps
 
     X, y = _data(2, 300, seed=8)
     base = Model("kacs", 2, Hyperparameters(N=200))
     base.train(X, y, 2000, 1)
-    monkeypatch.setattr(refine, "REFINE_MAX_ROWS", 120)
+    monkeypatch.setattr(row_caps, "REFINE_MAX_ROWS", 120)
     capped = copy.deepcopy(base)
     result = capped.refine(X, y, seed=3, max_iter=50, pull=1e-5, validation=0.0)
     # The same as refining the sample itself with the cap out of the way.
     sample = np.sort(np.random.default_rng([3, refine._SAMPLE_STREAM]).choice(300, 120, replace=False))
-    monkeypatch.setattr(refine, "REFINE_MAX_ROWS", 10**9)
+    monkeypatch.setattr(row_caps, "REFINE_MAX_ROWS", 10**9)
     direct = copy.deepcopy(base)
     direct.refine(X[sample], y[sample], seed=3, max_iter=50, pull=1e-5, validation=0.0)
     assert np.array_equal(capped.pop.weights.w[:capped.n_rules], direct.pop.weights.w[:direct.n_rules])

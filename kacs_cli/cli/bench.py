@@ -1,4 +1,5 @@
-"""`kacs bench`: engine speed on the reference workload or the costly scaling cells."""
+"""`kacs bench`: engine speed on the reference workload or the costly scaling cells, and the
+recommended fit's time against the training rows (`--workload rows`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from kacs_cli.errors import UserError
 
 
 def register(app: typer.Typer) -> None:
@@ -21,7 +24,11 @@ def register(app: typer.Typer) -> None:
         workload: str = typer.Option(
             "reference", "--workload",
             help="reference (f3 n=10 N=6400), n18-N15984, n20-N6400, n20-N19680; several "
-                 "separated by commas, or all."),
+                 "separated by commas, or all (these four). rows: the recommended KACS fit beside "
+                 "HistGradientBoostingRegressor at each --rows count of generated rows."),
+        rows: str = typer.Option(
+            "10000,100000,1000000", "--rows",
+            help="The rows workload's training-row counts, separated by commas."),
         repeat: int = typer.Option(1, "--repeat", min=1, help="Timed runs per learner; the median is reported."),
         profile: bool = typer.Option(
             False, "--profile",
@@ -33,15 +40,30 @@ def register(app: typer.Typer) -> None:
 
         The default workload is n = 10, N = 6400; --workload picks the costly cells of the
         dimensional-scaling experiment. JIT compilation is warmed up first; evaluation every
-        2000 iterations is included.
+        2000 iterations is included. --workload rows times the recommended KACS fit and
+        HistGradientBoostingRegressor on each --rows count of generated rows instead (one core).
         """
-        from kacs_cli.cli.timing import LEARNERS, PROFILED, WORKLOADS, get_workload, run_bench
+        from kacs_cli.cli.timing import (LEARNERS, PROFILED, ROWS_WORKLOAD, WORKLOADS, get_workload, run_bench,
+                                         run_rows_bench)
 
         names = list(WORKLOADS) if workload.strip() == "all" else [w.strip() for w in workload.split(",")]
         for name in names:
-            get_workload(name)  # refuse a bad name before anything runs
+            if name != ROWS_WORKLOAD:
+                get_workload(name)  # refuse a bad name before anything runs
+        counts = _row_counts(rows) if ROWS_WORKLOAD in names else ()
+        for flag, given in (("--profile", profile), ("--vs-xcsf-lib", vs_xcsf_lib)):
+            if given and ROWS_WORKLOAD in names:
+                raise UserError(f"{flag} acts on the engine workloads; drop it for the rows workload")
         console = Console()
         for name in names:
+            if name == ROWS_WORKLOAD:
+                results = [run_rows_bench(count, iterations=iterations, repeat=repeat) for count in counts]
+                if json_output:
+                    for result in results:
+                        print(json.dumps(result), flush=True)
+                else:
+                    console.print(_rows_table(results, iterations, repeat))
+                continue
             result = run_bench(iterations=iterations, vs_xcsf_lib=vs_xcsf_lib, workload_name=name,
                                repeat=repeat, profile=profile)
             if json_output:
@@ -69,6 +91,35 @@ def register(app: typer.Typer) -> None:
             console.print(f"peak memory: {result['peak_memory_mib']:.0f} MiB")
             if vs_xcsf_lib:
                 console.print(f"our XCSF is {result['xcsf_speedup_vs_lib']:.1f}x the rate of the xcsf library")
+
+
+def _row_counts(text: str) -> tuple[int, ...]:
+    """--rows as training-row counts, each a whole number of at least 10 (the fits' smallest data)."""
+    counts = []
+    for cell in text.split(","):
+        try:
+            count = int(cell.strip().replace("_", ""))
+        except ValueError:
+            count = 0
+        if count < 10:
+            raise UserError(f"--rows takes whole numbers of at least 10 separated by commas, got {cell.strip()!r}")
+        counts.append(count)
+    return tuple(counts)
+
+
+def _rows_table(results: list[dict], iterations: int, repeat: int) -> Table:
+    runs = f"median of {repeat} fits, " if repeat > 1 else ""
+    table = Table(title=f"recommended KACS ({iterations:,} iterations) and HistGradientBoostingRegressor "
+                        f"against training rows ({runs}one core; test MAE on {results[0]['test_rows']:,} "
+                        f"further rows)")
+    for col in ("rows", "KACS seconds", "boosting seconds", "KACS / boosting", "KACS test MAE",
+                "boosting test MAE", "KACS N chosen"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(f"{r['rows']:,}", f"{r['kacs_seconds']:.1f}", f"{r['gbr_seconds']:.1f}",
+                      f"{r['kacs_over_gbr']:.1f}x", f"{r['kacs_test_mae']:.4f}", f"{r['gbr_test_mae']:.4f}",
+                      f"{r['kacs_N']:,}")
+    return table
 
 
 def _profile_table(result: dict, method: str, repeat: int) -> Table:

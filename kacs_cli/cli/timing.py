@@ -10,6 +10,11 @@ the costly cells of the dimensional-scaling experiment. Each learner is warmed u
 must agree on every fingerprint (test MAE, rules), since the engines are deterministic.
 With `profile`, KACS's timed runs also count the cycles of each phase of an iteration
 (`phase_profile`); the runs compute the same numbers as without.
+
+The `rows` workload times fits instead of engine runs: the recommended KACS
+(`KACSRegressor.from_preset("recommended")`) beside scikit-learn's
+HistGradientBoostingRegressor on ROWS generated training rows each (`rows_data`), both on one
+core, each scored on TEST_ROWS further rows (docs/performance.md, "Cost against rows").
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kacs_cli.estimators import KACSRegressor
 from kacs_cli.baselines.xcsf_lib import XCSFLibRegressor
 from kacs_cli.engine import Hyperparameters, train_run
 from kacs_cli.engine.registry import BASELINE, PROPOSED
@@ -75,12 +81,19 @@ class Timing:
         return self.iterations / self.seconds
 
 
+# The workload of fits against the number of training rows (`run_rows_bench`), apart from the
+# engine workloads above (`all` names those only: a fit on a million rows takes minutes).
+ROWS_WORKLOAD = "rows"
+ROWS = (10_000, 100_000, 1_000_000)
+TEST_ROWS = 10_000
+
+
 def get_workload(name: str) -> Workload:
     try:
         return WORKLOADS[name]
     except KeyError:
         raise UserError(
-            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (or all)"
+            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}, {ROWS_WORKLOAD} (or all)"
         ) from None
 
 
@@ -197,3 +210,67 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
         })
     out["peak_memory_mib"] = peak_memory_mib()
     return out
+
+
+def rows_data(rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, X_test, y_test): `rows` rows of 8 inputs uniform on [0, 1] with
+    y = sin(6 x1) + x2^2 + x3 x4 + 0.1 N(0, 1), then TEST_ROWS further rows of the same stream
+    (docs/refinement.md, "Many rows")."""
+    rng = np.random.default_rng(seed)
+    drawn = []
+    for count in (rows, TEST_ROWS):
+        X = rng.random((count, 8))
+        drawn += [X, np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=count)]
+    return tuple(drawn)
+
+
+def recommended_kacs(iterations: int = ITERATIONS) -> KACSRegressor:
+    """The KACS fit of the rows workload: the recommended setting on real-valued data."""
+    return KACSRegressor.from_preset("recommended", P_hash=0.8, n_iter=iterations, random_state=0)
+
+
+def _timed_fit(model, data) -> tuple[float, float]:
+    """(seconds of model.fit on the training rows, test MAE on the further rows)."""
+    X, y, X_test, y_test = data
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    return seconds, float(np.mean(np.abs(model.predict(X_test) - y_test)))
+
+
+def run_rows_bench(rows: int, iterations: int = ITERATIONS, repeat: int = 1) -> dict:
+    """`repeat` timed fits of the recommended KACS and of HistGradientBoostingRegressor
+    (scikit-learn's defaults, random_state 0) on `rows` generated rows, both on one core: the
+    median seconds, every run's, the test MAE on TEST_ROWS further rows and KACS's chosen N.
+    The KACS runs must agree on their test MAE, as the engines' runs must."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
+
+    if repeat < 1:
+        raise UserError(f"--repeat must be >= 1, got {repeat}")
+    data = rows_data(rows)
+    warm = rows_data(300, seed=1)
+    recommended_kacs(200).fit(warm[0], warm[1])  # compiles (or loads) every engine function the fit uses
+    kacs_runs, gbr_runs, chosen = [], [], None
+    with threadpool_limits(limits=1):
+        for _ in range(repeat):
+            model = recommended_kacs(iterations)
+            kacs_runs.append(_timed_fit(model, data))
+            chosen = model.capacity_N_
+            gbr_runs.append(_timed_fit(HistGradientBoostingRegressor(random_state=0), data))
+    for other in kacs_runs[1:]:
+        if other[1] != kacs_runs[0][1]:
+            raise RuntimeError(f"kacs: repeated fits disagree (test MAE {kacs_runs[0][1]!r} vs {other[1]!r}): "
+                               f"the fit is not deterministic")
+    kacs_seconds = statistics.median(s for s, _ in kacs_runs)
+    gbr_seconds = statistics.median(s for s, _ in gbr_runs)
+    return {
+        "workload": ROWS_WORKLOAD, "rows": rows, "test_rows": TEST_ROWS, "repeat": repeat,
+        "iterations": iterations,
+        "kacs_seconds": kacs_seconds, "kacs_runs_seconds": [s for s, _ in kacs_runs],
+        "kacs_test_mae": kacs_runs[0][1], "kacs_N": chosen,
+        "gbr_seconds": gbr_seconds, "gbr_runs_seconds": [s for s, _ in gbr_runs],
+        "gbr_test_mae": gbr_runs[0][1],
+        "kacs_over_gbr": kacs_seconds / gbr_seconds,
+        "peak_memory_mib": peak_memory_mib(),
+    }

@@ -84,7 +84,7 @@ def train_member(method: str, X, y, params: Hyperparameters, iterations: int, se
     warm_up(method)
     model = Model(method, X.shape[1], params.with_overrides(bags=1))
     start = time.perf_counter()
-    model.train(Xk, yk, iterations, member_seed(seed, k), eval_every=iterations)
+    model.train(Xk, yk, iterations, member_seed(seed, k), evaluate=False)
     seconds = time.perf_counter() - start
     evolved, refine_seconds, refine_iterations, smoothness = None, 0.0, 0, 0.0
     if params.refinement:

@@ -24,22 +24,32 @@ a seed. With sample weights the candidates train on the fit rows' weights and th
 held-out rows' weighted MAE (the held-out rows are drawn as without weights). The data are
 those the learner sees (scaled and transformed on all the train rows: the transform sees the
 held-out inputs, never their targets).
+
+Beyond row_caps.SEARCH_SCORE_MAX_ROWS held-out rows in a part, a seeded sample of that many
+judges the candidates, and a candidate's refinement fits at most row_caps.SEARCH_REFINE_MAX_ROWS
+of its fit rows (row_caps.py says why each cap suffices); no other row is predicted. Below the
+caps each score is, bit for bit, the test MAE that train_run gives the candidate's training.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from kacs_cli.engine import row_caps
 from kacs_cli.engine.params import CAPACITY_FIXED, Hyperparameters
-from kacs_cli.engine.train import in_processes, train_run, worker_count
+from kacs_cli.engine.train import Model, errors, in_processes, warm_up, worker_count
+from kacs_cli.engine.weights import positive_rows
 from kacs_cli.errors import UserError
 
 # Mixed into the seed so that the held-out rows do not follow the learner's own stream; the
-# folds have their own, so that they are no reshuffle of the one held-out part.
+# folds have their own, so that they are no reshuffle of the one held-out part, and so has the
+# sample of a large held-out part that judges the candidates.
 _SPLIT_STREAM = 0x63617061
 _FOLD_STREAM = 0x666f6c64
+_JUDGE_STREAM = 0x6a756467
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ class CapacityResult:
     chosen_N: int
     candidates: tuple[int, ...]  # the budgets tried, each ladder smallest first, ladders by channels
     scores: tuple[float, ...]   # each candidate's held-out MAE (over the folds), on the [-1, 1] target scale
-    seconds: float              # the search's training time, its refinements included
+    seconds: float              # the search's training time, its refinements and scoring included
     # capacity_channels: both: each candidate's number of outer channels, and the chosen one;
     # () and None when the search kept the run's own channels.
     channels: tuple[int, ...] = ()
@@ -100,14 +110,42 @@ def validation_parts(rows: int, params: Hyperparameters, seed: int) -> list[tupl
     return folds(rows, int(params.capacity_folds), seed)
 
 
+def judged_rows(held: np.ndarray, seed: int, part: int) -> np.ndarray:
+    """The rows of the held-out part number `part` (sorted indices `held`) that judge the
+    candidates: all of them, or beyond row_caps.SEARCH_SCORE_MAX_ROWS a seeded sample of that
+    many."""
+    sample = row_caps.sample_rows(len(held), row_caps.SEARCH_SCORE_MAX_ROWS, seed, _JUDGE_STREAM, part)
+    return held if sample is None else held[sample]
+
+
+def candidate_mae(method: str, X_fit, y_fit, X_held, y_held, *, params: Hyperparameters, iterations: int,
+                  seed: int, weight=None, test_weight=None, refine_rows: int | None = None) -> tuple[float, float]:
+    """(held-out MAE, seconds of training, refinement and scoring) of one candidate: the learner
+    at `params` trained on the fit rows with the seed and iterations, refined with refinement on
+    at most `refine_rows` of them (None: row_caps.SEARCH_REFINE_MAX_ROWS), and its MAE on the
+    held-out rows (weighted by test_weight). The fit rows are not predicted: the search reads no
+    train error. Below the cap the MAE is, bit for bit, the test MAE train_run reports for the
+    same rows and settings."""
+    refine_rows = row_caps.SEARCH_REFINE_MAX_ROWS if refine_rows is None else int(refine_rows)
+    X_fit, y_fit, weight = positive_rows(X_fit, y_fit, weight, "weight")
+    X_held, y_held, test_weight = positive_rows(X_held, y_held, test_weight, "test_weight")
+    model = Model(method, X_fit.shape[1], params)
+    warm_up(method)
+    start = time.perf_counter()
+    model.train(X_fit, y_fit, iterations, seed, weight=weight, evaluate=False)
+    if params.refinement:
+        model.refine(X_fit, y_fit, seed=seed, weight=weight, max_rows=refine_rows)
+    mae, _ = errors(model.predict(X_held), np.asarray(y_held, dtype=np.float64), test_weight)
+    return float(mae), time.perf_counter() - start
+
+
 def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int,
-           weight=None):
-    """(held-out MAE, training and refinement seconds) of the candidate budget N."""
+           weight=None, refine_rows: int | None = None):
+    """(held-out MAE, seconds) of the candidate budget N (`candidate_mae`)."""
     trial = params.with_overrides(N=N, compaction="none", bags=1, **CAPACITY_FIXED)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
-    result = train_run(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
-                       eval_every=iterations, seed=seed, weight=part(fit), test_weight=part(held))
-    return float(result.final["test_mae"]), result.seconds + float(result.final.get("refine_seconds", 0.0))
+    return candidate_mae(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
+                         seed=seed, weight=part(fit), test_weight=part(held), refine_rows=refine_rows)
 
 
 def pooled_score(maes, held_weights) -> float:
@@ -134,7 +172,10 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError("the capacity search needs at least two train rows")
-    parts = validation_parts(X.shape[0], params, seed)
+    parts = [(fit, judged_rows(held, seed, i))
+             for i, (fit, held) in enumerate(validation_parts(X.shape[0], params, seed))]
+    # Read here and handed to every training: a process pool's workers score as this one does.
+    refine_rows = row_caps.SEARCH_REFINE_MAX_ROWS
     held_weights = [float(len(held)) if weight is None else float(np.sum(weight[held])) for _, held in parts]
     budgets, channel_counts = candidate_budgets(params), candidate_channels(params, X.shape[1])
     ladders = ([params] if channel_counts is None
@@ -156,7 +197,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
                 queued.append((i, ahead))
                 ahead += 1
         queued.sort()
-        calls = [(method, X, y, fit, held, ladders[i], budgets[step], iterations, seed, weight)
+        calls = [(method, X, y, fit, held, ladders[i], budgets[step], iterations, seed, weight, refine_rows)
                  for i, step in queued for fit, held in parts]
         trained = iter(in_processes(_score, calls, width))
         for i, step in queued:

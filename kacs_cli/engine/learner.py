@@ -52,7 +52,8 @@ class Learner:
     components: Optional[Callable[[Any, Any], tuple]] = None
     # refine(model, X, y, max_iter=, pull=, validation=, seed=, smoothness=) -> refine.RefineResult: the
     # full-batch refit of every consequent weight with the rule structure fixed (refine.py);
-    # given weighted rows, also weight= (their sample weights, weights.py).
+    # given weighted rows, also weight= (their sample weights, weights.py), and given a row cap
+    # other than row_caps.REFINE_MAX_ROWS (a capacity-search candidate's), also max_rows=.
     refine: Optional[Callable[..., Any]] = None
     # compact(model, X, y, method, rules=, tolerance=, seed=) -> compaction.CompactionResult:
     # the model made smaller in place; `compactions` names the methods it knows. Given

@@ -31,7 +31,9 @@ a grid point that no rule covers (the function is 0 there, an empty match set) i
 weights of the iteration with the lowest validation MSE are kept and the search stops after
 `PATIENCE` iterations without a new best.
 
-Beyond REFINE_MAX_ROWS rows, a seeded sample of that many stands for all of them.
+Beyond `max_rows` rows (row_caps.REFINE_MAX_ROWS unless the caller gives another cap: the
+capacity search's candidates are refined on row_caps.SEARCH_REFINE_MAX_ROWS), a seeded sample
+of that many stands for all of them.
 
 Deterministic for a seed: the validation rows (and the sample) come from the seed, every sum
 runs in a fixed order, and L-BFGS-B is deterministic.
@@ -48,6 +50,7 @@ from numba import njit
 from scipy import sparse
 from scipy.optimize import minimize
 
+from kacs_cli.engine import row_caps
 from kacs_cli.engine.kacs_predict import predict
 from kacs_cli.engine.kacs_submodels import submodel_input_table
 from kacs_cli.engine.population import S_P
@@ -59,11 +62,7 @@ PATIENCE = 20
 MIN_VALIDATION_ROWS = 20
 # Grid points per learned function of the smoothness penalty.
 SMOOTH_GRID = 64
-# Beyond this many rows the refinement fits a seeded sample of this many: its time and its
-# memory (the design holds a cell per row and inner function) stop growing with the rows,
-# while a sample of this size still pins down every rule's two weights. The largest train
-# split of any committed campaign is below it, so no committed number depends on it.
-REFINE_MAX_ROWS = 100_000
+# Mixed into the seed so that the sample of rows refined beyond the cap follows no other stream.
 _SAMPLE_STREAM = 0x5A3D
 # `smoothness: search`: the strengths tried, and the share of the rows held out to score them.
 SMOOTHNESS_LADDER = (0.0, 1.0, 3.0, 10.0, 30.0)
@@ -497,19 +496,21 @@ def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, se
 
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
-                   search: bool = False, weight: np.ndarray | None = None) -> RefineResult:
+                   search: bool = False, weight: np.ndarray | None = None,
+                   max_rows: int | None = None) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
     missing; y on the target scale), each row's error weighted by its sample weight when
     `weight` is given (rows of weight 0 left out by the caller); see the module docstring.
     With `search`, the smoothness strength is chosen first (`choose_smoothness`) and
-    `smoothness` is not read."""
+    `smoothness` is not read. Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS) a seeded
+    sample of that many is refitted on."""
     start = time.perf_counter()
-    if X.shape[0] > REFINE_MAX_ROWS:
+    cap = row_caps.REFINE_MAX_ROWS if max_rows is None else int(max_rows)
+    sample = row_caps.sample_rows(X.shape[0], cap, seed, _SAMPLE_STREAM)
+    if sample is not None:
         # A uniform sample keeps its rows' weights: the weighted loss on it estimates the
         # weighted loss on all rows.
-        sample = np.sort(np.random.default_rng([int(seed), _SAMPLE_STREAM]).choice(
-            X.shape[0], REFINE_MAX_ROWS, replace=False))
         X, y = X[sample], y[sample]
         weight = None if weight is None else weight[sample]
     tried: tuple = ()
@@ -557,5 +558,5 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         smoothness_scores=tried)
 
 
-__all__ = ["Design", "Objective", "PATIENCE", "REFINE_MAX_ROWS", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
+__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
            "design", "refine_weights", "roughness_matrix", "validation_split"]

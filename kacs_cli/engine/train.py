@@ -244,8 +244,13 @@ class Model:
 
     def train(self, X, y, iterations: int, seed: int, *, X_test=None, y_test=None,
               eval_every: int | None = None, clock: np.ndarray | None = None,
-              weight=None, test_weight=None) -> np.ndarray:
+              weight=None, test_weight=None, evaluate: bool = True) -> np.ndarray:
         """Learn online for `iterations` samples; returns the raw curve rows.
+
+        `evaluate`: False leaves the curve's errors NaN and predicts no row (the test rows are not
+        read), for a caller that keeps only the model (an estimator's fit, a capacity-search
+        candidate): prediction changes nothing in the population, so the model is the same, bit
+        for bit.
 
         `clock`: an int64 array with a slot per phase of the learner (Learner.phases), to
         which each phase's cycles are added; for learners with phases only.
@@ -269,7 +274,7 @@ class Model:
         if clock is not None and len(clock) != len(self.learner.phases):
             raise ValueError(f"{self.learner.label} counts {len(self.learner.phases)} phases, "
                              f"got a clock of {len(clock)}")
-        if X_test is None:
+        if X_test is None or not evaluate:
             X_eval, y_eval = X, y
         else:
             X_test = self._check_inputs(X_test, "X_test")
@@ -285,7 +290,7 @@ class Model:
         self.scratch.key_state[0] = 0
         if learner.prepare is not None:
             learner.prepare(self, X_eval)
-        evaluate = learner.evaluate or learner.predict
+        predict_eval = learner.evaluate or learner.predict
         reshuffle = self.params.follows_article("article_reshuffle")
         seed_rng(int(seed) % (2**32))
         weighted = None if weight is None else WeightedOrder(weight, seed, reshuffle)
@@ -305,11 +310,12 @@ class Model:
             else:
                 weighted.run(lambda a, b: self._steps(X, y, order, a, b, False, clock), order, done, stop)
             done = stop
-            y_hat = evaluate(self, X_eval)
-            train_mae, train_mse = errors(y_hat[:n_train], y, weight)
-            test_mae, test_mse = np.nan, np.nan
-            if X_eval.shape[0] > n_train:
-                test_mae, test_mse = errors(y_hat[n_train:], y_eval[n_train:], test_weight)
+            train_mae, train_mse, test_mae, test_mse = np.nan, np.nan, np.nan, np.nan
+            if evaluate:
+                y_hat = predict_eval(self, X_eval)
+                train_mae, train_mse = errors(y_hat[:n_train], y, weight)
+                if X_eval.shape[0] > n_train:
+                    test_mae, test_mse = errors(y_hat[n_train:], y_eval[n_train:], test_weight)
             now = [int(scal[S_COVERS]), int(scal[S_COVERS_IN]), int(scal[S_COVERS_OUT]),
                    int(scal[S_DELETIONS])]
             curve[row] = (done, train_mae, test_mae, train_mse, test_mse, scal[S_P], scal[S_TOTAL],
@@ -365,10 +371,11 @@ class Model:
         return result
 
     def refine(self, X, y, *, seed: int, max_iter: int | None = None, pull: float | None = None,
-               validation: float | None = None, weight=None):
+               validation: float | None = None, weight=None, max_rows: int | None = None):
         """Refit every consequent weight on the rows (X, y), each weighted by its sample weight
         when given, with the rules' structure fixed (refine.py); settings not given are the
-        model's `refine_*` hyperparameters."""
+        model's `refine_*` hyperparameters. Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS)
+        a seeded sample of that many is refitted on."""
         if self.learner.refine is None:
             raise ValueError(registry.refinement_refusal())
         settings = {"max_iter": self.params.refine_max_iter, "pull": self.params.refine_pull,
@@ -385,7 +392,8 @@ class Model:
                                        pull=float(checked.refine_pull),
                                        validation=float(checked.refine_validation), seed=int(seed),
                                        smoothness=float(self.params.refine_smoothness),
-                                       search=self.params.smoothness == "search", **weighted)
+                                       search=self.params.smoothness == "search", **weighted,
+                                       **({} if max_rows is None else {"max_rows": int(max_rows)}))
 
     def predict_components(self, X):
         """Kolmogorov-Arnold learners (KACS) only: (psihat[rows, m, n], zhat[rows, m],

@@ -230,7 +230,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         """Inputs to [0, 1] exactly as the protocol does (docs/algorithm.md section 1), clipped to [0, 1], then
         through the input transform (the identity under `minmax`)."""
         scaled = np.ascontiguousarray(scale_inputs(X, self.x_min_, self.x_max_, clip=True))
-        return self.input_transform_.apply(scaled)
+        return self.input_transform_.apply(scaled, overwrite=True)
 
     def _scale_y(self, y):
         return np.ascontiguousarray(scale_target(y, self.y_min_, self.y_max_, clip=False))
@@ -393,7 +393,7 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
 
     def _train(self, Xs, ys, iterations, reset_ranges, weight=None):
         seed = self._call_seed(self.n_train_calls_)
-        self.model_.train(Xs, ys, iterations, seed, weight=weight)
+        self.model_.train(Xs, ys, iterations, seed, weight=weight, evaluate=False)
         self.n_train_calls_ += 1
         self._after_training(Xs, reset_ranges)
 

@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
-from kacs_cli.engine import Model
+from kacs_cli.engine import Model, row_caps
 from kacs_cli.estimators.base import LearnerRegressor
 from kacs_cli.estimators.explain import Explanation, explain_model
 from kacs_cli.estimators.inspection import submodel_table
@@ -26,6 +26,8 @@ __all__ = ["Components", "KACSRegressor", "XCSFRegressor"]
 
 # Rows whose channel sums are computed at once for zhat_range_.
 _RANGE_CHUNK = 65_536
+# Mixed into the seed so that the rows measured for zhat_range_ follow no other stream.
+_RANGE_STREAM = 0x7a686174
 
 Components = namedtuple("Components", ["psihat", "zhat", "phihat", "y_hat"])
 Components.__doc__ = """KACS intermediate values for rows X, in the model's scaled units.
@@ -63,7 +65,8 @@ class KACSRegressor(LearnerRegressor):
         A boolean per input, None without categorical inputs.
     seed_, n_train_calls_ : int
     zhat_range_ : ndarray (m, 2)
-        Min and max of every channel sum zhat_q over the inputs trained on, measured with the
+        Min and max of every channel sum zhat_q over the inputs trained on (beyond
+        row_caps.RANGE_MAX_ROWS of them, over a seeded sample of that many), measured with the
         model after each fit/partial_fit call and accumulated.
     rules_ : DataFrame
         One row per rule.
@@ -104,6 +107,8 @@ class KACSRegressor(LearnerRegressor):
         self._keep(locals())
 
     def _after_training(self, Xs, reset_ranges):
+        sample = row_caps.sample_rows(Xs.shape[0], row_caps.RANGE_MAX_ROWS, self.seed_, _RANGE_STREAM)
+        Xs = Xs if sample is None else Xs[sample]
         # In chunks: the components of all rows at once take rows x m x n floats.
         low, high = np.full(self.model_.n_channels, np.inf), np.full(self.model_.n_channels, -np.inf)
         for start in range(0, Xs.shape[0], _RANGE_CHUNK):
