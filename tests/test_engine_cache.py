@@ -1,6 +1,13 @@
-"""The engine's numba cache is dropped when any engine source changes (engine/cache.py)."""
+"""The engine's numba cache is dropped when any engine source or the plain-numba switch's
+setting changes (engine/cache.py), wherever numba keeps it."""
 
-from kacs_cli.engine.cache import STAMP_NAME, drop_stale_cache, sources_digest
+from contextlib import contextmanager
+from pathlib import Path
+
+from numba.core import config as numba_config
+from numba.core.caching import UserProvidedCacheLocator
+
+from kacs_cli.engine.cache import STAMP_NAME, drop_stale_cache, numba_cache_dir, sources_digest
 
 
 def fake_engine(tmp_path):
@@ -43,3 +50,49 @@ def test_edit_of_another_module_drops_every_cached_function(tmp_path):
     assert drop_stale_cache(tmp_path) is True
     assert cached(cache) == []
     assert drop_stale_cache(tmp_path) is False
+
+
+def test_each_setting_of_the_plain_switch_has_its_own_cache(tmp_path, monkeypatch):
+    """KACS_PLAIN_NUMBA changes the machine code but no source: switching it drops the
+    cache, as an edit does; "1" and the list of every kind are the same setting."""
+    cache = fake_engine(tmp_path)
+    monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
+    drop_stale_cache(tmp_path)
+    (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled with every optimisation")
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
+    assert drop_stale_cache(tmp_path) is True
+    assert (cache / STAMP_NAME).read_text() == sources_digest(tmp_path) + " plain=nrt"
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "1")
+    drop_stale_cache(tmp_path)
+    (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled plain")
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "specialisations,intrinsics,nrt")
+    assert drop_stale_cache(tmp_path) is False
+    assert cached(cache) == ["kacs.train_step-1.py311.nbi"]
+
+
+def test_under_numba_cache_dir_the_stamp_sits_in_numbas_folder(tmp_path):
+    """With NUMBA_CACHE_DIR numba keeps the engine's code in a folder of its own under it:
+    the stamp goes there, so that each such folder keeps the code of its own setting, and
+    the package's __pycache__ is left alone."""
+    engine = tmp_path / "engine"
+    engine.mkdir()
+    in_tree = fake_engine(engine)
+    root = tmp_path / "numba-cache"
+    with numba_config_cache_dir(str(root)):
+        locator = UserProvidedCacheLocator(fake_engine, str(engine / "kacs.py"))
+        folder = Path(locator.get_cache_path())
+    assert numba_cache_dir(engine, str(root)) == folder
+    assert drop_stale_cache(engine, str(root)) is False  # nothing there yet to drop
+    assert (folder / STAMP_NAME).read_text() == sources_digest(engine)
+    assert cached(in_tree) == ["kacs.train_step-1.py311.1.nbc", "kacs.train_step-1.py311.nbi"]
+    assert not (in_tree / STAMP_NAME).exists()
+
+
+@contextmanager
+def numba_config_cache_dir(value):
+    saved = numba_config.CACHE_DIR
+    numba_config.CACHE_DIR = value
+    try:
+        yield
+    finally:
+        numba_config.CACHE_DIR = saved

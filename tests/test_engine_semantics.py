@@ -122,7 +122,7 @@ def test_article_vote_kept_up_to_date_within_a_ga_phase_draws_as_a_full_recount(
         deletion.deletion(models[0].pop, models[0].hp, models[0].scratch)
         ga.begin_ga_phase(models[1].scratch)
         seed_rng(seed)
-        deletion.deletion_ga(models[1].pop, models[1].hp, models[1].scratch)
+        deletion.deletion_ga(models[1].pop, models[1].hp, models[1].scratch, None)
         np.testing.assert_array_equal(models[0].pop.counts.num[:20], models[1].pop.counts.num[:20])
 
 

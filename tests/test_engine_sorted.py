@@ -1,8 +1,11 @@
 """The sorted engine (engine/layout.py, selected by KACS_ENGINE=sorted): the layout's
-invariants after every iteration, prediction independent of the layout, the same numbers
+invariants after every iteration, prediction independent of the layout, its rule update
+(kacs_update.py) against the re-sorting engine's, its deletion draws (the two-level vote
+sums) and identical-rule lookup (the child's segment) against the flat ones, the same numbers
 across evaluation points and processes, and test errors statistically like the re-sorting
 engine's."""
 
+import copy
 import os
 import subprocess
 import sys
@@ -11,16 +14,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kacs_cli.engine import kacs, layout as layout_module
+from kacs_cli.engine import deletion, ga, identical, kacs, kacs_update, layout as layout_module
 from kacs_cli.engine.kacs_predict import predict_components
 from kacs_cli.engine.kacs_submodels import sort_by_submodel
 from kacs_cli.engine.layout import ENGINE_SWITCH, close_layout, open_layout
+from kacs_cli.engine.order import seed_rng
 from kacs_cli.engine.params import Hyperparameters
-from kacs_cli.engine.population import S_DEATHS, S_P, S_TOTAL, permute_rules, rule_fields
+from kacs_cli.engine.population import (
+    S_DEATHS, S_P, S_TOTAL, copy_rule, copy_stored, permute_rules, rule_fields,
+)
 from kacs_cli.engine.train import Model
 from kacs_cli.experiments.data.benchmarks import generate
 
 from repo_support import REPO
+from test_engine_support import finish, put_rule
 
 
 @pytest.fixture
@@ -138,7 +145,7 @@ def test_prediction_does_not_depend_on_the_layout():
     before = _components(model, X_eval)
     sort_by_submodel(model.pop, model.work, model.scratch)
     after_sort = _components(model, X_eval)
-    lay = layout_module.new_layout(model.n_submodels)
+    lay = layout_module.new_layout(model.n_submodels, model.capacity, 0.9, 0.999)
     work, sc = model.work, model.scratch
     open_layout(model.pop, lay, sc, work.order, work.sort_f, work.sort_i)
     assert model.pop.scal[S_P] > P  # spare slots in between
@@ -179,6 +186,235 @@ def test_weighted_rows_train_and_are_deterministic(sorted_engine):
     curves = [Model("kacs", 2, Hyperparameters(N=100)).train(X, y, 400, 2, weight=weight)
               for _ in range(2)]
     assert np.array_equal(curves[0], curves[1], equal_nan=True) and np.isfinite(curves[0][:, 1]).all()
+
+
+# --------------------------------------------------------------------------- the rule update
+
+
+def _trained(settings=None, n=3, N=200, iterations=600):
+    """A model of the sorted engine after some training, its layout open (segments)."""
+    X, y = _data(n, 150)
+    model = Model("kacs", n, Hyperparameters(N=N, **(settings or {})))
+    model.train(X, y, iterations, seed=4)
+    open_layout(model.pop, model.layout, model.scratch, model.work.order, model.work.sort_f,
+                model.work.sort_i)
+    return model
+
+
+def _running_powers(beta, steps):
+    """beta^0 .. beta^steps as running products, as update.adam_bias advances them."""
+    return np.concatenate([[1.0], np.cumprod(np.full(steps, beta))])
+
+
+def _a_set(model, missing):
+    """The segment with the most live rules and an input z that some of them match but not
+    all (every one where z is missing): (s, z, the segment's slots, their membership)."""
+    pop, lay = model.pop, model.layout
+    s = int(np.argmax(lay.end - lay.base[:-1]))
+    slots = np.arange(lay.base[s], lay.end[s])
+    lo, hi = pop.bounds.lo[0, slots], pop.bounds.hi[0, slots]
+    candidates = [np.nan] if missing else 0.5 * (lo + hi)
+    for z in candidates:
+        member = (((lo <= z) & (z <= hi)) | (z != z)) & (pop.counts.num[slots] > 0)
+        if missing or 0 < member.sum() < len(slots):
+            return s, float(z), slots, member
+    pytest.skip("no input separates the segment's rules")
+
+
+UPDATE_CASES = [
+    # settings, z missing, a member past the bias table, tolerance on the weights' step
+    ({}, False, False, 1e-13),
+    ({"nu": 5.0}, False, False, 1e-13),
+    ({}, True, False, 1e-13),
+    ({}, False, True, 1e-13),
+    ({"beta2": 0.99999}, False, True, 1e-9),
+]
+
+
+@pytest.mark.parametrize("settings, missing, past_table, rtol", UPDATE_CASES,
+                         ids=["default", "nu=5", "missing", "past-table", "table-not-exact"])
+def test_the_segment_update_is_the_gathered_update_within_rounding(sorted_engine, settings,
+                                                                   missing, past_table, rtol):
+    """kacs_update.update_set (members in slot order, Adam's corrections from the table, F
+    in a pass over the segment) against kacs._update_set (the re-sorting engine's update,
+    running powers b1t, b2t) on the same population and set. Error, accuracy, experience, ms,
+    fitness and the moments are the same operations: equal bit for bit. Adam's step divides
+    once by d1 s0 s1 there and multiplies by 1 / d1 from the table here: the steps of the
+    weights agree within a few units in the last place (rtol 1e-13), or, past a table that
+    never reaches 1.0 (beta2 = 0.99999), within the error of 65,000 running products
+    against a power (rtol 1e-9)."""
+    model = _trained(settings)
+    pop, lay, hp = model.pop, model.layout, model.hp
+    s, z, slots, member = _a_set(model, missing)
+    members = slots[member].astype(np.int64)
+    P = int(pop.scal[S_P])
+    exp = pop.counts.exp
+    rows = lay.bias.size // 2
+    if past_table:
+        exp[members[0]] = rows + 5
+        assert lay.bias_exact == (hp.beta2 == 0.999)
+    top = int(exp[:P].max())
+    pop.reals.b1t[:P] = _running_powers(hp.beta1, top)[exp[:P]]
+    pop.reals.b2t[:P] = _running_powers(hp.beta2, top)[exp[:P]]
+    before = {name: arr.copy() for name, arr in rule_fields(pop).items()}
+    gathered = copy.deepcopy(pop)
+
+    F = pop.reals.F
+    scale, abs_err = -0.3 * 0.8 / F[members].sum(), 0.3
+    sum_num = int(pop.counts.num[members].sum())
+    nu_one = hp.nu == 1.0
+    lo0, hi0 = pop.bounds.lo[0], pop.bounds.hi[0]
+    count = np.uint64(len(members))
+    g = gathered
+    kacs._update_set(g.weights.w.reshape(-1), g.weights.m.reshape(-1), g.weights.v.reshape(-1),
+                     g.reals.b1t, g.reals.b2t, g.reals.eps, g.reals.F, g.counts.exp, g.reals.ms,
+                     g.reals.kappa, g.counts.num, members, np.uint64(0), count, scale, z,
+                     lo0, hi0, abs_err, sum_num, hp.beta, hp.beta1, hp.beta2, hp.eta,
+                     hp.eps_adam, hp.alpha * hp.e0, nu_one, hp, np.zeros(model.capacity))
+    in_set = np.zeros(model.capacity, np.uint8)
+    in_set[slots] = member
+    total = kacs_update.update_set(pop, pop.weights.w.reshape(-1), pop.weights.m.reshape(-1),
+                                   pop.weights.v.reshape(-1), lo0, hi0, members, np.uint64(0),
+                                   count, scale, z, abs_err, sum_num, nu_one, hp, lay, s,
+                                   np.zeros(model.capacity), in_set)
+
+    after, expected = rule_fields(pop), rule_fields(gathered)
+    for name in ("eps", "kappa", "ms", "F", "exp", "m", "v"):
+        np.testing.assert_array_equal(after[name], expected[name], err_msg=name)
+    w0 = before["w"][members]
+    np.testing.assert_allclose(after["w"][members] - w0, expected["w"][members] - w0,
+                               rtol=rtol, atol=0)
+    assert np.all(expected["w"][members] != w0)
+    # Nothing else moved: other rules, and b1t, b2t (the table replaces them).
+    others = np.setdiff1d(np.arange(model.capacity), members)
+    for name, arr in after.items():
+        np.testing.assert_array_equal(arr[others], before[name][others], err_msg=name)
+    np.testing.assert_array_equal(after["b1t"], before["b1t"])
+    assert np.any(expected["b1t"][members] != before["b1t"][members])
+    live = slots[pop.counts.num[slots] > 0]
+    assert total == pytest.approx(F[live].sum(), rel=1e-12)
+
+
+def test_the_bias_table_holds_adams_corrections_until_they_are_one():
+    """Row k: 1 / (1 - beta^(k+1)) with the power a running product, computed here step by
+    step; the last row is the first where both are exactly 1.0, as every later step's is,
+    about 54 ln 2 / -ln(0.999) = 37,411 steps in."""
+    table, exact = kacs_update.bias_table(0.9, 0.999)
+    rows = table.reshape(-1, 2)
+    assert exact and 37_000 < len(rows) < 38_000
+    p1 = p2 = 1.0
+    for k in range(len(rows)):
+        p1 *= 0.9
+        p2 *= 0.999
+        assert rows[k, 0] == 1.0 / (1.0 - p1) and rows[k, 1] == 1.0 / (1.0 - p2), k
+    assert rows[-2, 1] > 1.0 and np.all(rows[-1] == 1.0)
+    for _ in range(20_000):
+        p2 *= 0.999
+        assert 1.0 / (1.0 - p2) == 1.0
+    table, exact = kacs_update.bias_table(0.9, 0.99999)
+    assert not exact and table.size == 2 * kacs_update.BIAS_ROWS_MAX
+
+
+def test_adams_running_powers_are_kept_for_whatever_reads_the_population(sorted_engine):
+    """The sorted engine's update does not advance b1t, b2t; a training call leaves them
+    beta^exp, as the re-sorting engine's running products have them (within their rounding)."""
+    model = _trained()
+    close_layout(model.pop, model.layout, model.scratch, model.work.order, model.work.sort_f,
+                 model.work.sort_i)
+    model.train(*_data(3, 150), 50, seed=1)
+    P = int(model.pop.scal[S_P])
+    exp = model.pop.counts.exp[:P]
+    assert exp.max() > 100
+    for beta, field in ((0.9, "b1t"), (0.999, "b2t")):
+        np.testing.assert_allclose(rule_fields(model.pop)[field][:P],
+                                   _running_powers(beta, int(exp.max()))[exp], rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- GA
+
+
+def _vote_population(P, spare_every, seed):
+    """P slots of KACS rules with whole-number votes (ms num, all inexperienced), every
+    spare_every-th slot empty as a spare slot is; the sums of such votes are exact."""
+    model = Model("kacs", 1, Hyperparameters(N=2 * P))
+    rng = np.random.default_rng(seed)
+    for i in range(P):
+        put_rule(model.pop, i, 0.1, 0.9, [0.0, 0.0], float(rng.uniform(0.01, 1.0)),
+                 num=0 if i % spare_every == 0 else int(rng.integers(1, 4)),
+                 ms=float(rng.integers(1, 6)))
+    finish(model.pop, P)
+    return model
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_two_level_vote_sums_draw_the_flat_sums_rules(seed):
+    """deletion_ga with the sorted engine's VoteTree and without it: 60 deletions in one GA
+    phase over 2,500 slots (3 super-blocks), with whole-number votes, so that both totals are
+    exact: the same rules leave, in the same order."""
+    models = [_vote_population(2500, 7, seed) for _ in range(2)]
+    total = int(models[0].pop.scal[S_TOTAL])
+    lay = layout_module.new_layout(1, models[1].capacity, 0.9, 0.999)
+    for model, layout in zip(models, (None, lay)):
+        model.pop.budget[0] = total - 60
+        ga.begin_ga_phase(model.scratch)
+        seed_rng(seed)
+        deletion.deletion_ga(model.pop, model.hp, model.scratch, layout)
+    np.testing.assert_array_equal(models[0].pop.counts.num, models[1].pop.counts.num)
+    n_dead = int(models[0].pop.scal[S_DEATHS])
+    assert n_dead > 0
+    np.testing.assert_array_equal(models[0].scratch.dead[:n_dead], models[1].scratch.dead[:n_dead])
+    # The second level holds the sums of the first.
+    n_blocks = (2500 + deletion.VOTE_BLOCK - 1) // deletion.VOTE_BLOCK
+    blocks = models[1].scratch.blocks
+    for k in range((n_blocks + deletion.VOTE_SUPER - 1) // deletion.VOTE_SUPER):
+        assert lay.votes.sums[k] == blocks[k * 32:min(k * 32 + 32, n_blocks)].sum()
+
+
+def test_a_draw_through_the_two_levels_picks_the_flat_draws_rule():
+    """Real-valued votes: the two totals differ in the last bits at most, so for the same
+    uniform draw both roulettes pick the same rule (a draw within 1e-13 of a boundary, where
+    they could differ, has no chance to occur in 400 draws)."""
+    model = _vote_population(3000, 5, 0)
+    pop, sc = model.pop, model.scratch
+    pop.reals.ms[:3000] = np.random.default_rng(1).uniform(0.5, 9.0, 3000)
+    n_blocks, flat_total = deletion.all_votes(pop, model.hp, sc.votes, sc.blocks, 1.0)
+    lay = layout_module.new_layout(1, model.capacity, 0.9, 0.999)
+    tree_total = deletion.summed_afresh(sc.blocks, n_blocks, flat_total, lay)
+    assert tree_total == pytest.approx(flat_total, rel=1e-14)
+    for draw in range(400):
+        seed_rng(draw)
+        flat = deletion.roulette_pick(sc.votes, sc.blocks, n_blocks, 3000, flat_total)
+        seed_rng(draw)
+        two = deletion.tree_pick(sc.votes, sc.blocks, lay.votes.sums, n_blocks, 3000, tree_total)
+        assert flat == two and pop.counts.num[two] > 0
+
+
+def test_the_identical_rule_is_found_in_the_childs_segment(sorted_engine):
+    """identical_in_segment finds what the antecedent keys find (find_identical): the live
+    rule a child copies, wherever it sits, in its segment or in an overflow slot; none for a
+    child whose bounds match no rule."""
+    model = _trained()
+    pop, sc, lay = model.pop, model.scratch, model.layout
+    kids = sc.children
+    extent = int(lay.base[-1])
+    live = np.flatnonzero(pop.counts.num[:extent] > 0)
+    for i in live[::7]:
+        copy_stored(pop, i, kids, 0)
+        identical.rebuild_keys(pop, sc)
+        key = np.uint64(identical.antecedent_key(kids.counts.sub[0], kids.pairs.a, kids.pairs.b, 0))
+        assert identical.identical_in_segment(pop, kids, 0, lay) == i
+        assert identical.find_identical(pop, sc, 0, key) == i
+        kids.pairs.a[0, 0] += 1e-3
+        key = np.uint64(identical.antecedent_key(kids.counts.sub[0], kids.pairs.a, kids.pairs.b, 0))
+        assert identical.identical_in_segment(pop, kids, 0, lay) == -1
+        assert identical.find_identical(pop, sc, 0, key) == -1
+    # A rule waiting in the overflow (born into a full segment this iteration).
+    i = int(live[3])
+    copy_rule(pop, i, pop, extent)
+    pop.counts.num[i] = 0
+    pop.scal[S_P] = extent + 1
+    copy_stored(pop, extent, kids, 0)
+    assert identical.identical_in_segment(pop, kids, 0, lay) == extent
 
 
 def _mae(function, n, seed):

@@ -2,7 +2,10 @@
 kernels, commit), and rows of another engine never join it, nor are copied by `reuse:`,
 unless --allow-engine-change."""
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from kacs_cli.experiments.campaign import provenance
 from kacs_cli.experiments.campaign.config import load_config
 from kacs_cli.experiments.campaign.provenance import EngineRecord, engine_fingerprint, kernel_family
 from kacs_cli.experiments.campaign.runner import run_campaign
+from kacs_cli.errors import UserError
 
 PACKAGE = Path(provenance.__file__).resolve().parents[2]
 
@@ -97,13 +101,14 @@ def test_the_fingerprint_follows_the_engine_and_baseline_sources_and_nothing_els
         assert engine_fingerprint(copy) == before
 
 
-@pytest.mark.parametrize("switch, value", [("KACS_ENGINE", "sorted"), ("KACS_PLAIN_NUMBA", "1")])
-def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch, value):
+@pytest.mark.parametrize("switch, value, off", [("KACS_ENGINE", "sorted", "something else"),
+                                               ("KACS_PLAIN_NUMBA", "1", " ")])
+def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch, value, off):
     monkeypatch.delenv("KACS_ENGINE", raising=False)
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
     plain = engine_fingerprint()
     assert plain == cache.sources_digest(*(PACKAGE / name for name in ("engine", "baselines")))
-    monkeypatch.setenv(switch, "something else")  # not the value that turns it on
+    monkeypatch.setenv(switch, off)  # a value that does not turn it on
     assert engine_fingerprint() == plain
     monkeypatch.setenv(switch, value)
     on = engine_fingerprint()
@@ -111,6 +116,40 @@ def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch
     monkeypatch.setenv("KACS_ENGINE" if switch != "KACS_ENGINE" else "KACS_PLAIN_NUMBA",
                        "1" if switch == "KACS_ENGINE" else "sorted")
     assert engine_fingerprint() not in (plain, on)
+
+
+def test_each_kind_of_plain_numba_is_its_own_engine(monkeypatch):
+    """KACS_PLAIN_NUMBA drops one kind of hand optimisation or several: each setting is
+    another compilation, so another fingerprint; "1" is every kind, named in any order."""
+    monkeypatch.delenv("KACS_ENGINE", raising=False)
+    prints = {}
+    for value in ("", "nrt", "intrinsics", "specialisations", "nrt,intrinsics", "1"):
+        monkeypatch.setenv("KACS_PLAIN_NUMBA", value)
+        prints[value] = engine_fingerprint()
+    assert len(set(prints.values())) == len(prints)
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "specialisations, nrt,intrinsics")
+    assert engine_fingerprint() == prints["1"]
+    assert provenance.engine_switches() == ("KACS_PLAIN_NUMBA=1",)
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "intrinsics,nrt")
+    assert engine_fingerprint() == prints["nrt,intrinsics"]
+    assert provenance.engine_switches() == ("KACS_PLAIN_NUMBA=intrinsics,nrt",)
+
+
+def test_an_unknown_kind_of_plain_numba_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt,intrinsic")
+    with pytest.raises(UserError, match=r"KACS_PLAIN_NUMBA=nrt,intrinsic: unknown kind 'intrinsic'; "
+                                        r"set it to 1 .* nrt, intrinsics, specialisations"):
+        cache.plain_kinds()
+
+
+def test_the_cli_refuses_an_unknown_kind_of_plain_numba_in_one_line():
+    """The engine reads the switch as it is imported, before any command runs."""
+    env = {**os.environ, "KACS_PLAIN_NUMBA": "nrtt"}
+    done = subprocess.run([sys.executable, "-c", "from kacs_cli.cli import main; main()", "--help"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: KACS_PLAIN_NUMBA=nrtt: unknown kind 'nrtt'")
+    assert done.stderr.count("\n") == 1
 
 
 def test_the_kernel_family_is_library_version_and_architecture_not_threads():

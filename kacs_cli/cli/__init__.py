@@ -11,8 +11,15 @@ from contextlib import contextmanager
 import typer
 
 from kacs_cli import atomic
-from kacs_cli.cli import bench, data, explain, fidelity, model, report, reproduce, run
 from kacs_cli.errors import STOP_SIGNALS, Interrupted, UserError
+
+try:
+    from kacs_cli.cli import bench, data, explain, fidelity, model, report, reproduce, run
+except UserError as _exc:
+    # The engine reads its environment switches as it is imported (engine/cache.py): a bad
+    # value is one line and exit 2 here too.
+    print(f"error: {_exc}", file=sys.stderr)
+    sys.exit(2)
 
 app = typer.Typer(
     name="kacs",

@@ -14,6 +14,10 @@ import hashlib
 import os
 from pathlib import Path
 
+from numba.core import config as numba_config
+
+from kacs_cli.errors import UserError
+
 ENGINE_DIR = Path(__file__).resolve().parent
 STAMP_NAME = "engine-sources.sha256"
 
@@ -29,34 +33,73 @@ def sources_digest(*source_dirs: Path) -> str:
     return digest.hexdigest()
 
 
-# The environment switch that compiles the engine without the private numba flag, the
-# hand-written intrinsics and the duplicated specialisations (hot.py lists them), for a
-# timing with and without them in one sitting; "1" turns it on.
+# The environment switch that compiles the engine without some or all of its hand
+# optimisations, for timing what each buys in one sitting (hot.py lists them by kind): "1"
+# drops every kind, a comma-separated list of PLAIN_KINDS the kinds it names; unset or empty,
+# none (the default).
 PLAIN_SWITCH = "KACS_PLAIN_NUMBA"
+# numba's private flag `_nrt=False`; the hand-written LLVM intrinsics of lanes.py; the call
+# sites and loops duplicated to specialise on a constant.
+PLAIN_KINDS = ("nrt", "intrinsics", "specialisations")
 
 
-def plain_numba() -> bool:
-    return os.environ.get(PLAIN_SWITCH, "") == "1"
+def plain_kinds() -> frozenset[str]:
+    """The kinds of hand optimisation the switch drops (see PLAIN_SWITCH)."""
+    value = os.environ.get(PLAIN_SWITCH, "").strip()
+    if not value:
+        return frozenset()
+    if value == "1":
+        return frozenset(PLAIN_KINDS)
+    kinds = {kind.strip() for kind in value.split(",")}
+    unknown = sorted(kinds - set(PLAIN_KINDS))
+    if unknown:
+        raise UserError(f"{PLAIN_SWITCH}={value}: unknown kind {', '.join(map(repr, unknown))}; set it to 1 "
+                        f"(every kind) or to a comma-separated list of {', '.join(PLAIN_KINDS)}, or unset it")
+    return frozenset(kinds)
 
 
-def drop_stale_cache(engine_dir: Path = ENGINE_DIR) -> bool:
-    """Delete the engine's cached machine code if the sources changed since it was written.
+def plain_label() -> str:
+    """The switch's setting in one canonical word: "" (off), "1" (every kind) or the kinds
+    it drops, sorted and comma-separated; equal labels compile the same code."""
+    kinds = plain_kinds()
+    if kinds == frozenset(PLAIN_KINDS):
+        return "1"
+    return ",".join(sorted(kinds))
+
+
+def numba_cache_dir(engine_dir: Path = ENGINE_DIR, cache_root: str | None = None) -> Path:
+    """The folder numba keeps the engine's compiled code in: the engine's __pycache__, or,
+    where NUMBA_CACHE_DIR (numba's `cache_root`) is set, numba's folder for the engine under
+    it: the source folder's name and the sha1 of its absolute path
+    (numba.core.caching.UserProvidedCacheLocator). So each cache folder has its own stamp,
+    and one NUMBA_CACHE_DIR per setting of PLAIN_SWITCH keeps every setting's compilation."""
+    root = numba_config.CACHE_DIR if cache_root is None else cache_root
+    if not root:
+        return Path(engine_dir) / "__pycache__"
+    folder = os.path.abspath(engine_dir)
+    return Path(root) / f"{os.path.basename(folder)}_{hashlib.sha1(folder.encode()).hexdigest()}"
+
+
+def drop_stale_cache(engine_dir: Path = ENGINE_DIR, cache_root: str | None = None) -> bool:
+    """Delete the engine's cached machine code (`numba_cache_dir`) if the sources or the
+    switch's setting changed since it was written.
 
     Returns whether anything was dropped. Where the package folder is read-only, numba keeps
     its cache elsewhere and the sources cannot have been edited in place: nothing to do.
     """
-    cache_dir = engine_dir / "__pycache__"
+    cache_dir = numba_cache_dir(engine_dir, cache_root)
     stamp = cache_dir / STAMP_NAME
     # The plain-numba switch (hot.py) changes the compiled code but no source: the machine
-    # code of one setting must not be loaded under the other.
-    digest = sources_digest(engine_dir) + (" plain" if plain_numba() else "")
+    # code of one setting must not be loaded under another.
+    plain = plain_label()
+    digest = sources_digest(engine_dir) + (f" plain={plain}" if plain else "")
     try:
         if stamp.read_text() == digest:
             return False
     except OSError:
         pass
     try:
-        cache_dir.mkdir(exist_ok=True)
+        cache_dir.mkdir(parents=True, exist_ok=True)
         dropped = False
         for cached in cache_dir.glob("*.nb[ic]"):
             cached.unlink(missing_ok=True)

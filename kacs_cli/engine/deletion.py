@@ -4,14 +4,24 @@ its deletion vote over the whole population.
 Votes are summed in blocks of VOTE_BLOCK rules, so that the roulette pick scans the block
 sums and then one block. `deletion` recomputes every vote for each draw; `deletion_ga`, used
 between the offspring of a GA phase, keeps them up to date instead and draws the same rules.
+
+The sorted engine (layout.py) sums the block sums once more, per VOTE_SUPER blocks (a
+`VoteTree`): between the deletions of a GA phase only the blocks whose votes changed and
+their super-blocks are summed again, and a draw scans the super-block sums, then one
+super-block's blocks, then one block. Without it every deletion adds up every block sum
+and the draw scans half of them on average, two serial chains of additions as long as the
+population has blocks. The total is the same sum in another association, so a draw can
+differ from the flat sums' in the last bits of its threshold.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.hot import HOT, PLAIN
+from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 
 VOTE_BLOCK = 32
@@ -20,6 +30,19 @@ VOTE_BLOCK = 32
 LOW_MARGIN = 0.02
 # Scratch.del_state entries: votes valid, candidates, touched rules, votes zeroed up to here.
 D_VALID, D_N_CAND, D_N_TOUCHED, D_ZEROED = 0, 1, 2, 3
+# Blocks per super-block of a VoteTree.
+VOTE_SUPER = 32
+# The sorted engine's second level of vote sums: `sums` per super-block; `listed` the blocks
+# whose votes changed since they were last summed (n_listed[0] of them); `flags` marks the
+# super-blocks to sum again.
+VoteTree = namedtuple("VoteTree", ["sums", "listed", "n_listed", "flags"])
+
+
+def new_vote_tree(capacity: int) -> VoteTree:
+    n_blocks = capacity // VOTE_BLOCK + 2
+    n_super = n_blocks // VOTE_SUPER + 2
+    return VoteTree(sums=np.zeros(n_super), listed=np.zeros(n_blocks, np.int64),
+                    n_listed=np.zeros(1, np.int64), flags=np.zeros(n_super, np.uint8))
 
 
 @njit(**HOT, inline="always")
@@ -69,22 +92,160 @@ def roulette_pick(votes, blocks, n_blocks, P, vote_sum):
     acc = 0.0
     for blk in range(n_blocks):
         if acc + blocks[blk] > choice:
-            base = blk * VOTE_BLOCK
-            for i in range(base, min(base + VOTE_BLOCK, P)):
-                if votes[i] > 0.0:
-                    acc += votes[i]
-                    picked = i
-                    if acc > choice:
-                        break
+            picked = pick_in_block(votes, blk, P, acc, choice)
             break
         acc += blocks[blk]
     if picked < 0:
         # Rounding left choice at the very top: take the last rule with a vote.
-        for i in range(P - 1, -1, -1):
-            if votes[i] > 0.0:
-                picked = i
+        picked = last_with_vote(votes, P)
+    return picked
+
+
+@njit(**HOT, inline="always")
+def pick_in_block(votes, blk, P, acc, choice):
+    """The rule of block blk at which the cumulative vote, counted from acc, first exceeds
+    choice; where rounding leaves none, the block's last rule with a vote; -1 if it has none."""
+    picked = -1
+    base = blk * VOTE_BLOCK
+    for i in range(base, min(base + VOTE_BLOCK, P)):
+        if votes[i] > 0.0:
+            acc += votes[i]
+            picked = i
+            if acc > choice:
                 break
     return picked
+
+
+@njit(**HOT, inline="always")
+def last_with_vote(votes, P):
+    """The last of rules 0..P-1 with a vote, -1 if none has one."""
+    for i in range(P - 1, -1, -1):
+        if votes[i] > 0.0:
+            return i
+    return -1
+
+
+@njit(**HOT, inline="always")
+def super_sum(blocks, sup, n_blocks):
+    """The sum of the block sums of super-block `sup` (the blocks below n_blocks)."""
+    first = sup * VOTE_SUPER
+    stop = min(first + VOTE_SUPER, n_blocks)
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = first
+    while k + 4 <= stop:
+        s0 += blocks[k]
+        s1 += blocks[k + 1]
+        s2 += blocks[k + 2]
+        s3 += blocks[k + 3]
+        k += 4
+    while k < stop:
+        s0 += blocks[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(**HOT, inline="always")
+def tree_total(sums, n_blocks):
+    """The total vote: the super-block sums added in order."""
+    total = 0.0
+    for sup in range((n_blocks + VOTE_SUPER - 1) // VOTE_SUPER):
+        total += sums[sup]
+    return total
+
+
+@njit(**HOT, inline="always")
+def tree_pick(votes, blocks, sums, n_blocks, P, vote_sum):
+    """`roulette_pick` through the super-block sums: the super-block, then the block, then the
+    rule whose cumulative vote first exceeds a uniform draw of the total."""
+    choice = np.random.random() * vote_sum
+    n_super = (n_blocks + VOTE_SUPER - 1) // VOTE_SUPER
+    acc = 0.0
+    sup = 0
+    while sup < n_super - 1 and acc + sums[sup] <= choice:
+        acc += sums[sup]
+        sup += 1
+    blk = sup * VOTE_SUPER
+    last = min(blk + VOTE_SUPER, n_blocks) - 1
+    while blk < last and acc + blocks[blk] <= choice:
+        acc += blocks[blk]
+        blk += 1
+    picked = pick_in_block(votes, blk, P, acc, choice)
+    if picked < 0:
+        # Rounding left choice past the block's votes: take the last rule with a vote.
+        picked = last_with_vote(votes, P)
+    return picked
+
+
+# The steps of `deletion_ga` that differ in the sorted engine, whose layout (layout.py) holds
+# a VoteTree, from the re-sorting engine's (layout None); the branches on the layout are
+# resolved as the engine is compiled.
+
+@njit(**HOT, inline="always")
+def mark_block(dirty, blk, layout):
+    """Block blk's votes changed: it is summed again before the next draw."""
+    if layout is None:
+        dirty[blk] = 1
+    elif dirty[blk] == 0:
+        dirty[blk] = 1
+        tree = layout.votes
+        k = tree.n_listed[0]
+        tree.listed[k] = blk
+        tree.n_listed[0] = k + 1
+
+
+@njit(**HOT, inline="always")
+def summed_votes(votes, blocks, dirty, n_blocks, layout):
+    """The changed blocks summed again; returns the total vote."""
+    vote_sum = 0.0
+    if layout is None:
+        for blk in range(n_blocks):
+            if dirty[blk]:
+                blocks[blk] = block_sum(votes, blk)
+                dirty[blk] = 0
+            vote_sum += blocks[blk]
+    else:
+        tree = layout.votes
+        listed = tree.listed
+        flags = tree.flags
+        sums = tree.sums
+        n_listed = tree.n_listed[0]
+        for k in range(n_listed):
+            blk = listed[k]
+            blocks[blk] = block_sum(votes, blk)
+            dirty[blk] = 0
+            flags[blk // VOTE_SUPER] = 1
+        for k in range(n_listed):
+            sup = listed[k] // VOTE_SUPER
+            if flags[sup]:
+                sums[sup] = super_sum(blocks, sup, n_blocks)
+                flags[sup] = 0
+        tree.n_listed[0] = 0
+        vote_sum = tree_total(sums, n_blocks)
+    return vote_sum
+
+
+@njit(**HOT, inline="always")
+def summed_afresh(blocks, n_blocks, vote_sum, layout):
+    """After every block was summed (all_votes, whose total is vote_sum): the total vote."""
+    if layout is None:
+        return vote_sum
+    tree = layout.votes
+    sums = tree.sums
+    for sup in range((n_blocks + VOTE_SUPER - 1) // VOTE_SUPER):
+        sums[sup] = super_sum(blocks, sup, n_blocks)
+    tree.n_listed[0] = 0
+    return tree_total(sums, n_blocks)
+
+
+@njit(**HOT, inline="always")
+def drawn_rule(votes, blocks, n_blocks, P, vote_sum, layout):
+    """The roulette's pick: `roulette_pick`, or `tree_pick` in the sorted engine."""
+    if layout is None:
+        return roulette_pick(votes, blocks, n_blocks, P, vote_sum)
+    return tree_pick(votes, blocks, layout.votes.sums, n_blocks, P, vote_sum)
 
 
 @njit(**HOT, inline="always")
@@ -109,8 +270,8 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     exp = pop.counts.exp
     P = pop.scal[S_P]
     # One loop per vote, each with its rule fixed: the default's loop stays as it was
-    # (hot.PLAIN: one loop, the vote tested per rule).
-    if PLAIN:
+    # (hot.PLAIN_SPECIALISATIONS: one loop, the vote tested per rule).
+    if PLAIN_SPECIALISATIONS:
         per_macro = hp.article_deletion_vote
         for i in range(P):
             votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
@@ -176,8 +337,9 @@ def near_low_fitness(exp_i, f_i, n_i, theta_del, watch, per_macro):
 
 
 @njit(**HOT, inline="always")
-def deletion_ga(pop, hp, sc):
-    """`deletion` with the votes kept up to date between the deletions of one GA phase.
+def deletion_ga(pop, hp, sc, layout):
+    """`deletion` with the votes kept up to date between the deletions of one GA phase;
+    `layout` as in layout.new_slot (with a layout, through its VoteTree).
 
     Within a GA phase F, ms and exp of existing rules do not change; only numerosities change
     (deletion, merging, subsumption) and children arrive. Fbar moves with the fitness sum, so
@@ -210,11 +372,12 @@ def deletion_ga(pop, hp, sc):
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
         if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
             n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
+            vote_sum = summed_afresh(blocks, n_blocks, vote_sum, layout)
             watch = f_low * (1.0 + LOW_MARGIN)
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
             n_near = 0
-            if PLAIN:
+            if PLAIN_SPECIALISATIONS:
                 for i in range(P):
                     n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch,
                                                per_macro)
@@ -239,7 +402,7 @@ def deletion_ga(pop, hp, sc):
                 # Blocks new since the full pass: clear what the last full pass left there.
                 votes[state[D_ZEROED]:n_blocks * VOTE_BLOCK] = 0.0
                 for blk in range(state[D_ZEROED] // VOTE_BLOCK, n_blocks):
-                    dirty[blk] = 1
+                    mark_block(dirty, blk, layout)
                 state[D_ZEROED] = n_blocks * VOTE_BLOCK
             watch = delta * del_ref[0] * (1.0 + LOW_MARGIN)
             n_cand = state[D_N_CAND]
@@ -247,7 +410,7 @@ def deletion_ga(pop, hp, sc):
                 i = touched[k]
                 votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del,
                                      per_macro)
-                dirty[i // VOTE_BLOCK] = 1
+                mark_block(dirty, i // VOTE_BLOCK, layout)
                 if near_low_fitness(exp[i], F[i], num[i], theta_del, watch, per_macro):
                     cand[n_cand] = i
                     n_cand += 1
@@ -257,15 +420,10 @@ def deletion_ga(pop, hp, sc):
                 vote = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
                 if vote != votes[i]:
                     votes[i] = vote
-                    dirty[i // VOTE_BLOCK] = 1
-            vote_sum = 0.0
-            for blk in range(n_blocks):
-                if dirty[blk]:
-                    blocks[blk] = block_sum(votes, blk)
-                    dirty[blk] = 0
-                vote_sum += blocks[blk]
+                    mark_block(dirty, i // VOTE_BLOCK, layout)
+            vote_sum = summed_votes(votes, blocks, dirty, n_blocks, layout)
         state[D_N_TOUCHED] = 0
-        picked = roulette_pick(votes, blocks, n_blocks, P, vote_sum)
+        picked = drawn_rule(votes, blocks, n_blocks, P, vote_sum, layout)
         if picked < 0:
             return
         remove_micro(num, scal, fsum, F, picked, sc.dead)

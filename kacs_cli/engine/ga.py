@@ -12,7 +12,9 @@ from numba import njit
 
 from kacs_cli.engine.deletion import D_N_TOUCHED, D_VALID, deletion_ga, touch
 from kacs_cli.engine.hot import HOT, index_at
-from kacs_cli.engine.identical import antecedent_key, find_identical, same_antecedent
+from kacs_cli.engine.identical import (
+    antecedent_key, find_identical, identical_in_segment, same_antecedent,
+)
 from kacs_cli.engine.layout import new_slot
 from kacs_cli.engine.population import S_T, S_TOTAL, copy_stored, resolve_bounds
 
@@ -179,13 +181,18 @@ def insert_child(pop, sc, c, p1, p2, fresh_moments, layout):
     # Most children are unchanged copies of a parent, so the parents are looked at first.
     # Live rules with one antecedent are unique (merging keeps them so), which makes the
     # order of the search immaterial.
-    child_key = antecedent_key(kids.counts.sub[c], kids.pairs.a, kids.pairs.b, c)
+    key = np.uint64(0)
+    if layout is None:
+        key = antecedent_key(kids.counts.sub[c], kids.pairs.a, kids.pairs.b, c)
     if same_antecedent(pop, p1, kids, c):
         j = p1
     elif same_antecedent(pop, p2, kids, c):
         j = p2
+    elif layout is None:
+        j = find_identical(pop, sc, c, key)
     else:
-        j = find_identical(pop, sc, c, child_key)
+        # The sorted engine looks among the few slots of the child's segment, without keys.
+        j = identical_in_segment(pop, kids, c, layout)
     if j >= 0:
         pop.counts.num[j] += 1
         pop.scal[S_TOTAL] += 1
@@ -206,7 +213,7 @@ def insert_child(pop, sc, c, p1, p2, fresh_moments, layout):
     pop.reals.b2t[i] = 1.0
     pop.scal[S_TOTAL] += 1
     pop.fsum[0] += pop.reals.F[i]
-    sc.key[i] = child_key
+    sc.key[i] = key
     return i
 
 
@@ -279,6 +286,6 @@ def run_ga(pop, members, start, stop, clip, hp, sc, layout):
         # The second child is still in scratch here, so deletion cannot pick it; the
         # article deletes once both children are in.
         if not hp.article_deletion_timing:
-            deletion_ga(pop, hp, sc)
+            deletion_ga(pop, hp, sc, layout)
     if hp.article_deletion_timing:
-        deletion_ga(pop, hp, sc)
+        deletion_ga(pop, hp, sc, layout)

@@ -12,16 +12,17 @@ The GA's functions (ga.run_ga and what it calls per offspring) are inlined: a ca
 compiled functions passes every array of its tuple arguments (Population, Scratch) field by
 field, and KACS makes about 25 GA events and 50 offspring per iteration at n = 20.
 
-`PLAIN` (the environment switch KACS_PLAIN_NUMBA=1, cache.py) compiles the engine in plain
-numba, to time what each of the following buys; every one computes the same numbers either
-way:
-- the private flag `_nrt=False` of `HOT` (dropped);
-- the hand-written LLVM intrinsics of lanes.py: `div_pair` and `sqrt_pair` (KACS's rule
-  update, kacs._update_rule), `float_bits` (the antecedent key, identical.py) and
-  `trailing_zeros` (XCSF's row index), each replaced by its plain numba form;
-- the duplicated specialisations: the two call sites of kacs._update_set for nu = 1 and
-  nu != 1 (one call with nu tested per rule), and deletion's loops duplicated per deletion
-  vote (deletion.all_votes, deletion.deletion_ga: one loop with the vote tested per rule).
+The environment switch KACS_PLAIN_NUMBA (cache.py) compiles the engine without some or all
+of three kinds of hand optimisation, each replaced by its plain numba form, to time what each
+kind buys in one sitting; every setting computes the same numbers (`PLAIN`: the kinds dropped):
+- "nrt" (`PLAIN_NRT`): the private flag `_nrt=False` of `HOT` (dropped);
+- "intrinsics" (`PLAIN_INTRINSICS`): the hand-written LLVM intrinsics of lanes.py, `div_pair`
+  and `sqrt_pair` (KACS's rule update, kacs._update_rule and kacs_update.py), `float_bits`
+  (the antecedent key, identical.py) and `trailing_zeros` (XCSF's row index);
+- "specialisations" (`PLAIN_SPECIALISATIONS`): the call sites duplicated for nu = 1 and
+  nu != 1 (kacs.train_step's rule update: one call with nu tested per rule), and deletion's
+  loops duplicated per deletion vote (deletion.all_votes, deletion.deletion_ga: one loop with
+  the vote tested per rule).
 Not switched: cycles.py's counter intrinsic, compiled only into the profile's
 specialization (`kacs bench --profile`), never into an ordinary run.
 """
@@ -31,10 +32,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.cache import plain_numba
+from kacs_cli.engine.cache import plain_kinds
 
-PLAIN = plain_numba()
-HOT = dict(cache=True, error_model="numpy") if PLAIN else dict(cache=True, _nrt=False, error_model="numpy")
+PLAIN = plain_kinds()
+PLAIN_NRT = "nrt" in PLAIN
+PLAIN_INTRINSICS = "intrinsics" in PLAIN
+PLAIN_SPECIALISATIONS = "specialisations" in PLAIN
+HOT = dict(cache=True, error_model="numpy") if PLAIN_NRT else dict(cache=True, _nrt=False, error_model="numpy")
 
 
 @njit(**HOT, inline="always")

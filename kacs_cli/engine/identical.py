@@ -1,6 +1,7 @@
 """Identical rules (docs/algorithm.md sections 2 and 3): a child whose antecedent equals a live rule's (same
 submodel, stored pairs equal element by element) merges into it instead of joining the
-population. The rules are found through a 64-bit hash of each antecedent, the antecedent key.
+population. The rules are found through a 64-bit hash of each antecedent, the antecedent key;
+in the sorted KACS engine (layout.py), among the few slots of the child's submodel's segment.
 """
 
 from __future__ import annotations
@@ -103,3 +104,19 @@ def same_antecedent(pop, i, kids, c):
         if pop.pairs.a[i, d] != kids.pairs.a[c, d] or pop.pairs.b[i, d] != kids.pairs.b[c, d]:
             return False
     return True
+
+
+@njit(**HOT, inline="always")
+def identical_in_segment(pop, kids, c, layout):
+    """`find_identical` in the sorted engine: child c's identical rule among the slots of its
+    submodel's segment, then the overflow slots (the rules born this iteration that wait for
+    a slot in their segment); -1 if there is none. A segment holds a few rules where the
+    population holds thousands, and the keys need not be kept."""
+    s = kids.counts.sub[c]
+    for i in range(layout.base[s], layout.end[s]):
+        if same_antecedent(pop, i, kids, c):
+            return i
+    for i in range(layout.base[layout.end.shape[0]], pop.scal[S_P]):
+        if same_antecedent(pop, i, kids, c):
+            return i
+    return -1

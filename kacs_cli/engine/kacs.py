@@ -13,9 +13,12 @@ from kacs_cli.engine.covering import (
 )
 from kacs_cli.engine.cycles import lap, now
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
-from kacs_cli.engine.hot import HOT, PLAIN, index_at
+from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
+from kacs_cli.engine.kacs_update import (
+    overflow_fitness, segment_fitness, sync_adam_powers, update_set,
+)
 from kacs_cli.engine.kacs_submodels import (
     bucket, channel_count, collect_inner_matches, collect_outer_matches, drop_deleted,
     n_submodels, new_work, rule_input, set_range, sort_by_submodel,
@@ -31,7 +34,7 @@ from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.params import CAPACITY_FIXED
 from kacs_cli.engine.compaction import compact_kacs
 from kacs_cli.engine.refine import refine_weights
-from kacs_cli.engine.update import accuracy_given, adam_bias, set_numerosity
+from kacs_cli.engine.update import accuracy_given, adam_bias, adam_moments, set_numerosity
 
 
 @njit(**HOT)
@@ -82,10 +85,21 @@ def _weighted_mean(F, w, num, ts, members, st, stop, z, lo0, hi0):
 
 
 @njit(**HOT, inline="always")
-def _match_and_mean(F, w, num, ts, lo0, hi0, members, pos, first, stop, z):
+def _record_set(estimates, at, estimate, set_sum_f, set_num, set_ts, s, sum_f, sum_num, sum_ts):
+    """What prediction keeps of match set s: its estimate (psihat or Phihat) at estimates[at],
+    and its sums of F, num and num * ts for the update and the GA trigger."""
+    estimates[at] = estimate
+    set_sum_f[s] = sum_f
+    set_num[s] = sum_num
+    set_ts[s] = sum_ts
+
+
+@njit(**HOT, inline="always")
+def _match_and_mean(F, w, num, ts, lo0, hi0, members, in_set, pos, first, stop, z):
     """The match set of one submodel in the sorted engine: the live rules of its segment
     (slots first..stop-1, layout.py) whose interval contains z (every one where z is
-    missing) into members[pos:], with `_weighted_mean`'s sums over them, in one pass.
+    missing) into members[pos:], each slot's membership into in_set, with
+    `_weighted_mean`'s sums over them, in one pass.
 
     Branch-free: every rule of the segment is read, and a rule outside the set adds exact
     zeros to the sums (F finite, times 0), so each sum equals `_weighted_mean`'s over the
@@ -102,6 +116,7 @@ def _match_and_mean(F, w, num, ts, lo0, hi0, members, pos, first, stop, z):
         n_i = num[i]
         hit = (((lo0[i] <= z) & (z <= hi0[i])) | missing) & (n_i > 0)
         members[pos + count] = i
+        in_set[i] = hit
         count += hit
         f = F[i] * hit
         j = i + i
@@ -122,11 +137,12 @@ def _segment_set(pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, z, inner, hp,
     members = wk.members
     wk.start[s] = pos
     count, sum_f, sum_fp, sum_fw1, sum_num, sum_ts = _match_and_mean(
-        F, w, num, ts, lo0, hi0, members, pos, index_at(layout.base, s),
+        F, w, num, ts, lo0, hi0, members, wk.in_set, pos, index_at(layout.base, s),
         index_at(layout.end, s), z)
     wk.count[s] = count
     if count == 0:
         _cover(pop, wk, s, z, inner, hp, sc, layout)
+        wk.in_set[members[pos]] = 1
         st, stop = set_range(wk.start, wk.count, s)
         return _weighted_mean(F, w, num, ts, members, st, stop, z, lo0, hi0)
     if sum_f <= 0.0:
@@ -150,14 +166,7 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
     inv_d2, alpha_e0_over_e = div_pair(1.0, alpha_e0, d2, e)
     j = i + i
     j1 = j + np.uint64(1)
-    m0 = b1 * m[j] + (1.0 - b1) * g0
-    m1 = b1 * m[j1] + (1.0 - b1) * g1
-    v0 = b2 * v[j] + (1.0 - b2) * g0 * g0
-    v1 = b2 * v[j1] + (1.0 - b2) * g1 * g1
-    m[j] = m0
-    m[j1] = m1
-    v[j] = v0
-    v[j1] = v1
+    m0, m1, v0, v1 = adam_moments(m, v, j, j1, g0, g1, b1, b2)
     s0, s1 = sqrt_pair(v0 * inv_d2, v1 * inv_d2)
     s0 += eps_adam
     s1 += eps_adam
@@ -293,10 +302,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
                 st, stop = set_range(start, count, s)
                 psi, sum_f, _, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st, stop,
                                                                 x[p], lo0, hi0)
-                psihat[s] = psi
-                set_sum_f[s] = sum_f
-                set_num[s] = sum_num
-                set_ts[s] = sum_ts
+                _record_set(psihat, s, psi, set_sum_f, set_num, set_ts, s, sum_f, sum_num, sum_ts)
                 zq += psi
             zhat[q] = zq
         tick = lap(clock, PH_INNER_MEANS, tick)
@@ -316,10 +322,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
             st, stop = set_range(start, count, s)
             phi, sum_f, outer_slope, sum_num, sum_ts = _weighted_mean(F, w, num, ts, members, st,
                                                                       stop, zhat[q], lo0, hi0)
-            phihat[q] = phi
-            set_sum_f[s] = sum_f
-            set_num[s] = sum_num
-            set_ts[s] = sum_ts
+            _record_set(phihat, q, phi, set_sum_f, set_num, set_ts, s, sum_f, sum_num, sum_ts)
             # The outer slope is taken at prediction time: gradients use the weights as predicted.
             slope[q] = outer_slope
             y_hat += phi
@@ -338,10 +341,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
                     pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, x[p], True, hp, sc)
                 # Covering has already put its rule in place: no spare slot to leave.
                 pos += count[s]
-                psihat[s] = psi
-                set_sum_f[s] = sum_f
-                set_num[s] = sum_num
-                set_ts[s] = sum_ts
+                _record_set(psihat, s, psi, set_sum_f, set_num, set_ts, s, sum_f, sum_num, sum_ts)
                 zq += psi
             zhat[q] = zq
         tick = lap(clock, PH_INNER_MEANS, tick)
@@ -352,10 +352,7 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
             phi, sum_f, outer_slope, sum_num, sum_ts = _segment_set(
                 pop, wk, F, w, num, ts, lo0, hi0, layout, s, pos, zhat[q], False, hp, sc)
             pos += count[s]
-            phihat[q] = phi
-            set_sum_f[s] = sum_f
-            set_num[s] = sum_num
-            set_ts[s] = sum_ts
+            _record_set(phihat, q, phi, set_sum_f, set_num, set_ts, s, sum_f, sum_num, sum_ts)
             slope[q] = outer_slope
             y_hat += phi
         tick = lap(clock, PH_OUTER_MEANS, tick)
@@ -372,6 +369,12 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
     nu_one = hp.nu == 1.0
     # The re-sort's float buffer is free during an iteration.
     weighted = wk.sort_f
+    if layout is not None:
+        # The sorted engine's update (kacs_update.py): Adam's bias corrections from a table,
+        # kappa num by slot, the fitness sum from the segments' sums.
+        in_set = wk.in_set
+        extent = index_at(layout.base, layout.end.shape[0])
+        fsum = 0.0
     # The authors' code updates the outer sets first and reads each outer slope s_q after
     # that update (slope_after_outer_update); by default the inner sets come first and use
     # s_q as predicted. The sets are disjoint: only s_q depends on the order.
@@ -388,6 +391,10 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
                     slope[q] = after
         sum_f = set_sum_f[s]
         if sum_f <= 0.0:
+            if layout is not None:
+                # No update, but the segment's F still count in the fitness sum.
+                fsum += segment_fitness(F, num, in_set, weighted, index_at(layout.base, s),
+                                        index_at(layout.end, s), beta, 0.0, False)
             continue
         if s < s_in:
             q = s // n
@@ -402,8 +409,11 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
             sum_num = set_num[s]
         else:
             sum_num = set_numerosity(num, members, st, stop)
-        if PLAIN:
-            # One call site, nu tested per rule (hot.PLAIN).
+        if layout is not None:
+            fsum += update_set(pop, w, m, v, lo0, hi0, members, st, stop, scale, z, abs_err,
+                               sum_num, nu_one, hp, layout, s, weighted, in_set)
+        elif PLAIN_SPECIALISATIONS:
+            # One call site, nu tested per rule (hot.PLAIN_SPECIALISATIONS).
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
                         scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
                         alpha_e0, nu_one, hp, weighted)
@@ -415,7 +425,10 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
                         scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
                         alpha_e0, False, hp, weighted)
-    refresh_fitness_sum(pop)
+    if layout is None:
+        refresh_fitness_sum(pop)
+    else:
+        pop.fsum[0] = fsum + overflow_fitness(F, num, extent, index_at(scal, S_P))
     tick = lap(clock, PH_RULE_UPDATE, tick)
 
     # GA: the outer match sets first (q ascending), then the inner ones ((q, p) ascending).
@@ -470,6 +483,8 @@ def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs, clo
             after_iteration(pop.scal, pop.budget, hp, bs, n)
     if layout is not None:
         close_layout(pop, layout, sc, wk.order, wk.sort_f, wk.sort_i)
+        sync_adam_powers(pop.reals.b1t, pop.reals.b2t, pop.counts.exp, pop.scal[S_P], hp.beta1,
+                         hp.beta2)
 
 
 def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
@@ -480,7 +495,8 @@ def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
 def _new_buffers(model):
     """The work buffers, and the layout of the sorted engine where the switch selects it
     (layout.sorted_engine), else None."""
-    layout = new_layout(model.n_submodels) if sorted_engine() else None
+    layout = (new_layout(model.n_submodels, model.capacity, model.hp.beta1, model.hp.beta2)
+              if sorted_engine() else None)
     return {"work": new_work(model.capacity, model.n, model.n_channels), "layout": layout}
 
 

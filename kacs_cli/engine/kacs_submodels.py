@@ -19,10 +19,13 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.population import S_P, permute_rules
 
 # Per-iteration work buffers of KACS, allocated once per run.
+# `in_set` (the sorted engine only): per slot, whether the rule is in its submodel's match set
+# this iteration (kacs_update.py).
 Work = namedtuple(
     "Work",
     ["match", "members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f",
-     "set_num", "set_ts", "outer_rules", "sub_input", "order", "sort_start", "sort_f", "sort_i"],
+     "set_num", "set_ts", "outer_rules", "sub_input", "order", "sort_start", "sort_f", "sort_i",
+     "in_set"],
 )
 
 
@@ -58,6 +61,7 @@ def new_work(capacity: int, n: int, n_q: int) -> Work:
         sort_start=np.zeros(s_all, np.int64),
         sort_f=np.zeros(capacity),
         sort_i=np.zeros(capacity, np.int64),
+        in_set=np.zeros(capacity, np.uint8),
     )
 
 

@@ -14,7 +14,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from kacs_cli.engine.hot import PLAIN
+from kacs_cli.engine.hot import PLAIN_INTRINSICS
 
 _DOUBLE2 = ir.VectorType(ir.DoubleType(), 2)
 _LANE = (ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1))
@@ -83,8 +83,9 @@ def trailing_zeros(typingctx, x):
     return sig, codegen
 
 
-# The plain numba forms (hot.PLAIN): the same values, without a hand-written intrinsic.
-if PLAIN:
+# The plain numba forms (hot.PLAIN_INTRINSICS): the same values, without a hand-written
+# intrinsic.
+if PLAIN_INTRINSICS:
     @njit(inline="always")
     def div_pair(a, b, c, d):  # noqa: F811
         """(a / c, b / d)."""

@@ -40,7 +40,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from kacs_cli.engine.deletion import new_vote_tree
 from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.kacs_update import bias_table
 from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules, sort_deaths
 
 # The environment switch between the two KACS engines, for the equivalence and timing runs
@@ -55,16 +57,23 @@ def sorted_engine() -> bool:
 
 # base: segment starts (S + 1, base[S] the extent); end: one past each segment's last live
 # rule; state: L_* entries; closed_base, closed_sizes: the starts and sizes of the segments
-# when the layout was closed.
-Layout = namedtuple("Layout", ["base", "end", "state", "closed_base", "closed_sizes"])
+# when the layout was closed. What else only this engine keeps: `bias` and `bias_exact`,
+# Adam's bias corrections by step (kacs_update.bias_table), and `votes`, the deletion votes'
+# second level of sums (deletion.VoteTree).
+Layout = namedtuple("Layout", ["base", "end", "state", "closed_base", "closed_sizes", "bias",
+                               "bias_exact", "votes"])
 # state entries: the saved layout is valid; the number of rules it was closed with.
 L_VALID, L_CLOSED_P = 0, 1
 
 
-def new_layout(n_submodels: int) -> Layout:
+def new_layout(n_submodels: int, capacity: int, beta1: float, beta2: float) -> Layout:
+    """The layout of a population of `capacity` slots and `n_submodels` submodels, whose rules
+    learn with Adam's decays beta1, beta2."""
+    bias, bias_exact = bias_table(beta1, beta2)
     return Layout(base=np.zeros(n_submodels + 1, np.int64), end=np.zeros(n_submodels, np.int64),
                   state=np.zeros(2, np.int64), closed_base=np.zeros(n_submodels + 1, np.int64),
-                  closed_sizes=np.zeros(n_submodels, np.int64))
+                  closed_sizes=np.zeros(n_submodels, np.int64), bias=bias, bias_exact=bias_exact,
+                  votes=new_vote_tree(capacity))
 
 
 def new_slot(pop, layout, sub):

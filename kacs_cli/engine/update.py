@@ -60,6 +60,21 @@ def adam_step(w, m, v, b1t, b2t, i, grad, hp):
 
 
 @njit(**HOT, inline="always")
+def adam_moments(m, v, j, j1, g0, g1, b1, b2):
+    """Adam's moments of a rule's two weights, stored flat (the pair at j and j1), moved by
+    the gradient (g0, g1); returns the new m0, m1, v0, v1 (KACS's update)."""
+    m0 = b1 * m[j] + (1.0 - b1) * g0
+    m1 = b1 * m[j1] + (1.0 - b1) * g1
+    v0 = b2 * v[j] + (1.0 - b2) * g0 * g0
+    v1 = b2 * v[j1] + (1.0 - b2) * g1 * g1
+    m[j] = m0
+    m[j1] = m1
+    v[j] = v0
+    v[j1] = v1
+    return m0, m1, v0, v1
+
+
+@njit(**HOT, inline="always")
 def update_fitness(eps, kappa, F, num, members, start, stop, hp):
     """kappa and F within one match set; skipped when every member has been deleted."""
     acc_sum = 0.0

@@ -50,12 +50,14 @@ FINGERPRINT_SHOWN = 12
 def engine_switches() -> tuple[str, ...]:
     """The engine's environment switches that are on ("KACS_ENGINE=sorted", ...): they change
     which code computes a run (the sorted KACS engine; plain numba, which moves no number but
-    is another compilation) without changing a source, so the fingerprint names them."""
+    is another compilation, named by the kinds it drops) without changing a source, so the
+    fingerprint names them."""
     on = []
     if layout.sorted_engine():
         on.append(f"{layout.ENGINE_SWITCH}=sorted")
-    if cache.plain_numba():
-        on.append(f"{cache.PLAIN_SWITCH}=1")
+    plain = cache.plain_label()
+    if plain:
+        on.append(f"{cache.PLAIN_SWITCH}={plain}")
     return tuple(on)
 
 

@@ -1,0 +1,194 @@
+"""KACS's rule update in the sorted engine (layout.py): the backpropagation and bookkeeping of
+docs/algorithm.md section 4 for one match set, as two passes in slot order.
+
+1. Over the set's members, which lie in ascending slots of their submodel's segment: one Adam
+   step on both weights, then error, accuracy, experience and ms, each member's kappa num
+   kept by slot (`weighted`), their sum returned.
+2. Over the segment's slots: the members' fitness moves toward their share of that sum, and
+   the segment's live rules' F are summed after it. Every submodel has a match set in every
+   iteration, so these sums (and those of the few overflow rules, `overflow_fitness`) add up
+   to the population's fitness sum, which then needs no pass of its own
+   (population.refresh_fitness_sum in the re-sorting engine).
+
+What a rule costs is set less by its instructions than by how long its chain of dependent
+operations is (loads, the moments, a square root, a division, the weights): rules overlap
+only as far as the processor's window of instructions in flight reaches. So the arithmetic
+is cut where the algorithm allows it, computing the same quantities within rounding:
+- Adam's bias corrections 1 / (1 - beta1^t) and 1 / (1 - beta2^t) come from a table by the
+  rule's step count t = exp + 1 (`bias_table`, built once per model), instead of advancing
+  the running powers b1t, b2t (two loads, two stores, two products) and dividing by them.
+  The table's powers are the same running products, so its corrections are the values the
+  re-sorting engine divides out; b1t and b2t are written once at the end of a training call
+  (`sync_adam_powers`), for whatever reads the population afterwards.
+- The step's division eta c1 / (s0 s1), shared by both weights, is paired with the
+  accuracy's alpha e0 / eps in one two-lane division (lanes.div_pair), the two square roots
+  in one two-lane root: one division and one root instruction per rule, where the
+  re-sorting engine's update issues two divisions.
+- The accuracy's power alpha (eps / e0)^(-nu) (nu != 1) is computed only where eps >= e0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS, index_at
+from kacs_cli.engine.kacs_submodels import rule_input
+from kacs_cli.engine.lanes import div_pair, sqrt_pair
+from kacs_cli.engine.update import accuracy_given, adam_moments
+
+# The bias table's rows at most (16 bytes each). With beta2 = 0.999 the corrections reach
+# exactly 1.0 after about 37,400 steps; only beta2 above about 0.99943 needs more rows, and
+# the steps past the table then compute their corrections with a power (`_past_table`).
+BIAS_ROWS_MAX = 1 << 16
+
+
+def bias_table(beta1: float, beta2: float) -> tuple[np.ndarray, bool]:
+    """Adam's bias corrections by step, flat: entries 2k and 2k + 1 are 1 / (1 - beta1^(k+1))
+    and 1 / (1 - beta2^(k+1)), the corrections of a rule's update number k + 1 (exp = k
+    before it), with the powers as running products, as update.adam_bias advances them. The
+    table ends at the first row whose corrections are both exactly 1.0, which then holds for
+    every later step (the second value of the pair: True), or after BIAS_ROWS_MAX rows
+    (False: later steps are computed)."""
+    steps = np.arange(BIAS_ROWS_MAX)
+    # cumprod multiplies in order: the k-th entry is beta^(k+1) as a running product.
+    p1 = np.cumprod(np.full(BIAS_ROWS_MAX, float(beta1)))
+    p2 = np.cumprod(np.full(BIAS_ROWS_MAX, float(beta2)))
+    table = np.empty((BIAS_ROWS_MAX, 2))
+    table[:, 0] = 1.0 / (1.0 - p1)
+    table[:, 1] = 1.0 / (1.0 - p2)
+    exact = steps[(table[:, 0] == 1.0) & (table[:, 1] == 1.0)]
+    if exact.size:
+        return table[:exact[0] + 1].reshape(-1).copy(), True
+    return table.reshape(-1), False
+
+
+@njit(**HOT, inline="always")
+def _past_table(t, b1, b2):
+    """The bias corrections of update number t + 1 beyond a table that does not reach 1.0."""
+    step = np.float64(t + 1)
+    return 1.0 / (1.0 - b1 ** step), 1.0 / (1.0 - b2 ** step)
+
+
+@njit(**HOT, inline="always")
+def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num,
+                    nu_one, hp, bias, bias_exact, weighted):
+    """Pass 1 over one set's members (see the module's docstring); returns sum(kappa num).
+    `w`, `m`, `v`: the population's weights and moments, flat (rule i's pair at 2i, 2i + 1);
+    `nu_one` is a constant at each call site, as in kacs._update_set."""
+    eps = pop.reals.eps
+    ms = pop.reals.ms
+    kappa = pop.reals.kappa
+    F = pop.reals.F
+    exp = pop.counts.exp
+    num = pop.counts.num
+    beta = hp.beta
+    b1 = hp.beta1
+    b2 = hp.beta2
+    eta = hp.eta
+    eps_adam = hp.eps_adam
+    alpha_e0 = hp.alpha * hp.e0
+    e0 = hp.e0
+    last = np.uint64(bias.shape[0] // 2 - 1)
+    acc_sum = 0.0
+    for k in range(st, stop):
+        i = index_at(members, k)
+        g0 = g_scale * F[i]
+        g1 = g0 * rule_input(z, lo0[i], hi0[i])
+        t = exp[i]
+        row = min(np.uint64(t), last)
+        r2 = row + row
+        c1 = bias[r2]
+        c2 = bias[r2 + np.uint64(1)]
+        if not bias_exact and np.uint64(t) >= last:
+            c1, c2 = _past_table(t, b1, b2)
+        e = eps[i] + beta * (abs_err - eps[i])
+        eps[i] = e
+        j = i + i
+        j1 = j + np.uint64(1)
+        m0, m1, v0, v1 = adam_moments(m, v, j, j1, g0, g1, b1, b2)
+        s0, s1 = sqrt_pair(v0 * c2, v1 * c2)
+        s0 += eps_adam
+        s1 += eps_adam
+        # w_j -= eta c1 m_j / s_j for both weights, through one quotient.
+        r, alpha_e0_over_e = div_pair(eta * c1, alpha_e0, s0 * s1, e)
+        w[j] -= m0 * s1 * r
+        w[j1] -= m1 * s0 * r
+        if nu_one:
+            kap = 1.0 if e < e0 else alpha_e0_over_e
+        else:
+            kap = accuracy_given(e, alpha_e0_over_e, hp)
+        exp[i] = t + 1
+        ms[i] += beta * (sum_num - ms[i])
+        kappa[i] = kap
+        term = kap * num[i]
+        weighted[i] = term
+        acc_sum += term
+    return acc_sum
+
+
+@njit(**HOT, inline="always")
+def segment_fitness(F, num, in_set, weighted, first, stop, beta, inv_sum, moves):
+    """Pass 2 over the segment's slots first..stop-1: where `moves`, the F of each member
+    (in_set) moves toward its share weighted * inv_sum; returns the sum of F over the live
+    rules of those slots afterwards. Branch-free: every slot is read and written back."""
+    total = 0.0
+    for i in range(first, stop):
+        f = F[i]
+        moved = f + beta * (weighted[i] * inv_sum - f)
+        f = moved if moves and in_set[i] != 0 else f
+        F[i] = f
+        total += f if num[i] > 0 else 0.0
+    return total
+
+
+@njit(**HOT, inline="always")
+def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num, nu_one,
+               hp, layout, s, weighted, in_set):
+    """The update of match set s, its members at members[st:stop] in ascending slots of its
+    segment (a set covered into an overflow slot has that one member outside it); returns
+    the sum of F over the segment's live rules afterwards."""
+    bias = layout.bias
+    bias_exact = layout.bias_exact
+    if PLAIN_SPECIALISATIONS:
+        # One call site, nu tested per rule (hot.PLAIN_SPECIALISATIONS).
+        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
+                                  sum_num, nu_one, hp, bias, bias_exact, weighted)
+    elif nu_one:
+        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
+                                  sum_num, True, hp, bias, bias_exact, weighted)
+    else:
+        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
+                                  sum_num, False, hp, bias, bias_exact, weighted)
+    F = pop.reals.F
+    beta = hp.beta
+    moves = acc_sum > 0.0
+    inv_sum = 1.0 / acc_sum if moves else 0.0
+    total = segment_fitness(F, pop.counts.num, in_set, weighted, index_at(layout.base, s),
+                            index_at(layout.end, s), beta, inv_sum, moves)
+    if moves and stop > st:
+        i = index_at(members, stop - np.uint64(1))
+        if i >= index_at(layout.base, layout.end.shape[0]):
+            # Covered into an overflow slot: the set's one member, outside the segment.
+            F[i] += beta * (weighted[i] * inv_sum - F[i])
+    return total
+
+
+@njit(**HOT, inline="always")
+def overflow_fitness(F, num, extent, top):
+    """The sum of F over the live rules in the overflow slots extent..top-1."""
+    total = 0.0
+    for i in range(extent, top):
+        if num[i] > 0:
+            total += F[i]
+    return total
+
+
+@njit(**HOT)
+def sync_adam_powers(b1t, b2t, exp, P, b1, b2):
+    """b1t, b2t of rules 0..P-1 set to beta1^exp, beta2^exp, the running powers the
+    re-sorting engine keeps, which the sorted engine's update does not advance."""
+    for i in range(P):
+        t = np.float64(exp[i])
+        b1t[i] = b1 ** t
+        b2t[i] = b2 ** t
