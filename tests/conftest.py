@@ -3,6 +3,15 @@ from pathlib import Path
 
 import pytest
 
+# One BLAS and OpenMP thread in the test session and the processes it starts, unless the
+# caller chose a number: the tests fit small problems, where a second thread beside a busy core
+# spins instead of helping (the reason kacs_cli.engine.train.one_blas_thread gives for the
+# package's own steps after training). Set before numpy and scikit-learn load their libraries,
+# which read it once; a test that needs more threads raises them with threadpoolctl, as
+# test_refine does.
+for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
