@@ -22,8 +22,9 @@ install:
 test:
 	$(BIN)/python -m pytest -q
 
-# The quick set: every test but those marked slow (more than about 3 s each: long training
-# runs, campaigns over real data, recorded values of long runs); a few minutes on two cores.
+# The quick set: every test but those marked slow (more than about 1 s each on two cores:
+# training runs of thousands of iterations, campaigns through worker processes or over real
+# data, reports that draw figures, subprocesses); meant to take at most about three minutes.
 quick:
 	$(BIN)/python -m pytest -q -m "not slow"
 

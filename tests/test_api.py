@@ -164,6 +164,7 @@ def test_fitted_attributes(cls, data):
 # ----------------------------------------------------------------------------- same as the runner
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method,cls", [("kacs", KACSRegressor), ("xcsf", XCSFRegressor)])
 def test_estimator_reproduces_runner_on_f3(method, cls, shared_data_dir):
     X, y = load_csv(shared_data_dir / "f3.csv")
@@ -299,6 +300,7 @@ def test_xcsf_has_no_kacs_inspection(data):
     assert not hasattr(est, "submodel_table_")
 
 
+@pytest.mark.slow
 def test_the_package_names_each_learners_estimator_and_imports_none_before_use():
     """`kacs_cli` exports the estimator of every registered learner (found in
     estimators/regressors.py, no list of its own) and `load`; importing the package or one of

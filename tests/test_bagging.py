@@ -108,6 +108,7 @@ def test_refinement_refines_each_member_on_its_own_sample(data):
                                np.mean([m.model.predict(Xs) for m in members], axis=0), rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_bagged_model_does_not_depend_on_the_number_of_processes(data, bagged_kacs):
     parallel = KACSRegressor(bags=3, channels=2, n_jobs=2, **SMALL).fit(*data)
     assert np.array_equal(parallel.predict(data[0]), bagged_kacs.predict(data[0]))
@@ -172,6 +173,7 @@ def test_a_campaign_records_a_bagged_run_as_its_merged_model(tmp_path):
     assert 0 < runs.loc["kacs-bag", "cover_rate"] < 1
 
 
+@pytest.mark.slow
 def test_kacs_fit_bags_with_jobs(tmp_path, data):
     X, y = data
     csv = tmp_path / "data.csv"

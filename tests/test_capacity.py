@@ -83,7 +83,7 @@ def test_a_campaign_records_the_chosen_budget_and_trains_it(tmp_path):
            "methods": {**{f"kacs-{N}": {"method": "kacs", "N": N} for N in (60, 120, 240)},
                        "kacs-cap": {"method": "kacs", "N": 60, "capacity": "search", "capacity_max": 240}},
            "protocol": {"name": "main", "runs": 2}, "iterations": 800, "eval_every": 400}
-    campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out")
+    campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out", jobs=1)
     runs = pd.read_csv(tmp_path / "out" / "runs.csv")
     searched = runs[runs["method"] == "kacs-cap"].set_index("run")
     assert set(searched["capacity_N"]) <= {60, 120, 240} and (searched["capacity_seconds"] > 0).all()
@@ -222,6 +222,7 @@ def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, 
         assert all(len(b) <= jobs for b in batches) and batches[-1][0] in sequential.candidates
 
 
+@pytest.mark.slow
 def test_a_parallel_search_fits_the_same_model(tmp_path):
     X, y = generate("f1", 2, 150, seed=2)
     settings = dict(N=60, capacity="search", capacity_max=240, n_iter=600, random_state=1)

@@ -489,6 +489,7 @@ def test_text_in_an_input_not_declared_categorical_says_how_to_declare_it():
         KACSRegressor(**SMALL).fit(X.to_numpy(dtype=object), y)
 
 
+@pytest.mark.slow
 def test_compact_and_explain_read_text_categories_as_the_model_was_trained(capsys, tmp_path):
     X, y = write_colour_csv(tmp_path / "d.csv", rows=200)
     model = tmp_path / "m.kacs"

@@ -346,6 +346,7 @@ def test_single_winner_at_three_channels_keeps_each_rows_fittest_rule_per_submod
 # ---------------------------------------------------------------------------- explain
 
 
+@pytest.mark.slow
 def test_explain_at_three_channels_has_one_share_per_channel(tmp_path):
     X, y = _data(2, 200)
     est = KACSRegressor(channels=3, n_iter=3000, N=600, random_state=0).fit(X, y)

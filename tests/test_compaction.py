@@ -80,18 +80,23 @@ def pieces_prediction(frame, Xq, m):
     submodel the pieces do not overlap (but at their shared bounds), so a row's value is the
     line of the one piece holding it, and the model is their two-stage sum over m channels."""
     def piece(sub_rules, z):
-        hit = sub_rules[(sub_rules.lower < z) & (z < sub_rules.upper)]
+        lower, upper, w0, w1 = sub_rules.T
+        hit = np.flatnonzero((lower < z) & (z < upper))
         assert len(hit) <= 1
-        return 0.0 if hit.empty else hit.w0.iloc[0] + hit.w1.iloc[0] * z
+        return 0.0 if len(hit) == 0 else w0[hit[0]] + w1[hit[0]] * z
 
     n = Xq.shape[1]
+    # Each submodel's pieces selected once, not once per row.
+    columns = ["lower", "upper", "w0", "w1"]
+    inner = {(q, p): frame[(frame.type == "inner") & (frame.q == q) & (frame.p == p)][columns].to_numpy()
+             for q in range(1, m + 1) for p in range(1, n + 1)}
+    outer = {q: frame[(frame.type == "outer") & (frame.q == q)][columns].to_numpy() for q in range(1, m + 1)}
     expected = []
     for x in Xq:
         total = 0.0
         for q in range(1, m + 1):
-            z = sum(piece(frame[(frame.type == "inner") & (frame.q == q) & (frame.p == p)], x[p - 1])
-                    for p in range(1, n + 1))
-            total += piece(frame[(frame.type == "outer") & (frame.q == q)], z)
+            z = sum(piece(inner[q, p], x[p - 1]) for p in range(1, n + 1))
+            total += piece(outer[q], z)
         expected.append(total)
     return expected
 
@@ -165,6 +170,7 @@ def test_compaction_is_deterministic_and_keeps_the_original_estimator(tmp_path):
         XCSFRegressor(n_iter=200, N=100).fit(X, y).compact(X, y, method="piecewise")
 
 
+@pytest.mark.slow
 def test_a_compacted_run_records_both_models(capsys, tmp_path):
     from cli_support import run_kacs
 

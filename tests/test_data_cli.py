@@ -138,6 +138,7 @@ def test_fetch_through_local_http_server(capsys, shared_data_dir, tmp_path, monk
     assert code == 0
 
 
+@pytest.mark.slow
 def test_subprocess_bad_input_prints_one_line_and_exits_2(tmp_path):
     script = "import sys; from kacs_cli.cli import main; main(sys.argv[1:])"
     proc = subprocess.run(

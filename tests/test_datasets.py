@@ -508,6 +508,7 @@ def _suprb_site(shared: Path, site: Path) -> None:
         archive.writestr("parkinsons_updrs.data", "\r\n".join(updrs) + "\r\n")
 
 
+@pytest.mark.slow
 def test_fetch_rebuilds_pppts_and_pt_byte_for_byte(shared_data_dir, tmp_path, monkeypatch):
     for name in SUPRB_EXTRA:
         if not (shared_data_dir / f"{name}.csv").is_file():

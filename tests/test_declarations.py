@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import kacs_cli
 from kacs_cli.engine.params import DECLARATIONS, DECLARED, EngineHyperparameters, Hyperparameters
 
@@ -32,6 +34,7 @@ def test_a_switch_hides_its_settings_from_a_resolved_config_while_it_is_off():
     assert on["refinement"] is True and on["refine_pull"] == DECLARED["refine_pull"].default
 
 
+@pytest.mark.slow
 def test_a_hypothetical_declaration_reaches_every_front_end(tmp_path):
     """Copy the package, add one declaration to params.py (and its parameter to the constructor
     of KACS, the learner that acts on it), and use it from each front end in a fresh interpreter

@@ -31,6 +31,13 @@ def data(n=3, rows=200, seed=0):
     return X, f3_like(X)
 
 
+def assert_equal(actual, expected):
+    """np.testing.assert_array_equal, its report built only on a mismatch: the checks below run
+    after every iteration of long runs, where building it each time costs more than the run."""
+    if not np.array_equal(actual, expected):
+        np.testing.assert_array_equal(actual, expected)
+
+
 def check_invariants(model, N, t):
     pop = model.pop
     snap = snapshot(pop)
@@ -43,8 +50,8 @@ def check_invariants(model, N, t):
     assert int(num.sum()) == int(pop.scal[S_TOTAL]) <= limit
     assert int(pop.scal[S_T]) == t
     a, b, lo, hi = snap["a"], snap["b"], snap["lo"], snap["hi"]
-    np.testing.assert_array_equal(lo, np.minimum(a, b))
-    np.testing.assert_array_equal(hi, np.maximum(a, b))
+    assert_equal(lo, np.minimum(a, b))
+    assert_equal(hi, np.maximum(a, b))
     sub = snap["sub"]
     if model.method == "kacs":
         n = model.n
@@ -69,7 +76,8 @@ def check_invariants(model, N, t):
     assert np.all(snap["exp"] >= 0)
     assert np.all(snap["ts"] <= t) and np.all(snap["ts"] >= 0)
     # The Adam step count is rule-local: beta1^t with t = number of updates = exp.
-    np.testing.assert_allclose(snap["b1t"], 0.9 ** snap["exp"], rtol=1e-9)
+    if not np.allclose(snap["b1t"], 0.9 ** snap["exp"], rtol=1e-9, atol=0):
+        np.testing.assert_allclose(snap["b1t"], 0.9 ** snap["exp"], rtol=1e-9)
     check_antecedent_index(model)
     return snap
 
@@ -83,18 +91,27 @@ def check_antecedent_index(model):
     P = int(model.pop.scal[S_P])
     fresh = sc._replace(key=sc.key.copy(), key_state=sc.key_state.copy())
     identical.rebuild_keys(model.pop, fresh)
-    np.testing.assert_array_equal(sc.key[:P], fresh.key[:P])
+    assert_equal(sc.key[:P], fresh.key[:P])
+    if P == 0:
+        return
     pop = model.pop
-    ante = {}
-    for i in range(P):
-        ident = (int(pop.counts.sub[i]), tuple(pop.pairs.a[i] + 0.0), tuple(pop.pairs.b[i] + 0.0))
-        ante.setdefault(ident, set()).add(int(sc.key[i]))
-    assert all(len(keys) == 1 for keys in ante.values())
-    assert len({next(iter(k)) for k in ante.values()}) == len(ante)
+    # Each rule's antecedent (submodel, pairs; -0.0 read as 0.0) numbered: np.unique over rows.
+    antecedents = np.hstack([pop.counts.sub[:P, None].astype(np.float64), pop.pairs.a[:P] + 0.0,
+                             pop.pairs.b[:P] + 0.0])
+    group = np.unique(antecedents, axis=0, return_inverse=True)[1].ravel()
+    order = np.argsort(group, kind="stable")
+    group, keys = group[order], sc.key[:P][order]
+    same = group[1:] == group[:-1]
+    assert np.array_equal(keys[1:][same], keys[:-1][same])  # one key per antecedent
+    first_keys = keys[np.concatenate([[True], ~same])]
+    assert len(np.unique(first_keys)) == len(first_keys)  # distinct antecedents, distinct keys
 
 
-@pytest.mark.parametrize("method", ["kacs", "xcsf"])
-@pytest.mark.parametrize("semantics", ["reference", "article"])
+@pytest.mark.parametrize("semantics, method", [
+    ("reference", "kacs"),
+    *[pytest.param(s, m, marks=pytest.mark.slow)
+      for s, m in [("reference", "xcsf"), ("article", "kacs"), ("article", "xcsf")]],
+])
 def test_invariants_after_every_iteration(method, semantics):
     n = 3
     iterations = 3000
@@ -188,7 +205,7 @@ def test_evaluation_does_not_touch_learning(method):
         np.testing.assert_array_equal(s1[f], s2[f], err_msg=f)
 
 
-@njit
+@njit(cache=True)
 def _numba_permutation(rows):
     return np.random.permutation(rows)
 

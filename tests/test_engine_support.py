@@ -8,6 +8,7 @@ test that checks behaviour. Whatever compares or restores whole rules loops over
 engine's declaration of the per-rule fields (population.GROUPS).
 """
 
+import functools
 import inspect
 
 import numpy as np
@@ -29,11 +30,18 @@ def rule_view(pop, name):
 def snapshot(pop, P=None):
     """Copies of every per-rule array over slots 0..P-1, lo/hi as [P, D]."""
     P = int(pop.scal[S_P]) if P is None else P
-    return {f: np.array(rule_view(pop, f)[:P]) for f in FIELDS}
+    views = rule_fields(pop)
+    return {f: np.array(views[f][:P]) for f in FIELDS}
+
+
+@functools.cache
+def _parameter_names(fn) -> tuple[str, ...]:
+    # Read once per compiled function: the invariant tests call the entry points thousands of times.
+    return tuple(inspect.signature(fn.py_func).parameters)
 
 
 def _call(fn, values):
-    names = list(inspect.signature(fn.py_func).parameters)
+    names = _parameter_names(fn)
     missing = [nm for nm in names if nm not in values]
     assert not missing, f"{fn.__name__} takes arguments the tests do not know: {missing}"
     return fn(*[values[nm] for nm in names])

@@ -165,6 +165,7 @@ def test_the_function_evaluator_is_the_engine(one_input_model):
                                    c.phihat[:, q - 1], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_rule_table_round_trips_through_csv_and_json(one_input_model, tmp_path):
     est, X, _ = one_input_model
     ex = est.explain(X)
@@ -203,6 +204,7 @@ def test_quantile_inputs_have_no_original_unit_bounds():
     assert "quantile" in ex.figure_inputs().axes[0].get_xlabel()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [10, 20])
 def test_figures_are_small_multiples(n):
     rng = np.random.default_rng(n)
@@ -221,6 +223,7 @@ def test_figures_are_small_multiples(n):
             plt.close(fig)
 
 
+@pytest.mark.slow
 def test_written_files_are_deterministic(tmp_path):
     est = hand_built(BENT)
     X = grid_rows()
@@ -261,6 +264,7 @@ def cli_files(tmp_path_factory):
     return folder, data, inputs, model, xcsf
 
 
+@pytest.mark.slow
 def test_explain_writes_every_output_beside_the_model(cli_files, capsys):
     folder, data, inputs, model, _ = cli_files
     code, out, err = run_kacs(capsys, "explain", model, "--data", data)

@@ -104,6 +104,7 @@ def test_a_failed_run_record_write_keeps_every_finished_run_and_resumes(capsys, 
     assert len(assert_consistent(out)) == TOTAL
 
 
+@pytest.mark.slow
 def test_runs_csv_that_cannot_be_written_is_rebuilt_by_the_next_run(capsys, tmp_path, monkeypatch, cfg):
     out = tmp_path / "out"
     # The output folder itself read-only after engine.yaml and config.yaml: runs/, curves/ and
@@ -127,6 +128,7 @@ def test_runs_csv_that_cannot_be_written_is_rebuilt_by_the_next_run(capsys, tmp_
     assert len(assert_consistent(out)) == TOTAL
 
 
+@pytest.mark.slow
 def test_a_vanished_output_folder_is_one_line(capsys, tmp_path, monkeypatch, cfg):
     out = tmp_path / "out"
     real = results.save_output
@@ -158,12 +160,13 @@ def test_a_failed_write_with_one_job_is_the_same_line(capsys, tmp_path, monkeypa
 @pytest.fixture
 def finished(tmp_path, cfg, capsys) -> Path:
     out = tmp_path / "finished"
-    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 2, "--runs", 2)
+    # One process, no worker pool to start: the tests that read this folder are about the report.
+    code, _, err = run_kacs(capsys, "run", cfg, "--out", out, "--jobs", 1, "--runs", 2)
     assert code == 0, err
     return out
 
 
-@pytest.mark.parametrize("figures", [False, True])
+@pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_report_that_cannot_be_written_is_one_line_and_no_half_file(capsys, monkeypatch, finished, figures):
     report = finished / "report"
     refused = fail_writes(monkeypatch, OSError(errno.ENOSPC, "No space left on device"),
@@ -256,6 +259,7 @@ def test_the_runs_column_counts_the_runs_the_means_use(capsys, finished):
         assert row[f"{method}_mean"] == pytest.approx(part["test_mae"].mean(), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_no_figure_draws_curves_whose_runs_are_not_in_runs_csv(capsys, finished):
     figures = finished / "report" / "figures"
     code, _, err = run_kacs(capsys, "report", finished)
@@ -272,6 +276,7 @@ def test_no_figure_draws_curves_whose_runs_are_not_in_runs_csv(capsys, finished)
     assert "8 run curve(s)" in report and "left out: their runs are not in runs.csv" in report
 
 
+@pytest.mark.slow
 def test_a_curve_without_its_row_is_left_out(capsys, finished, monkeypatch):
     from kacs_cli.reporting import figures
 

@@ -35,6 +35,7 @@ def umask(request):
         os.umask(old)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("umask", [0o022, 0o027], indirect=True)
 def test_written_files_follow_the_umask(umask, tmp_path, shared_data_dir, capsys):
     cfg = tmp_path / "modes.yaml"

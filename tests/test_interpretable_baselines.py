@@ -36,7 +36,7 @@ def fit(name, overrides, X, y, seed=0):
 @pytest.mark.parametrize("name,overrides", [
     pytest.param("ebm", EBM_SMALL, marks=needs_ebm),
     pytest.param("figs", {"max_rules": 6}, marks=needs_imodels),
-    pytest.param("rulefit", {"n_estimators": 10, "max_rules": 8}, marks=needs_imodels),
+    pytest.param("rulefit", {"n_estimators": 10, "max_rules": 8}, marks=[needs_imodels, pytest.mark.slow]),
 ])
 def test_fits_through_the_registry_one_seed_one_model(name, overrides):
     X, y = smooth()
@@ -87,6 +87,7 @@ def test_figs_counts_feature_and_threshold_per_split_and_one_value_per_leaf():
     assert fit("figs", {"max_rules": 3}, *smooth()).params == 2 * 3 + 5
 
 
+@pytest.mark.slow
 @needs_imodels
 def test_rulefit_counts_conditions_coefficients_and_the_intercept():
     X, y = smooth(rows=150)
@@ -105,6 +106,7 @@ def test_rulefit_counts_conditions_coefficients_and_the_intercept():
     assert fitted.params == 2 * conditions + len(rules) + len(linear) + 1
 
 
+@pytest.mark.slow
 @needs_ebm
 @needs_imodels
 def test_kacs_run_runs_the_three(capsys, tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 import kacs_cli
 
-from layer_support import imports
+from layer_support import imports, syntax_tree
 from repo_support import REPO
 
 PACKAGE = Path(kacs_cli.__file__).parent
@@ -241,7 +241,7 @@ FOLDER_FILES = re.compile(r"""["'][^"'\n]*\b(runs\.csv|config\.yaml|curves\.csv\
 
 def _code_strings(path):
     """The string constants of a module's code, docstrings left out (they are its documentation)."""
-    tree = ast.parse(path.read_text())
+    tree = syntax_tree(path)
     docs = {id(node.body[0].value) for node in ast.walk(tree)
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
             and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}

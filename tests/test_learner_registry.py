@@ -99,6 +99,7 @@ def test_the_toy_learner_trains_in_the_engine_driver(toy):
         model.predict_components(X)
 
 
+@pytest.mark.slow
 def test_the_toy_learner_runs_through_kacs_run_and_kacs_report(toy, capsys, tmp_path):
     cfg = tmp_path / "toy.yaml"
     cfg.write_text("experiment: toy\nmethods: [toy, kacs]\n"

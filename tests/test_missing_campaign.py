@@ -278,6 +278,7 @@ def _report_folder(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     from kacs_cli.reporting.build import build_report
 

@@ -42,6 +42,7 @@ def run_error(argv, capsys):
     return captured.err
 
 
+@pytest.mark.slow
 def test_fit_predict_plot_end_to_end(csv_data, tmp_path, capsys):
     X, y, data, inputs = csv_data
     model = tmp_path / "model.kacs"
@@ -140,6 +141,7 @@ def test_fit_creates_a_missing_out_folder_like_run_does(csv_data, tmp_path, caps
     assert not (tmp_path / "other").exists()
 
 
+@pytest.mark.slow
 def test_every_out_creates_its_missing_folder(csv_data, tmp_path, capsys):
     X, y, data, inputs = csv_data
     model = tmp_path / "models" / "m.kacs"

@@ -259,6 +259,7 @@ eval_every: 1000
 """
 
 
+@pytest.mark.slow
 def test_a_refined_variant_records_both_errors_and_only_its_rows_carry_them(capsys, tmp_path):
     import pandas as pd
 

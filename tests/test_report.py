@@ -144,6 +144,7 @@ def _rows_after(md: str, startswith: str | tuple[str, ...], count: int) -> list[
     raise AssertionError(f"no row starting with {startswith!r}")
 
 
+@pytest.mark.slow
 def test_summary_tables_means_symbols_best_and_files(small_main: Path) -> None:
     out = small_main / "out"
     summary = build_report(small_main, out_dir=out, formats=("md", "tex", "csv"))
@@ -237,6 +238,7 @@ def test_dagger_when_across_benchmark_test_is_significant(tmp_path: Path) -> Non
     assert order[:6] == benches
 
 
+@pytest.mark.slow
 def test_scaling_experiment_table_keyed_by_n_and_figure(tmp_path: Path) -> None:
     # f3 at n = 2, 4, 6 with N = 6400, plus n = 6 at the guideline budget N = 12672.
     rows = []
@@ -493,6 +495,7 @@ def test_variants_experiment_labels_and_missing_variant(tmp_path: Path) -> None:
     assert e.scaling == []  # variants are not a scaling series
 
 
+@pytest.mark.slow
 def test_runner_layout_cell_labels_and_resolved_cells(tmp_path: Path) -> None:
     # What `kacs run` writes: runs.csv's benchmark column holds the cell label (f3-n4-N864),
     # config.yaml lists resolved `cells` with the benchmark name and per-method N.

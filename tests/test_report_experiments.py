@@ -224,6 +224,7 @@ def test_curve_figures_cover_train_and_test_error_params_and_covering(tmp_path) 
 # ----------------------------------------------------------------------------- --paper
 
 
+@pytest.mark.slow
 def test_paper_comparison_warns_when_the_campaign_is_not_the_published_setting(tmp_path, capsys) -> None:
     benches = ["f1", "f2", "f3", "f4", "asn", "ccpp", "cs", "eec"]
     exp = write_experiment(tmp_path / "main", "main", paper_rows(), [{"name": b} for b in benches], runs=4)
@@ -358,13 +359,11 @@ def results_copy(tmp_path_factory) -> Path:
 
 
 def _report_params() -> list:
-    """One parameter per committed report; those that draw figures (all but the report over
-    results/paper) are slow."""
-    return [pytest.param(folder, id=folder.relative_to(RESULTS).as_posix(),
-                         marks=[pytest.mark.slow] if _paper_tables_flags(folder)["figures"] else [])
-            for folder in _committed_reports()]
+    """One parameter per committed report."""
+    return [pytest.param(folder, id=folder.relative_to(RESULTS).as_posix()) for folder in _committed_reports()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exp", _report_params())
 def test_committed_reports_rerender_to_the_same_bytes(exp: Path, results_copy: Path, monkeypatch) -> None:
     """What `make paper-tables` does on a fresh clone leaves every committed report as it is:
@@ -390,6 +389,7 @@ def test_committed_reports_rerender_to_the_same_bytes(exp: Path, results_copy: P
     assert not differ, f"{relative}/report: {', '.join(differ)} differ when re-rendered"
 
 
+@pytest.mark.slow
 def test_scaling_figure_draws_every_method_including_labelled_variants(tmp_path, monkeypatch) -> None:
     """An experiment with KACS variants (configs/adaptive.yaml): each variant is its own series
     of the scaling figure, after the XCSF/KACS pair, in the pair's colours for the pair."""

@@ -87,6 +87,7 @@ def holm(p: list[float]) -> np.ndarray:
     return adjusted
 
 
+@pytest.mark.slow
 def test_k_method_statistics_match_scipy_and_hand_computations(tmp_path) -> None:
     values = _draws()
     exp = write_campaign(tmp_path / "budgets", values)
@@ -162,6 +163,7 @@ def test_k_method_statistics_match_scipy_and_hand_computations(tmp_path) -> None
     assert png in summary.files
 
 
+@pytest.mark.slow
 def test_control_option_changes_the_comparisons(tmp_path, capsys) -> None:
     values = _draws()
     exp = write_campaign(tmp_path / "budgets", values)
@@ -184,6 +186,7 @@ def test_control_option_changes_the_comparisons(tmp_path, capsys) -> None:
     assert "Control: kacs-small." in md and "KACS (control)" not in md
 
 
+@pytest.mark.slow
 def test_unknown_control_is_one_line_exit_2_and_nothing_written(tmp_path, capsys) -> None:
     exp = write_campaign(tmp_path / "budgets", _draws())
     target = tmp_path / "out"
@@ -194,6 +197,7 @@ def test_unknown_control_is_one_line_exit_2_and_nothing_written(tmp_path, capsys
     assert not target.exists()
 
 
+@pytest.mark.slow
 def test_missing_runs_too_few_benchmarks_and_empty_rules_are_stated(tmp_path) -> None:
     # kacs-big has no runs on f3-n3: that benchmark is shown but left out of the ranks
     exp = write_campaign(tmp_path / "budgets", _draws(), drop=("f3-n3", "kacs-big"))
@@ -255,6 +259,7 @@ def test_two_method_experiments_get_no_k_method_section(tmp_path) -> None:
     assert not list((exp / "report").glob("*kmethods*"))
 
 
+@pytest.mark.slow
 def test_each_method_set_gets_its_own_statistics(tmp_path) -> None:
     """Cells with different sets of more than two methods: one section per set, over the
     benchmarks that have all of its methods; a set without the control says so."""

@@ -109,6 +109,7 @@ def _tiny_rows() -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_the_section_of_a_tiny_campaign(tmp_path):
     exp = _campaign(tmp_path / "sizes", _tiny_rows(), ["kacs", "kacs-r10", "figs-small", "figs", "gbr"],
                     {"kacs-r10": "kacs", "figs-small": "figs"})
@@ -159,6 +160,7 @@ def test_the_section_of_a_tiny_campaign(tmp_path):
     assert "the readable front" in summary.console_markdown
 
 
+@pytest.mark.slow
 def test_a_campaign_without_a_readable_baseline_gets_no_section(tmp_path):
     """A compaction campaign (compacted learners only) keeps its own table and figure."""
     rows = [r for r in _tiny_rows() if r["method"] in ("kacs", "kacs-r10")]

@@ -106,6 +106,7 @@ def test_the_published_main_table_gives_the_tolerance_of_its_cells():
 COMMITTED = sorted(p.parent for p in (REPO / "results").rglob(results.CONFIG_FILE) if results.has_runs(p.parent))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda p: str(p.relative_to(REPO / "results")))
 def test_every_committed_folder_runs_again_as_its_config_records(folder):
     resolved = ResolvedConfig.read(folder)

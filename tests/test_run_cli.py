@@ -246,6 +246,7 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(capsys, tmp_path, signum, group):
     assert f"{12 - len(recorded)} run(s) to do of 12 selected, {len(recorded)} already finished" in text
 
 
+@pytest.mark.slow
 def test_a_stop_just_after_a_submit_ends_the_pool_cleanly(monkeypatch):
     """The race behind a campaign that once did not exit after SIGHUP: a stop while the id of
     a run just submitted still waits in loky's queue. The manager thread sleeps until it is

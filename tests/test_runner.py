@@ -85,6 +85,7 @@ def test_results_layout(reference):
     assert "theta_GA: 50.0" in config and "label: f3" in config
 
 
+@pytest.mark.slow
 def test_jobs_do_not_change_the_numbers(reference, tmp_path):
     result, _ = campaign(tiny_config(), tmp_path / "two", jobs=2)
     assert result.ran == 12

@@ -36,7 +36,7 @@ def folder(tmp_path_factory):
     raw = {"experiment": "var", "methods": METHODS,
            "benchmarks": [{"name": "f1", "n": 2, "samples": 150}, {"name": "f4", "n": 2, "samples": 150}],
            "protocol": {"name": "main", "runs": 6}, "iterations": 600, "eval_every": 600}
-    campaign(resolve_config(json.loads(json.dumps(raw))), out)
+    campaign(resolve_config(json.loads(json.dumps(raw))), out, jobs=1)
     return out
 
 
@@ -47,6 +47,7 @@ def test_each_variant_is_read_against_the_closest_method_it_extends(folder):
                      "xcsf-eta": "xcsf"}
 
 
+@pytest.mark.slow
 def test_the_changes_and_their_tests_are_those_of_the_paired_runs(folder):
     build_report(folder, formats=("md", "csv"), figures=False)
     table = pd.read_csv(folder / "report" / "var_variants.csv")
