@@ -93,7 +93,8 @@ def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
 
 
 # Rows whose components `predict` holds at once: the components of every row would take
-# rows x (n + 2) m floats (1.1 GB at a million rows, n = 8), where only the prediction is kept.
+# rows x (n + 2) m floats (at a million rows and n = 8, 0.7 GB with n + 1 channels and 1.4 GB
+# with 2n + 1), where only the prediction is kept.
 PREDICT_BLOCK = 4096
 
 
