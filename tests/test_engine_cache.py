@@ -1,9 +1,14 @@
 """The engine's numba cache is dropped when any engine source or the plain-numba switch's
 setting changes (engine/cache.py), wherever numba keeps it."""
 
+import hashlib
+import os
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from numba.core import config as numba_config
 from numba.core.caching import UserProvidedCacheLocator
 
@@ -54,7 +59,7 @@ def test_edit_of_another_module_drops_every_cached_function(tmp_path):
 
 def test_each_setting_of_the_plain_switch_has_its_own_cache(tmp_path, monkeypatch):
     """KACS_PLAIN_NUMBA changes the machine code but no source: switching it drops the
-    cache, as an edit does; "1" and the list of every kind are the same setting."""
+    cache, as an edit does; "1" and "nrt" (its one kind) are the same setting."""
     cache = fake_engine(tmp_path)
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
     drop_stale_cache(tmp_path)
@@ -65,9 +70,12 @@ def test_each_setting_of_the_plain_switch_has_its_own_cache(tmp_path, monkeypatc
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "1")
     drop_stale_cache(tmp_path)
     (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled plain")
-    monkeypatch.setenv("KACS_PLAIN_NUMBA", "specialisations,intrinsics,nrt")
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
     assert drop_stale_cache(tmp_path) is False
     assert cached(cache) == ["kacs.train_step-1.py311.nbi"]
+    monkeypatch.delenv("KACS_PLAIN_NUMBA")
+    assert drop_stale_cache(tmp_path) is True
+    assert (cache / STAMP_NAME).read_text() == sources_digest(tmp_path)
 
 
 def test_under_numba_cache_dir_the_stamp_sits_in_numbas_folder(tmp_path):
@@ -96,3 +104,53 @@ def numba_config_cache_dir(value):
         yield
     finally:
         numba_config.CACHE_DIR = saved
+
+
+# Trains KACS (nu = 5, the deletion vote of the article, missing inputs) and XCSF briefly and
+# prints one sha256 over every population array, curve and prediction.
+RUNS = """
+import hashlib
+import numpy as np
+from kacs_cli.engine import Hyperparameters, Model
+
+def walk(obj, digest):
+    if isinstance(obj, tuple):
+        for item in obj:
+            walk(item, digest)
+    else:
+        digest.update(np.ascontiguousarray(obj).tobytes())
+
+digest = hashlib.sha256()
+rng = np.random.default_rng(0)
+X = rng.random((300, 4))
+y = np.sin(4 * X[:, 0]) + X[:, 3] ** 2
+X[rng.random(X.shape) < 0.05] = np.nan
+for method, params in (("kacs", dict(N=200, nu=5.0, article_deletion_vote=True)),
+                       ("xcsf", dict(N=200))):
+    model = Model(method, 4, Hyperparameters(**params))
+    walk(model.train(X[:200], y[:200], 3000, 1, X_test=X[200:], y_test=y[200:]), digest)
+    walk(tuple(model.pop), digest)
+    walk(model.predict(X[200:]), digest)
+print(digest.hexdigest())
+"""
+
+
+def _runs_digest(tmp_path, plain):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / f"numba-{plain or 'default'}")}
+    env.pop("KACS_PLAIN_NUMBA", None)
+    if plain:
+        env["KACS_PLAIN_NUMBA"] = plain
+    done = subprocess.run([sys.executable, "-c", RUNS], capture_output=True, text=True, env=env,
+                          timeout=3600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_the_nrt_setting_computes_the_same_numbers(tmp_path):
+    """KACS_PLAIN_NUMBA=nrt is another compilation of the same code: bit-identical runs.
+    Each setting compiles into a cache folder of its own (a cold compilation each), so the
+    checkout's cache is left alone."""
+    default, plain = _runs_digest(tmp_path, ""), _runs_digest(tmp_path, "nrt")
+    assert len(default) == 64 and default == plain
+    assert default != hashlib.sha256().hexdigest()

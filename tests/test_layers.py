@@ -31,8 +31,8 @@ RANKS = {
     "package": 6,      # kacs_cli/__init__.py: the public names
 }
 BASE = ("kacs_cli.errors", "kacs_cli.atomic", "kacs_cli.scaling", "kacs_cli.version")
-# Third-party packages of the engine (llvmlite is numba's code generator, for two intrinsics
-# in lanes.py); pandas only for the tables its driver hands back, scipy only for the
+# Third-party packages of the engine (llvmlite is numba's code generator, for the cycle
+# counter's intrinsic in cycles.py); pandas only for the tables its driver hands back, scipy only for the
 # refinement's optimizer (L-BFGS-B), threadpoolctl only for the one BLAS thread of the steps
 # after training.
 ENGINE_USES = {"numpy", "numba", "llvmlite"}

@@ -33,14 +33,12 @@ def sources_digest(*source_dirs: Path) -> str:
     return digest.hexdigest()
 
 
-# The environment switch that compiles the engine without some or all of its hand
-# optimisations, for timing what each buys in one sitting (hot.py lists them by kind): "1"
-# drops every kind, a comma-separated list of PLAIN_KINDS the kinds it names; unset or empty,
-# none (the default).
+# The environment switch that compiles the engine without its hand optimisations, for timing
+# what they buy in one sitting (hot.py says which): "1" drops every kind, a comma-separated
+# list of PLAIN_KINDS the kinds it names; unset or empty, none (the default).
 PLAIN_SWITCH = "KACS_PLAIN_NUMBA"
-# numba's private flag `_nrt=False`; the hand-written LLVM intrinsics of lanes.py; the call
-# sites and loops duplicated to specialise on a constant.
-PLAIN_KINDS = ("nrt", "intrinsics", "specialisations")
+# numba's private flag `_nrt=False`.
+PLAIN_KINDS = ("nrt",)
 
 
 def plain_kinds() -> frozenset[str]:
@@ -54,17 +52,15 @@ def plain_kinds() -> frozenset[str]:
     unknown = sorted(kinds - set(PLAIN_KINDS))
     if unknown:
         raise UserError(f"{PLAIN_SWITCH}={value}: unknown kind {', '.join(map(repr, unknown))}; set it to 1 "
-                        f"(every kind) or to a comma-separated list of {', '.join(PLAIN_KINDS)}, or unset it")
+                        f"(every kind) or to kinds among {', '.join(PLAIN_KINDS)} (comma-separated), "
+                        f"or unset it")
     return frozenset(kinds)
 
 
 def plain_label() -> str:
-    """The switch's setting in one canonical word: "" (off), "1" (every kind) or the kinds
-    it drops, sorted and comma-separated; equal labels compile the same code."""
-    kinds = plain_kinds()
-    if kinds == frozenset(PLAIN_KINDS):
-        return "1"
-    return ",".join(sorted(kinds))
+    """The switch's setting in one canonical word: "" (off) or the kinds it drops, sorted
+    and comma-separated ("1" names them all); equal labels compile the same code."""
+    return ",".join(sorted(plain_kinds()))
 
 
 def numba_cache_dir(engine_dir: Path = ENGINE_DIR, cache_root: str | None = None) -> Path:

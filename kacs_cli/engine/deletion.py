@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS
+from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 
 VOTE_BLOCK = 32
@@ -269,18 +269,9 @@ def all_votes(pop, hp, votes, blocks, f_bar):
     ms = pop.reals.ms
     exp = pop.counts.exp
     P = pop.scal[S_P]
-    # One loop per vote, each with its rule fixed: the default's loop stays as it was
-    # (hot.PLAIN_SPECIALISATIONS: one loop, the vote tested per rule).
-    if PLAIN_SPECIALISATIONS:
-        per_macro = hp.article_deletion_vote
-        for i in range(P):
-            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
-    elif hp.article_deletion_vote:
-        for i in range(P):
-            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, True)
-    else:
-        for i in range(P):
-            votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, False)
+    per_macro = hp.article_deletion_vote
+    for i in range(P):
+        votes[i] = rule_vote(num[i], ms[i], exp[i], F[i], f_bar, f_low, theta_del, per_macro)
     n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
     for i in range(P, n_blocks * VOTE_BLOCK):
         votes[i] = 0.0
@@ -377,16 +368,8 @@ def deletion_ga(pop, hp, sc, layout):
             # Usually no rule is near the threshold: a branch-free (vectorized) count settles
             # that before the collecting scan.
             n_near = 0
-            if PLAIN_SPECIALISATIONS:
-                for i in range(P):
-                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch,
-                                               per_macro)
-            elif per_macro:
-                for i in range(P):
-                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, True)
-            else:
-                for i in range(P):
-                    n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, False)
+            for i in range(P):
+                n_near += near_low_fitness(exp[i], F[i], num[i], theta_del, watch, per_macro)
             n_cand = 0
             if n_near > 0:
                 for i in range(P):

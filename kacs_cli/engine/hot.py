@@ -12,19 +12,15 @@ The GA's functions (ga.run_ga and what it calls per offspring) are inlined: a ca
 compiled functions passes every array of its tuple arguments (Population, Scratch) field by
 field, and KACS makes about 25 GA events and 50 offspring per iteration at n = 20.
 
-The environment switch KACS_PLAIN_NUMBA (cache.py) compiles the engine without some or all
-of three kinds of hand optimisation, each replaced by its plain numba form, to time what each
-kind buys in one sitting; every setting computes the same numbers (`PLAIN`: the kinds dropped):
-- "nrt" (`PLAIN_NRT`): the private flag `_nrt=False` of `HOT` (dropped);
-- "intrinsics" (`PLAIN_INTRINSICS`): the hand-written LLVM intrinsics of lanes.py, `div_pair`
-  and `sqrt_pair` (KACS's rule update, kacs._update_rule and kacs_update.py), `float_bits`
-  (the antecedent key, identical.py) and `trailing_zeros` (XCSF's row index);
-- "specialisations" (`PLAIN_SPECIALISATIONS`): the call sites duplicated for nu = 1 and
-  nu != 1 (kacs.train_step's rule update: one call with nu tested per rule), and deletion's
-  loops duplicated per deletion vote (deletion.all_votes, deletion.deletion_ga: one loop with
-  the vote tested per rule).
-Not switched: cycles.py's counter intrinsic, compiled only into the profile's
-specialization (`kacs bench --profile`), never into an ordinary run.
+The engine is otherwise plain numba: a hand optimisation stays only where one sitting shows
+it buys at least 10 % (docs/performance.md, "The engines in one sitting"). `_nrt=False` is
+the one that does, and the environment switch KACS_PLAIN_NUMBA (cache.py) drops it, to time
+it again in one sitting; it computes the same numbers (`PLAIN`: the kinds dropped):
+- "nrt" (`PLAIN_NRT`; also "1"): compile `HOT` without the private flag `_nrt=False`.
+No hand-written LLVM intrinsic and no call site or loop duplicated to specialise on a
+constant (nu = 1, the deletion vote): the same sitting measured no gain from them. The one
+intrinsic, cycles.py's cycle counter, is compiled only into the profile's specialisation
+(`kacs bench --profile`), never into an ordinary run, so the switch leaves it alone.
 """
 
 from __future__ import annotations
@@ -36,8 +32,6 @@ from kacs_cli.engine.cache import plain_kinds
 
 PLAIN = plain_kinds()
 PLAIN_NRT = "nrt" in PLAIN
-PLAIN_INTRINSICS = "intrinsics" in PLAIN
-PLAIN_SPECIALISATIONS = "specialisations" in PLAIN
 HOT = dict(cache=True, error_model="numpy") if PLAIN_NRT else dict(cache=True, _nrt=False, error_model="numpy")
 
 

@@ -10,11 +10,16 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.lanes import float_bits
 from kacs_cli.engine.population import S_P
 
 # Odd 64-bit multiplier of the antecedent hash (Fibonacci hashing).
 KEY_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(**HOT, inline="always")
+def float_bits(x):
+    """The IEEE bit pattern of a float64, as a uint64 (a reinterpretation, no conversion)."""
+    return np.float64(x).view(np.uint64)
 
 
 @njit(**HOT, inline="always")

@@ -13,7 +13,7 @@ from kacs_cli.engine.covering import (
 )
 from kacs_cli.engine.cycles import lap, now
 from kacs_cli.engine.ga import begin_ga_phase, ga_due, ga_due_sums, run_ga
-from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS, index_at
+from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_update import (
@@ -23,7 +23,6 @@ from kacs_cli.engine.kacs_submodels import (
     bucket, channel_count, collect_inner_matches, collect_outer_matches, drop_deleted,
     n_submodels, new_work, rule_input, set_range, sort_by_submodel,
 )
-from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.layout import close_layout, new_layout, open_layout, settle, sorted_engine
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
@@ -156,20 +155,18 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
     """Adam on rule i's two weights, then its error; returns the error and alpha e0 / error
     (the accuracy's usual value, see `_update_set`).
 
-    This is the per-rule floor of KACS's work. Adam's 1 / (1 - beta2^t) and the accuracy's
-    alpha e0 / eps are independent divisions and share one two-lane division; the two square
-    roots share one two-lane root. Lane by lane these are the scalar operations.
+    This is the per-rule floor of KACS's work.
     """
     d1, d2 = adam_bias(b1t, b2t, i, b1, b2)
     e = eps[i] + beta * (abs_err - eps[i])
     eps[i] = e
-    inv_d2, alpha_e0_over_e = div_pair(1.0, alpha_e0, d2, e)
+    inv_d2 = 1.0 / d2
+    alpha_e0_over_e = alpha_e0 / e
     j = i + i
     j1 = j + np.uint64(1)
     m0, m1, v0, v1 = adam_moments(m, v, j, j1, g0, g1, b1, b2)
-    s0, s1 = sqrt_pair(v0 * inv_d2, v1 * inv_d2)
-    s0 += eps_adam
-    s1 += eps_adam
+    s0 = np.sqrt(v0 * inv_d2) + eps_adam
+    s1 = np.sqrt(v1 * inv_d2) + eps_adam
     # w_j -= eta * (m_j / d1) / s_j, with the three divisions folded into one.
     r = eta / (d1 * s0 * s1)
     w[j] -= m0 * s1 * r
@@ -185,8 +182,8 @@ def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, sto
     every member, then their fitness. The slope's gradient takes z at `rule_input`, where
     the rule's prediction read it.
 
-    `nu_one` is a constant at each call site, so that the accuracy is a select on eps < e0
-    without a test of nu per rule. Each member's kappa * num, the accuracy sum's term, is
+    `nu_one` (nu = 1, the usual case): the accuracy is a select on eps < e0, without the
+    power. Each member's kappa * num, the accuracy sum's term, is
     kept in `weighted` (contiguous, by position in the set): the fitness pass reads it there
     instead of gathering kappa and num again and converting num; it is the same product.
     """
@@ -412,19 +409,10 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
         if layout is not None:
             fsum += update_set(pop, w, m, v, lo0, hi0, members, st, stop, scale, z, abs_err,
                                sum_num, nu_one, hp, layout, s, weighted, in_set)
-        elif PLAIN_SPECIALISATIONS:
-            # One call site, nu tested per rule (hot.PLAIN_SPECIALISATIONS).
-            _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
-                        scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
-                        alpha_e0, nu_one, hp, weighted)
-        elif nu_one:
-            _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
-                        scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
-                        alpha_e0, True, hp, weighted)
         else:
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
                         scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
-                        alpha_e0, False, hp, weighted)
+                        alpha_e0, nu_one, hp, weighted)
     if layout is None:
         refresh_fitness_sum(pop)
     else:

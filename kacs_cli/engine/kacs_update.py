@@ -20,10 +20,9 @@ is cut where the algorithm allows it, computing the same quantities within round
   The table's powers are the same running products, so its corrections are the values the
   re-sorting engine divides out; b1t and b2t are written once at the end of a training call
   (`sync_adam_powers`), for whatever reads the population afterwards.
-- The step's division eta c1 / (s0 s1), shared by both weights, is paired with the
-  accuracy's alpha e0 / eps in one two-lane division (lanes.div_pair), the two square roots
-  in one two-lane root: one division and one root instruction per rule, where the
-  re-sorting engine's update issues two divisions.
+- The step's division eta c1 / (s0 s1), shared by both weights, takes the place of the
+  divisions by the bias corrections: two divisions per rule (that one and the accuracy's
+  alpha e0 / eps), where the re-sorting engine's update issues three.
 - The accuracy's power alpha (eps / e0)^(-nu) (nu != 1) is computed only where eps >= e0.
 """
 
@@ -32,9 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.hot import HOT, PLAIN_SPECIALISATIONS, index_at
+from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.kacs_submodels import rule_input
-from kacs_cli.engine.lanes import div_pair, sqrt_pair
 from kacs_cli.engine.update import accuracy_given, adam_moments
 
 # The bias table's rows at most (16 bytes each). With beta2 = 0.999 the corrections reach
@@ -75,7 +73,7 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
                     nu_one, hp, bias, bias_exact, weighted):
     """Pass 1 over one set's members (see the module's docstring); returns sum(kappa num).
     `w`, `m`, `v`: the population's weights and moments, flat (rule i's pair at 2i, 2i + 1);
-    `nu_one` is a constant at each call site, as in kacs._update_set."""
+    `nu_one`: as in kacs._update_set."""
     eps = pop.reals.eps
     ms = pop.reals.ms
     kappa = pop.reals.kappa
@@ -107,11 +105,11 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
         j = i + i
         j1 = j + np.uint64(1)
         m0, m1, v0, v1 = adam_moments(m, v, j, j1, g0, g1, b1, b2)
-        s0, s1 = sqrt_pair(v0 * c2, v1 * c2)
-        s0 += eps_adam
-        s1 += eps_adam
+        s0 = np.sqrt(v0 * c2) + eps_adam
+        s1 = np.sqrt(v1 * c2) + eps_adam
         # w_j -= eta c1 m_j / s_j for both weights, through one quotient.
-        r, alpha_e0_over_e = div_pair(eta * c1, alpha_e0, s0 * s1, e)
+        r = eta * c1 / (s0 * s1)
+        alpha_e0_over_e = alpha_e0 / e
         w[j] -= m0 * s1 * r
         w[j1] -= m1 * s0 * r
         if nu_one:
@@ -150,16 +148,8 @@ def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, s
     the sum of F over the segment's live rules afterwards."""
     bias = layout.bias
     bias_exact = layout.bias_exact
-    if PLAIN_SPECIALISATIONS:
-        # One call site, nu tested per rule (hot.PLAIN_SPECIALISATIONS).
-        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
-                                  sum_num, nu_one, hp, bias, bias_exact, weighted)
-    elif nu_one:
-        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
-                                  sum_num, True, hp, bias, bias_exact, weighted)
-    else:
-        acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
-                                  sum_num, False, hp, bias, bias_exact, weighted)
+    acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
+                              sum_num, nu_one, hp, bias, bias_exact, weighted)
     F = pop.reals.F
     beta = hp.beta
     moves = acc_sum > 0.0

@@ -21,11 +21,19 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT
-from kacs_cli.engine.lanes import trailing_zeros
 from kacs_cli.engine.population import S_DEATHS, S_P, compact
 
 # In use while state[0] == 1.
 RowIndex = namedtuple("RowIndex", ["state", "vals", "valid", "pre", "rows", "mask"])
+
+
+@njit(**HOT, inline="always")
+def trailing_zeros(x):
+    """The number of trailing zero bits of a nonzero uint64."""
+    k = np.uint64(0)
+    while (x >> k) & np.uint64(1) == np.uint64(0):
+        k += np.uint64(1)
+    return k
 
 
 def new_row_index(D: int) -> RowIndex:
