@@ -40,7 +40,10 @@ PAPER := results/paper
 PAPER_EXPERIMENTS := main sample_scaling dim_scaling f3_variants alt_protocol suprb
 # Beyond the article: every other folder under results/ with a report (docs/experiments.md),
 # found on disk, so a new campaign's folder joins once `kacs report` has written its report.
-BEYOND := $(filter-out $(PAPER) $(PAPER)/% results/main_article,\
+# Re-runs of the article's main experiment under another engine (`kacs reproduce results/paper/main
+# --out results/reproduce_<engine>/main`): compared with the published table like results/main_article.
+REPRODUCED := $(patsubst %/runs.csv,%,$(wildcard results/reproduce_*/main/runs.csv))
+BEYOND := $(filter-out $(PAPER) $(PAPER)/% results/main_article $(REPRODUCED),\
   $(patsubst %/report/report.md,%,$(sort $(shell find results -path '*/report/report.md' 2>/dev/null))))
 
 # Train every article experiment (hours: see docs/experiments.md). Resumable: rerunning continues
@@ -63,6 +66,7 @@ paper-tables:
 	  if [ -f "$$d/runs.csv" ]; then $(BIN)/kacs report "$$d" || exit 1; fi; \
 	done
 	if [ -f results/main_article/runs.csv ]; then $(BIN)/kacs report results/main_article --paper || exit 1; fi
+	for d in $(REPRODUCED); do $(BIN)/kacs report "$$d" --paper || exit 1; done
 
 # The results tables and numbers of README.md and docs/*.md, copied from the committed reports
 # (between their <!-- table: ... --> and <!-- value: ... --> markers) by the filler in

@@ -118,6 +118,20 @@ def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch
     assert engine_fingerprint() not in (plain, on)
 
 
+def test_the_record_names_the_switches_that_were_on(monkeypatch):
+    monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
+    monkeypatch.delenv("KACS_ENGINE", raising=False)
+    default = EngineRecord.current()
+    assert default.switches == () and "switches" not in default.as_dict()
+    monkeypatch.setenv("KACS_ENGINE", "sorted")
+    sorted_record = EngineRecord.current()
+    assert sorted_record.switches == ("KACS_ENGINE=sorted",)
+    # Written out and read back; joining another engine's rows keeps this folder's switches.
+    again = EngineRecord.of(sorted_record.as_dict(), "engine.yaml")
+    assert again == sorted_record
+    assert again.joined(default).switches == ("KACS_ENGINE=sorted",)
+
+
 def test_plain_numba_is_one_engine_however_it_is_spelled(monkeypatch):
     """KACS_PLAIN_NUMBA's one kind, nrt, is also what "1" (every kind) means: one compilation,
     one fingerprint, named by the kind."""

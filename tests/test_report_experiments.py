@@ -294,7 +294,9 @@ def _paper_tables_flags(folder: Path) -> dict[str, bool]:
     relative = folder.relative_to(RESULTS).as_posix()
     if relative == "paper":
         return {"paper": True, "figures": False}
-    return {"paper": relative.startswith("paper/") or relative == "main_article", "figures": True}
+    reproduced = relative.startswith("reproduce_") and relative.endswith("/main")
+    return {"paper": relative.startswith("paper/") or relative == "main_article" or reproduced,
+            "figures": True}
 
 
 def _makefile() -> str:
@@ -314,12 +316,14 @@ def test_the_makefile_finds_the_folders_beyond_the_article_on_disk(tmp_path) -> 
     to extend; the article's folders (results/paper, results/main_article) are not among them."""
     shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
     for folder in ("paper", "paper/main", "main_article", "adaptive", "budget/100k", "new_campaign",
-                   "not_reported"):
+                   "not_reported", "reproduce_sorted/main"):
         (tmp_path / "results" / folder / "report").mkdir(parents=True)
         if folder != "not_reported":
             (tmp_path / "results" / folder / "report" / "report.md").write_text("# report\n")
+    (tmp_path / "results" / "reproduce_sorted" / "main" / "runs.csv").write_text("run\n")
     assert make_variable("BEYOND", tmp_path).split() == [
         "results/adaptive", "results/budget/100k", "results/new_campaign"]
+    assert make_variable("REPRODUCED", tmp_path).split() == ["results/reproduce_sorted/main"]
 
 
 def test_make_paper_tables_renders_every_committed_report_with_these_flags() -> None:
@@ -335,7 +339,9 @@ def test_make_paper_tables_renders_every_committed_report_with_these_flags() -> 
     assert "kacs report $(PAPER) --paper --no-figures\n" in recipe
     assert 'for d in $(BEYOND)' in recipe and 'kacs report "$$d" ||' in recipe
     assert "kacs report results/main_article --paper ||" in recipe
-    rendered = {"results/paper", "results/main_article", *beyond}
+    reproduced = make_variable("REPRODUCED").split()
+    assert 'for d in $(REPRODUCED)' in recipe and 'kacs report "$$d" --paper ||' in recipe
+    rendered = {"results/paper", "results/main_article", *beyond, *reproduced}
     rendered |= {f"results/paper/{p.name}" for p in (RESULTS / "paper").iterdir() if p.is_dir()}
     committed = {p.relative_to(REPO).as_posix() for p in _committed_reports()}
     assert committed <= rendered, f"not rendered by make paper-tables: {sorted(committed - rendered)}"

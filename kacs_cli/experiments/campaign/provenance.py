@@ -110,12 +110,15 @@ class EngineRecord:
     commit: str | None = None
     dirty: bool | None = None
     others: tuple[dict, ...] = ()
+    # The engine switches that were on (`engine_switches`), written out because the
+    # fingerprint only mixes them in: a reader sees which engine trained the rows.
+    switches: tuple[str, ...] = ()
 
     @classmethod
     def current(cls) -> "EngineRecord":
         """The engine running now."""
         commit, dirty = checkout_commit()
-        return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty)
+        return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty, switches=engine_switches())
 
     @classmethod
     def of(cls, data: dict, where: Path | str) -> "EngineRecord":
@@ -124,12 +127,16 @@ class EngineRecord:
             raise UserError(f"{where} lacks its fingerprint or kernels; restore it, or delete it and the folder "
                             f"counts as one written before the record existed (docs/results-folder.md)")
         others = data.get("others")
+        switches = data.get("switches")
         return cls(fingerprint, tuple(kernels), data.get("commit"), data.get("dirty"),
-                   tuple(o for o in others if isinstance(o, dict)) if isinstance(others, list) else ())
+                   tuple(o for o in others if isinstance(o, dict)) if isinstance(others, list) else (),
+                   tuple(str(w) for w in switches) if isinstance(switches, list) else ())
 
     def as_dict(self) -> dict:
         out = {"fingerprint": self.fingerprint, "commit": self.commit, "dirty": self.dirty,
                "kernels": [dict(k) for k in self.kernels]}
+        if self.switches:
+            out["switches"] = list(self.switches)
         if self.others:
             out["others"] = [dict(o) for o in self.others]
         return out
@@ -153,7 +160,7 @@ class EngineRecord:
             entry = {k: v for k, v in record.as_dict().items() if k != "others"}
             if not record.same_engine(self) and entry not in known:
                 known.append(entry)
-        return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known))
+        return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches)
 
 
 def read(folder: Path) -> EngineRecord | None:
