@@ -9,6 +9,7 @@ KACS_DATA_DIR ?= $(if $(wildcard ../shared/datasets/asn.csv),$(abspath ../shared
 ifneq ($(KACS_DATA_DIR),)
 export KACS_DATA_DIR
 endif
+# Worker processes of the campaigns (smoke, paper-runs) and of the test suite (test, quick).
 JOBS ?= 2
 
 .PHONY: install test quick bench smoke paper-runs paper-tables paper docs-tables clean
@@ -18,15 +19,17 @@ install:
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[test]'
 
-# The full suite, slow tests included: what CI runs.
+# The full suite, slow tests included: what CI runs. It and the quick set run in $(JOBS)
+# worker processes (pytest-xdist), one test file to a worker (--dist loadfile) so that a file's
+# module-scoped fixtures, trained models among them, are built once.
 test:
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
 
 # The quick set: every test but those marked slow (more than about 1 s each on two cores:
 # training runs of thousands of iterations, campaigns through worker processes or over real
 # data, reports that draw figures, subprocesses); meant to take at most about three minutes.
 quick:
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not slow"
 
 bench:
 	$(BIN)/kacs bench

@@ -14,6 +14,7 @@ import ast
 import importlib
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -266,6 +267,9 @@ def test_ci_runs_the_install_and_the_test_command_the_readme_gives() -> None:
     ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()
           if line.strip().startswith("make ")]
     assert commands == ci == ["make install", "make test"], (commands, ci)
-    # the full suite, every marker included; `make quick` is the quick set without the slow tests
-    assert _make_recipe("test") == ["$(BIN)/python -m pytest -q"]
-    assert _make_recipe("quick") == ['$(BIN)/python -m pytest -q -m "not slow"']
+    # the full suite, every marker included; `make quick` is the quick set without the slow tests;
+    # both in worker processes, through pytest-xdist, which the test extra installs
+    assert _make_recipe("test") == ["$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile"]
+    assert _make_recipe("quick") == ['$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not slow"']
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(re.match(r"pytest-xdist\b", requirement) for requirement in extras["test"]), extras["test"]

@@ -16,7 +16,10 @@ from kacs_cli.experiments.campaign.tasks import Eta, Task
 LINE = re.compile(r"^runs (\d+)/(\d+) \(\d+ %\), elapsed \d+:\d\d:\d\d, ETA (?:\d+:\d\d:\d\d|-), last: \S+$")
 
 
-def test_a_campaign_without_a_terminal_logs_plain_unwrapped_lines(capsys, tmp_path):
+def test_a_campaign_without_a_terminal_logs_plain_unwrapped_lines(capsys, tmp_path, monkeypatch):
+    # A log has neither a terminal nor COLUMNS (which asks for that width); pytest-xdist's
+    # workers run with COLUMNS set.
+    monkeypatch.delenv("COLUMNS", raising=False)
     cfg = tmp_path / "a-config-with-a-rather-long-name-so-that-the-header-is-wide.yaml"
     cfg.write_text("experiment: logged\nbenchmarks: [{name: f3, n: 2, samples: 100}, {name: f1, n: 2, samples: 100}]\n"
                    "hyperparameters: {N: 200}\nprotocol: {runs: 5}\niterations: 1000\n")
