@@ -32,7 +32,7 @@ def cached(cache):
 
 def test_cache_without_stamp_is_dropped_and_stamped(tmp_path):
     cache = fake_engine(tmp_path)
-    assert drop_stale_cache(tmp_path) is True
+    assert drop_stale_cache(tmp_path, cache_root="") is True
     assert cached(cache) == []
     assert (cache / "core.cpython-311.pyc").exists()
     assert (cache / STAMP_NAME).read_text() == sources_digest(tmp_path)
@@ -40,21 +40,21 @@ def test_cache_without_stamp_is_dropped_and_stamped(tmp_path):
 
 def test_cache_of_unchanged_sources_is_kept(tmp_path):
     cache = fake_engine(tmp_path)
-    drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path, cache_root="")
     (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"fresh")
-    assert drop_stale_cache(tmp_path) is False
+    assert drop_stale_cache(tmp_path, cache_root="") is False
     assert cached(cache) == ["kacs.train_step-1.py311.nbi"]
 
 
 def test_edit_of_another_module_drops_every_cached_function(tmp_path):
     # kacs.train_step inlines core's functions; numba itself only checks kacs.py.
     cache = fake_engine(tmp_path)
-    drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path, cache_root="")
     (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled against x = 1")
     (tmp_path / "core.py").write_text("x = 3\n")
-    assert drop_stale_cache(tmp_path) is True
+    assert drop_stale_cache(tmp_path, cache_root="") is True
     assert cached(cache) == []
-    assert drop_stale_cache(tmp_path) is False
+    assert drop_stale_cache(tmp_path, cache_root="") is False
 
 
 def test_each_setting_of_the_plain_switch_has_its_own_cache(tmp_path, monkeypatch):
@@ -62,19 +62,19 @@ def test_each_setting_of_the_plain_switch_has_its_own_cache(tmp_path, monkeypatc
     cache, as an edit does; "1" and "nrt" (its one kind) are the same setting."""
     cache = fake_engine(tmp_path)
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
-    drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path, cache_root="")
     (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled with every optimisation")
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
-    assert drop_stale_cache(tmp_path) is True
+    assert drop_stale_cache(tmp_path, cache_root="") is True
     assert (cache / STAMP_NAME).read_text() == sources_digest(tmp_path) + " plain=nrt"
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "1")
-    drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path, cache_root="")
     (cache / "kacs.train_step-1.py311.nbi").write_bytes(b"compiled plain")
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
-    assert drop_stale_cache(tmp_path) is False
+    assert drop_stale_cache(tmp_path, cache_root="") is False
     assert cached(cache) == ["kacs.train_step-1.py311.nbi"]
     monkeypatch.delenv("KACS_PLAIN_NUMBA")
-    assert drop_stale_cache(tmp_path) is True
+    assert drop_stale_cache(tmp_path, cache_root="") is True
     assert (cache / STAMP_NAME).read_text() == sources_digest(tmp_path)
 
 

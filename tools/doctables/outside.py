@@ -40,13 +40,17 @@ def t_hyperparameters(_: Runs) -> str:
 
 
 def _engine(folder) -> str:
-    """The folder's recorded engine (fingerprint prefix and commit), or that none is recorded."""
+    """The folder's recorded engine (fingerprint prefix, the switches that were on, commit), or that
+    none is recorded."""
     path = folder / results.ENGINE_FILE
     if not path.is_file():
         return "not recorded"
     record = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     commit = record.get("commit")
-    return f"`{str(record.get('fingerprint', ''))[:12]}` at {str(commit)[:7] if commit else 'no commit'}"
+    switches = record.get("switches") or []
+    with_switches = f" ({', '.join(map(str, switches))})" if switches else ""
+    return (f"`{str(record.get('fingerprint', ''))[:12]}`{with_switches} "
+            f"at {str(commit)[:7] if commit else 'no commit'}")
 
 
 def t_results_index(runs: Runs) -> str:
