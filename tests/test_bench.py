@@ -11,10 +11,13 @@ import pytest
 from cli_support import run_kacs
 from kacs_cli.errors import UserError
 from kacs_cli.cli import timing as bench
+from kacs_cli.engine import Hyperparameters, Model, train_run
 from kacs_cli.engine.kacs import PHASES
+from kacs_cli.engine.population import S_DELETIONS, S_P
 from kacs_cli.engine.train import Profile
 from kacs_cli.cli.timing import Timing, WORKLOADS, get_workload, median_timing, phase_profile
 from repo_support import REPO
+from test_engine_support import snapshot
 
 
 kacs = run_kacs
@@ -226,3 +229,43 @@ def test_the_rows_workload_fits_the_recommended_kacs_beside_boosting(capsys):
     code, out, err = kacs(capsys, "bench", "--workload", "rows", "--rows", "300", "--iterations", 200)
     assert code == 0, err
     assert "HistGradientBoostingRegressor" in out and "300" in out
+
+
+# The profile's specialisation of the engine (engine/cycles.py) computes the numbers of the
+# ordinary one; these tests live beside `kacs bench --profile` so that one worker compiles it.
+
+def test_a_profiled_run_is_the_unprofiled_run_bit_for_bit():
+    n = 3
+    rng = np.random.default_rng(11)
+    X = rng.random((120, n))
+    y = np.sin(3.0 * X[:, 0]) + X[:, 1] * X[:, 2]
+    runs = []
+    for clock in (None, np.zeros(len(PHASES), np.int64)):
+        model = Model("kacs", n, Hyperparameters(N=300))
+        curve = model.train(X[:100], y[:100], 1500, seed=5, X_test=X[100:], y_test=y[100:],
+                            eval_every=500, clock=clock)
+        runs.append((model, curve, clock))
+    (plain, plain_curve, _), (profiled, profiled_curve, clock) = runs
+    # Covering, deletions and GA events ran, so every phase had work to do.
+    assert int(plain.pop.scal[S_DELETIONS]) > 0
+    np.testing.assert_array_equal(profiled_curve, plain_curve)
+    assert int(profiled.pop.scal[S_P]) == int(plain.pop.scal[S_P])
+    for name, values in snapshot(plain.pop).items():
+        np.testing.assert_array_equal(snapshot(profiled.pop)[name], values, err_msg=name)
+    np.testing.assert_array_equal(profiled.pop.scal, plain.pop.scal)
+    np.testing.assert_array_equal(profiled.predict(X), plain.predict(X))
+    assert np.all(clock >= 0) and clock[PHASES.index(("rule_update", "rule update"))] > 0
+
+
+def test_a_profile_splits_the_run_into_phases_and_the_rest():
+    rng = np.random.default_rng(12)
+    X = rng.random((80, 2))
+    y = X[:, 0] - X[:, 1]
+    result = train_run("kacs", X[:60], y[:60], X[60:], y[60:], params=Hyperparameters(N=200),
+                       iterations=600, eval_every=200, seed=1, profile=True)
+    profile = result.profile
+    assert profile.phases == PHASES
+    assert len(profile.cycles) == len(PHASES) and all(c >= 0 for c in profile.cycles)
+    assert sum(profile.cycles) <= profile.total and profile.rest == profile.total - sum(profile.cycles)
+    assert train_run("kacs", X[:60], y[:60], X[60:], y[60:], params=Hyperparameters(N=200),
+                     iterations=600, eval_every=200, seed=1).profile is None

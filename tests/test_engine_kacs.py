@@ -459,45 +459,10 @@ def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
 
 
 # --------------------------------------------------------------------------------------------
-# 4. The per-phase profile (engine/cycles.py): counting cycles must not change a number.
+# 4. The per-phase profile (engine/cycles.py): counting cycles must not change a number. The
+#    profiled runs are in test_bench.py, beside `kacs bench --profile`: one file, so one test
+#    worker compiles the profile's specialisation of the engine.
 # --------------------------------------------------------------------------------------------
-
-def test_a_profiled_run_is_the_unprofiled_run_bit_for_bit():
-    n = 3
-    rng = np.random.default_rng(11)
-    X = rng.random((120, n))
-    y = np.sin(3.0 * X[:, 0]) + X[:, 1] * X[:, 2]
-    runs = []
-    for clock in (None, np.zeros(len(PHASES), np.int64)):
-        model = Model("kacs", n, Hyperparameters(N=300))
-        curve = model.train(X[:100], y[:100], 1500, seed=5, X_test=X[100:], y_test=y[100:],
-                            eval_every=500, clock=clock)
-        runs.append((model, curve, clock))
-    (plain, plain_curve, _), (profiled, profiled_curve, clock) = runs
-    # Covering, deletions and GA events ran, so every phase had work to do.
-    assert int(plain.pop.scal[S_DELETIONS]) > 0
-    np.testing.assert_array_equal(profiled_curve, plain_curve)
-    assert int(profiled.pop.scal[S_P]) == int(plain.pop.scal[S_P])
-    for name, values in snapshot(plain.pop).items():
-        np.testing.assert_array_equal(snapshot(profiled.pop)[name], values, err_msg=name)
-    np.testing.assert_array_equal(profiled.pop.scal, plain.pop.scal)
-    np.testing.assert_array_equal(profiled.predict(X), plain.predict(X))
-    assert np.all(clock >= 0) and clock[PHASES.index(("rule_update", "rule update"))] > 0
-
-
-def test_a_profile_splits_the_run_into_phases_and_the_rest():
-    rng = np.random.default_rng(12)
-    X = rng.random((80, 2))
-    y = X[:, 0] - X[:, 1]
-    result = train_run("kacs", X[:60], y[:60], X[60:], y[60:], params=Hyperparameters(N=200),
-                       iterations=600, eval_every=200, seed=1, profile=True)
-    profile = result.profile
-    assert profile.phases == PHASES
-    assert len(profile.cycles) == len(PHASES) and all(c >= 0 for c in profile.cycles)
-    assert sum(profile.cycles) <= profile.total and profile.rest == profile.total - sum(profile.cycles)
-    assert train_run("kacs", X[:60], y[:60], X[60:], y[60:], params=Hyperparameters(N=200),
-                     iterations=600, eval_every=200, seed=1).profile is None
-
 
 def test_only_kacs_has_a_phase_profile():
     X = np.random.default_rng(13).random((40, 2))
