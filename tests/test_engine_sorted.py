@@ -262,7 +262,6 @@ def test_the_segment_update_is_the_gathered_update_within_rounding(sorted_engine
     F = pop.reals.F
     scale, abs_err = -0.3 * 0.8 / F[members].sum(), 0.3
     sum_num = int(pop.counts.num[members].sum())
-    nu_one = hp.nu == 1.0
     lo0, hi0 = pop.bounds.lo[0], pop.bounds.hi[0]
     count = np.uint64(len(members))
     g = gathered
@@ -270,12 +269,12 @@ def test_the_segment_update_is_the_gathered_update_within_rounding(sorted_engine
                      g.reals.b1t, g.reals.b2t, g.reals.eps, g.reals.F, g.counts.exp, g.reals.ms,
                      g.reals.kappa, g.counts.num, members, np.uint64(0), count, scale, z,
                      lo0, hi0, abs_err, sum_num, hp.beta, hp.beta1, hp.beta2, hp.eta,
-                     hp.eps_adam, hp.alpha * hp.e0, nu_one, hp, np.zeros(model.capacity))
+                     hp.eps_adam, hp.alpha * hp.e0, hp, np.zeros(model.capacity))
     in_set = np.zeros(model.capacity, np.uint8)
     in_set[slots] = member
     total = kacs_update.update_set(pop, pop.weights.w.reshape(-1), pop.weights.m.reshape(-1),
                                    pop.weights.v.reshape(-1), lo0, hi0, members, np.uint64(0),
-                                   count, scale, z, abs_err, sum_num, nu_one, hp, lay, s,
+                                   count, scale, z, abs_err, sum_num, hp, lay, s,
                                    np.zeros(model.capacity), in_set)
 
     after, expected = rule_fields(pop), rule_fields(gathered)

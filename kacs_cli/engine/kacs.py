@@ -176,18 +176,15 @@ def _update_rule(w, m, v, b1t, b2t, eps, i, g0, g1, abs_err, beta, b1, b2, eta, 
 
 @njit(**HOT, inline="always")
 def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop, g_scale, z,
-                lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, nu_one, hp,
-                weighted):
+                lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam, alpha_e0, hp, weighted):
     """The update of one match set: Adam, experience, error, match-set size and accuracy of
     every member, then their fitness. The slope's gradient takes z at `rule_input`, where
     the rule's prediction read it.
 
-    `nu_one` (nu = 1, the usual case): the accuracy is a select on eps < e0, without the
-    power. Each member's kappa * num, the accuracy sum's term, is
-    kept in `weighted` (contiguous, by position in the set): the fitness pass reads it there
-    instead of gathering kappa and num again and converting num; it is the same product.
+    Each member's kappa * num, the accuracy sum's term, is kept in `weighted` (contiguous,
+    by position in the set): the fitness pass reads it there instead of gathering kappa and
+    num again and converting num; it is the same product.
     """
-    e0 = hp.e0
     acc_sum = 0.0
     for k in range(st, stop):
         i = index_at(members, k)
@@ -195,10 +192,7 @@ def _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, sto
         e, alpha_e0_over_e = _update_rule(w, m, v, b1t, b2t, eps, i, g,
                                           g * rule_input(z, lo0[i], hi0[i]), abs_err, beta,
                                           b1, b2, eta, eps_adam, alpha_e0)
-        if nu_one:
-            kap = 1.0 if e < e0 else alpha_e0_over_e
-        else:
-            kap = accuracy_given(e, alpha_e0_over_e, hp)
+        kap = accuracy_given(e, alpha_e0_over_e, hp)
         exp[i] += 1
         ms[i] += beta * (sum_num - ms[i])
         kappa[i] = kap
@@ -363,7 +357,6 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
     eta = hp.eta
     eps_adam = hp.eps_adam
     alpha_e0 = hp.alpha * hp.e0
-    nu_one = hp.nu == 1.0
     # The re-sort's float buffer is free during an iteration.
     weighted = wk.sort_f
     if layout is not None:
@@ -408,11 +401,11 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
             sum_num = set_numerosity(num, members, st, stop)
         if layout is not None:
             fsum += update_set(pop, w, m, v, lo0, hi0, members, st, stop, scale, z, abs_err,
-                               sum_num, nu_one, hp, layout, s, weighted, in_set)
+                               sum_num, hp, layout, s, weighted, in_set)
         else:
             _update_set(w, m, v, b1t, b2t, eps, F, exp, ms, kappa, num, members, st, stop,
                         scale, z, lo0, hi0, abs_err, sum_num, beta, b1, b2, eta, eps_adam,
-                        alpha_e0, nu_one, hp, weighted)
+                        alpha_e0, hp, weighted)
     if layout is None:
         refresh_fitness_sum(pop)
     else:

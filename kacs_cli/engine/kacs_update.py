@@ -70,10 +70,9 @@ def _past_table(t, b1, b2):
 
 @njit(**HOT, inline="always")
 def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num,
-                    nu_one, hp, bias, bias_exact, weighted):
+                    hp, bias, bias_exact, weighted):
     """Pass 1 over one set's members (see the module's docstring); returns sum(kappa num).
-    `w`, `m`, `v`: the population's weights and moments, flat (rule i's pair at 2i, 2i + 1);
-    `nu_one`: as in kacs._update_set."""
+    `w`, `m`, `v`: the population's weights and moments, flat (rule i's pair at 2i, 2i + 1)."""
     eps = pop.reals.eps
     ms = pop.reals.ms
     kappa = pop.reals.kappa
@@ -86,7 +85,6 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
     eta = hp.eta
     eps_adam = hp.eps_adam
     alpha_e0 = hp.alpha * hp.e0
-    e0 = hp.e0
     last = np.uint64(bias.shape[0] // 2 - 1)
     acc_sum = 0.0
     for k in range(st, stop):
@@ -112,10 +110,7 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
         alpha_e0_over_e = alpha_e0 / e
         w[j] -= m0 * s1 * r
         w[j1] -= m1 * s0 * r
-        if nu_one:
-            kap = 1.0 if e < e0 else alpha_e0_over_e
-        else:
-            kap = accuracy_given(e, alpha_e0_over_e, hp)
+        kap = accuracy_given(e, alpha_e0_over_e, hp)
         exp[i] = t + 1
         ms[i] += beta * (sum_num - ms[i])
         kappa[i] = kap
@@ -141,15 +136,15 @@ def segment_fitness(F, num, in_set, weighted, first, stop, beta, inv_sum, moves)
 
 
 @njit(**HOT, inline="always")
-def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num, nu_one,
-               hp, layout, s, weighted, in_set):
+def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num, hp,
+               layout, s, weighted, in_set):
     """The update of match set s, its members at members[st:stop] in ascending slots of its
     segment (a set covered into an overflow slot has that one member outside it); returns
     the sum of F over the segment's live rules afterwards."""
     bias = layout.bias
     bias_exact = layout.bias_exact
     acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
-                              sum_num, nu_one, hp, bias, bias_exact, weighted)
+                              sum_num, hp, bias, bias_exact, weighted)
     F = pop.reals.F
     beta = hp.beta
     moves = acc_sum > 0.0
