@@ -20,7 +20,9 @@ from kacs_cli.errors import UserError
 from kacs_cli.experiments.data.benchmarks import generate
 from repo_support import REPO, project_config
 
-RESULTS = REPO / "results" / "paper" / "main"
+# The main experiment retrained with KACS's engine (results/paper/main's KACS rows came from
+# the engine before it; docs/results-index.md).
+RESULTS = REPO / "results" / "reproduce_sorted" / "main"
 
 
 def small_f3(n=6, rows=300, seed=0):
@@ -144,8 +146,8 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
 
 @pytest.mark.slow
 def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
-    """results/paper/main/runs.csv, KACS on ASN, run 0: the article's protocol, 100,000
-    iterations, every reported number equal."""
+    """results/reproduce_sorted/main/runs.csv, KACS on ASN, run 0: the article's protocol,
+    100,000 iterations, every reported number equal."""
     from kacs_cli.experiments.campaign.execution import RunSettings, execute_task
     from kacs_cli.experiments.campaign.tasks import Task
 
@@ -206,10 +208,16 @@ def test_budget_grows_under_an_induced_cover_delete_cycle():
     assert (starved["cover_rate_outer"] > rate).all() and (starved["deletions"] > 0).all()
     assert model.budget_N > 15 * 4
     # Once the budget suffices the covering rate falls below the threshold, and growth stops
-    # well below the ceiling.
+    # well below the ceiling: no two windows in a row above it at the end (one burst alone
+    # does not grow the budget).
     assert model.budget_N < 3000
     assert (curve["budget"].tail(3) == model.budget_N).all()
-    assert (curve["cover_rate_outer"].tail(2) <= rate).all()
+    # The windows after the last growth (the first window at the final budget is the growth's).
+    settled = curve[curve["budget"] == model.budget_N].iloc[1:]
+    assert len(settled) >= 2
+    above = (settled["cover_rate_outer"] > rate).to_numpy()
+    assert not np.any(above[1:] & above[:-1])
+    assert curve["cover_rate_outer"].iloc[-1] <= rate
 
 
 def test_budget_stays_put_when_coverage_is_stable():

@@ -9,15 +9,13 @@ import numpy as np
 import pytest
 
 from kacs_cli.engine import Hyperparameters, Model, train_run
-from kacs_cli.engine import kacs_submodels
-from kacs_cli.engine.kacs import PHASES
 from kacs_cli.engine.order import seed_rng
 from kacs_cli.engine.population import (
     S_COVERS, S_COVERS_IN, S_COVERS_OUT, S_DELETIONS, S_P, S_T, S_TOTAL,
 )
 
 from test_engine_support import (
-    FIELDS, finish, kacs_step, np_accuracy, np_kacs_forward, put_rule, rule_view, snapshot,
+    FIELDS, finish, kacs_step, np_accuracy, np_kacs_forward, put_rule, snapshot,
 )
 
 
@@ -435,29 +433,6 @@ def test_covering_runs_deletion_and_the_budget_holds():
     assert int(pop.scal[S_DELETIONS]) == 5
 
 
-def test_resort_by_submodel_is_a_stable_permutation_of_whole_rules():
-    n = 2
-    rng = np.random.default_rng(8)
-    X = rng.random((100, n))
-    model = Model("kacs", n, Hyperparameters(N=200))
-    model.train(X, X[:, 0] * X[:, 1], 1500, seed=3)
-    pop = model.pop
-    P = int(pop.scal[S_P])
-    # Scramble the order first, so the sort has real work to do.
-    scramble = rng.permutation(P)
-    for name in FIELDS:
-        view = rule_view(pop, name)
-        view[:P] = view[:P][scramble]
-    before = snapshot(pop)
-    kacs_submodels.sort_by_submodel(pop, model.work, model.scratch)
-    after = snapshot(pop)
-    expected = np.argsort(before["sub"], kind="stable")
-    assert np.all(np.diff(after["sub"]) >= 0)
-    for name in FIELDS:
-        np.testing.assert_array_equal(after[name], before[name][expected], err_msg=name)
-    assert int(pop.scal[S_P]) == P
-
-
 # --------------------------------------------------------------------------------------------
 # 4. The per-phase profile (engine/cycles.py): counting cycles must not change a number. The
 #    profiled runs are in test_bench.py, beside `kacs bench --profile`: one file, so one test
@@ -469,7 +444,7 @@ def test_only_kacs_has_a_phase_profile():
     with pytest.raises(ValueError, match="phase profiles exist only for KACS"):
         train_run("xcsf", X, X[:, 0], None, None, params=Hyperparameters(N=100), iterations=100,
                   profile=True)
-    with pytest.raises(ValueError, match="counts 7 phases, got a clock of 2"):
+    with pytest.raises(ValueError, match="counts 5 phases, got a clock of 2"):
         Model("kacs", 2, Hyperparameters(N=100)).train(X, X[:, 0], 100, seed=0,
                                                       clock=np.zeros(2, np.int64))
 

@@ -737,7 +737,11 @@ def test_kacs_ga_clips_inner_children_but_not_outer_children():
         assert P == 18 and int(pop.scal[S_TOTAL]) == 18
         # Two children per submodel, each in its parent's submodel.
         assert np.bincount(snap["sub"], minlength=6).tolist() == [3] * 6
-        for j in range(6, P):
+        # The step packs the rules by submodel; the children are the rules without experience
+        # (each parent was in its match set and updated).
+        children = np.flatnonzero(snap["exp"] == 0)
+        assert len(children) == 12
+        for j in children:
             pair = (snap["a"][j, 0], snap["b"][j, 0])
             (inner_children if snap["sub"][j] < 3 else outer_children).append(pair)
         # Restore the six parents for the next round (the step moved their weights).

@@ -15,7 +15,9 @@ import numpy as np
 
 from kacs_cli.engine import ga, kacs, population, xcsf
 from kacs_cli.engine.population import FIELD_NAMES as FIELDS
-from kacs_cli.engine.population import S_P, S_T, S_TOTAL, rule_fields
+from kacs_cli.engine.population import (
+    S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL, permute_rules, rule_fields,
+)
 
 
 # ------------------------------------------------------------------------------------------
@@ -57,8 +59,27 @@ def model_values(model, x=None, y=None):
 
 
 def kacs_step(model, x, y):
+    """One KACS iteration on (x, y) as a training call of one row runs it: the population is
+    spread into its layout, trained, and packed dense again, sorted by submodel. Where no rule
+    was born or died, the rules are put back into their slots before the call, so that a test
+    finds rule i of a population built by hand where it put it. Returns the prediction y_hat."""
     x = np.ascontiguousarray(x, dtype=np.float64)
-    return _call(kacs.train_step, model_values(model, x, float(y)))
+    pop = model.pop
+    before = (int(pop.scal[S_P]), int(pop.scal[S_COVERS]), int(pop.scal[S_DELETIONS]))
+    sub = pop.counts.sub[:before[0]].copy()
+    values = model_values(model, x, float(y))
+    values.update(X=x[None, :], y=np.array([float(y)]), order=np.zeros(1, np.int64), start=0, stop=1,
+                  reshuffle=False, bs=model.budget_state, layout=model.layout)
+    _call(kacs.train_steps, values)
+    if (int(pop.scal[S_P]), int(pop.scal[S_COVERS]), int(pop.scal[S_DELETIONS])) == before:
+        # Closing packed the rules stably by submodel: slot k holds the rule of slot moved[k].
+        moved = np.argsort(sub, kind="stable")
+        permute_rules(pop, np.argsort(moved).astype(np.int64), before[0], np.zeros(model.capacity),
+                      np.zeros(model.capacity, np.int64))
+    y_hat = 0.0  # the iteration's prediction: its outer estimates added in the engine's order
+    for phi in model.work.phihat:
+        y_hat += float(phi)
+    return y_hat
 
 
 def xcsf_step(model, x, y):

@@ -1,6 +1,8 @@
 """Model files: exact round trips, and refusal of anything that is not a kacs-model v1 file."""
 
+import copy
 import inspect
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -61,7 +63,8 @@ def test_round_trip_is_exact(method, fitted, data, tmp_path):
     # kacs_cli.load gives the same; further learning continues exactly alike
     again = load(path)
     np.testing.assert_array_equal(again.predict(Xh), est.predict(Xh))
-    original = cls.load(path)  # a second copy to train, leaving the fixture untouched
+    # The fitted estimator itself trains on as its file does (a copy leaves the fixture as it is).
+    original = copy.deepcopy(est)
     original.partial_fit(X[:300], y[:300])
     again.partial_fit(X[:300], y[:300])
     np.testing.assert_array_equal(again.predict(Xh), original.predict(Xh))
@@ -156,7 +159,8 @@ def test_file_layout_is_documented_npz(fitted, tmp_path):
     with zipfile.ZipFile(path) as zf:
         names = set(zf.namelist())
         meta = json.loads(zf.read("metadata.json"))
-    assert {"metadata.json", "a.npy", "w.npy", "F.npy", "num.npy", "sub.npy", "scal.npy", "fsum.npy"} <= names
+    assert {"metadata.json", "a.npy", "w.npy", "F.npy", "num.npy", "sub.npy", "scal.npy", "fsum.npy",
+            "layout_state.npy", "layout_closed_base.npy", "layout_closed_sizes.npy"} <= names
     assert meta["format"] == "kacs-model" and meta["format_version"] == 1
     assert meta["method"] == "kacs" and meta["n"] == 3
     assert meta["hyperparameters"] == Hyperparameters(N=1500).as_dict()
@@ -170,7 +174,7 @@ def test_file_layout_is_documented_npz(fitted, tmp_path):
             if name != "metadata.json":
                 arr = npz[name]
                 assert arr.dtype != object
-                if name not in ("scal", "fsum"):
+                if name not in ("scal", "fsum") and not name.startswith("layout_"):
                     assert arr.shape[0] == fitted["kacs"].n_rules_  # live rules only
 
 
@@ -245,6 +249,42 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
         load(tmp_path / "missing.kacs")
     # none of these left a file behind or touched the good one
     assert KACSRegressor.load(good).n_rules_ == fitted["kacs"].n_rules_
+
+
+def _with_entries(source, target, change):
+    """A copy of model file `source` at `target` whose entries (name -> bytes) `change` edits."""
+    with zipfile.ZipFile(source) as zf:
+        entries = {name: zf.read(name) for name in zf.namelist()}
+    change(entries)
+    with zipfile.ZipFile(target, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+    return target
+
+
+def test_a_layout_that_does_not_fit_the_population_is_refused(fitted, data, tmp_path):
+    """KACS's layout (the slots training reopens the population into) is checked on load: an
+    extent beyond the capacity would be written into. Without it, a model trains on from a
+    fresh layout."""
+    X, y, Xh = data
+    good = fitted["kacs"].save(tmp_path / "good.kacs")
+
+    def beyond_capacity(entries):
+        base = np.load(io.BytesIO(entries["layout_closed_base.npy"]))
+        base[-1] = 10 ** 9
+        out = io.BytesIO()
+        np.save(out, base)
+        entries["layout_closed_base.npy"] = out.getvalue()
+
+    bad = _with_entries(good, tmp_path / "bad.kacs", beyond_capacity)
+    with pytest.raises(UserError, match=r"corrupt kacs model file, the layout does not fit the population$"):
+        load(bad)
+    bare = _with_entries(good, tmp_path / "bare.kacs",
+                         lambda e: [e.pop(n) for n in list(e) if n.startswith("layout_")])
+    model = load(bare)
+    np.testing.assert_array_equal(model.predict(Xh), fitted["kacs"].predict(Xh))
+    model.partial_fit(X[:100], y[:100])
+    assert model.iterations_done_ == fitted["kacs"].iterations_done_ + 100
 
 
 def test_save_writes_atomically(fitted, tmp_path, monkeypatch):

@@ -101,41 +101,44 @@ def test_the_fingerprint_follows_the_engine_and_baseline_sources_and_nothing_els
         assert engine_fingerprint(copy) == before
 
 
-@pytest.mark.parametrize("switch, value, off", [("KACS_ENGINE", "sorted", "something else"),
-                                               ("KACS_PLAIN_NUMBA", "1", " ")])
-def test_an_engine_switch_that_is_on_changes_the_fingerprint(monkeypatch, switch, value, off):
-    monkeypatch.delenv("KACS_ENGINE", raising=False)
+def test_the_plain_numba_switch_when_on_changes_the_fingerprint(monkeypatch):
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
     plain = engine_fingerprint()
     assert plain == cache.sources_digest(*(PACKAGE / name for name in ("engine", "baselines")))
-    monkeypatch.setenv(switch, off)  # a value that does not turn it on
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", " ")  # a value that does not turn it on
     assert engine_fingerprint() == plain
-    monkeypatch.setenv(switch, value)
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "1")
     on = engine_fingerprint()
     assert on != plain and len(on) == 64
-    monkeypatch.setenv("KACS_ENGINE" if switch != "KACS_ENGINE" else "KACS_PLAIN_NUMBA",
-                       "1" if switch == "KACS_ENGINE" else "sorted")
-    assert engine_fingerprint() not in (plain, on)
 
 
-def test_the_record_names_the_switches_that_were_on(monkeypatch):
+def test_the_record_names_the_switches_that_were_on_and_the_kacs_engine(monkeypatch):
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
-    monkeypatch.delenv("KACS_ENGINE", raising=False)
     default = EngineRecord.current()
     assert default.switches == () and "switches" not in default.as_dict()
-    monkeypatch.setenv("KACS_ENGINE", "sorted")
-    sorted_record = EngineRecord.current()
-    assert sorted_record.switches == ("KACS_ENGINE=sorted",)
+    assert default.as_dict()["kacs_engine"] == default.kacs_engine == "sorted"
+    monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
+    plain = EngineRecord.current()
+    assert plain.switches == ("KACS_PLAIN_NUMBA=nrt",)
     # Written out and read back; joining another engine's rows keeps this folder's switches.
-    again = EngineRecord.of(sorted_record.as_dict(), "engine.yaml")
-    assert again == sorted_record
-    assert again.joined(default).switches == ("KACS_ENGINE=sorted",)
+    again = EngineRecord.of(plain.as_dict(), "engine.yaml")
+    assert again == plain
+    assert again.joined(default).switches == ("KACS_PLAIN_NUMBA=nrt",)
+
+
+def test_a_record_without_the_kacs_engine_names_the_one_its_switches_say():
+    """Records written before the KACS engine was named: the re-sorting engine, unless the
+    switch that selected the sorted one was on."""
+    old = {"fingerprint": "a" * 64, "kernels": [BLAS], "commit": "abc", "dirty": False}
+    assert EngineRecord.of(old, "engine.yaml").kacs_engine == "re-sorting"
+    switched = {**old, "switches": ["KACS_ENGINE=sorted"]}
+    assert EngineRecord.of(switched, "engine.yaml").kacs_engine == "sorted"
+    assert EngineRecord.of({**old, "kacs_engine": "sorted"}, "engine.yaml").kacs_engine == "sorted"
 
 
 def test_plain_numba_is_one_engine_however_it_is_spelled(monkeypatch):
     """KACS_PLAIN_NUMBA's one kind, nrt, is also what "1" (every kind) means: one compilation,
     one fingerprint, named by the kind."""
-    monkeypatch.delenv("KACS_ENGINE", raising=False)
     monkeypatch.delenv("KACS_PLAIN_NUMBA", raising=False)
     off = engine_fingerprint()
     prints = set()

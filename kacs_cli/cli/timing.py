@@ -40,7 +40,7 @@ EVAL_EVERY = 2000
 LEARNERS = (PROPOSED, BASELINE)
 # The learner `--profile` profiles (the only one with phases, Learner.phases).
 PROFILED = PROPOSED
-# The run outside the learner's phases: the driver's loop, re-sorts, evaluation.
+# The run outside the learner's phases: the driver's loop, the layout's opening and closing, evaluation.
 REST = ("rest", "rest of the run")
 
 

@@ -5,12 +5,12 @@ Votes are summed in blocks of VOTE_BLOCK rules, so that the roulette pick scans 
 sums and then one block. `deletion` recomputes every vote for each draw; `deletion_ga`, used
 between the offspring of a GA phase, keeps them up to date instead and draws the same rules.
 
-The sorted engine (layout.py) sums the block sums once more, per VOTE_SUPER blocks (a
+KACS's engine (its population's layout, layout.py) sums the block sums once more, per VOTE_SUPER blocks (a
 `VoteTree`): between the deletions of a GA phase only the blocks whose votes changed and
 their super-blocks are summed again, and a draw scans the super-block sums, then one
-super-block's blocks, then one block. Without it every deletion adds up every block sum
-and the draw scans half of them on average, two serial chains of additions as long as the
-population has blocks. The total is the same sum in another association, so a draw can
+super-block's blocks, then one block. Without it (XCSF) every deletion adds up every block
+sum and the draw scans half of them on average, two serial chains of additions as long as
+the population has blocks. The total is the same sum in another association, so a draw can
 differ from the flat sums' in the last bits of its threshold.
 """
 
@@ -32,7 +32,7 @@ LOW_MARGIN = 0.02
 D_VALID, D_N_CAND, D_N_TOUCHED, D_ZEROED = 0, 1, 2, 3
 # Blocks per super-block of a VoteTree.
 VOTE_SUPER = 32
-# The sorted engine's second level of vote sums: `sums` per super-block; `listed` the blocks
+# KACS's second level of vote sums: `sums` per super-block; `listed` the blocks
 # whose votes changed since they were last summed (n_listed[0] of them); `flags` marks the
 # super-blocks to sum again.
 VoteTree = namedtuple("VoteTree", ["sums", "listed", "n_listed", "flags"])
@@ -179,9 +179,9 @@ def tree_pick(votes, blocks, sums, n_blocks, P, vote_sum):
     return picked
 
 
-# The steps of `deletion_ga` that differ in the sorted engine, whose layout (layout.py) holds
-# a VoteTree, from the re-sorting engine's (layout None); the branches on the layout are
-# resolved as the engine is compiled.
+# The steps of `deletion_ga` that differ in KACS's engine, whose layout (layout.py) holds a
+# VoteTree, from XCSF's (layout None); the branches on the layout are resolved as the engine
+# is compiled.
 
 @njit(**HOT, inline="always")
 def mark_block(dirty, blk, layout):
@@ -242,7 +242,7 @@ def summed_afresh(blocks, n_blocks, vote_sum, layout):
 
 @njit(**HOT, inline="always")
 def drawn_rule(votes, blocks, n_blocks, P, vote_sum, layout):
-    """The roulette's pick: `roulette_pick`, or `tree_pick` in the sorted engine."""
+    """The roulette's pick: `roulette_pick` (XCSF), or `tree_pick` with a layout (KACS)."""
     if layout is None:
         return roulette_pick(votes, blocks, n_blocks, P, vote_sum)
     return tree_pick(votes, blocks, layout.votes.sums, n_blocks, P, vote_sum)

@@ -191,7 +191,7 @@ def insert_child(pop, sc, c, p1, p2, fresh_moments, layout):
     elif layout is None:
         j = find_identical(pop, sc, c, key)
     else:
-        # The sorted engine looks among the few slots of the child's segment, without keys.
+        # KACS looks among the few slots of the child's segment, without keys.
         j = identical_in_segment(pop, kids, c, layout)
     if j >= 0:
         pop.counts.num[j] += 1

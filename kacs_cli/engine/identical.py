@@ -113,7 +113,7 @@ def same_antecedent(pop, i, kids, c):
 
 @njit(**HOT, inline="always")
 def identical_in_segment(pop, kids, c, layout):
-    """`find_identical` in the sorted engine: child c's identical rule among the slots of its
+    """`find_identical` for KACS: child c's identical rule among the slots of its
     submodel's segment, then the overflow slots (the rules born this iteration that wait for
     a slot in their segment); -1 if there is none. A segment holds a few rules where the
     population holds thousands, and the keys need not be kept."""

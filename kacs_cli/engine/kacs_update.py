@@ -1,4 +1,4 @@
-"""KACS's rule update in the sorted engine (layout.py): the backpropagation and bookkeeping of
+"""KACS's rule update over its population's segments (layout.py): the backpropagation and bookkeeping of
 docs/algorithm.md section 4 for one match set, as two passes in slot order.
 
 1. Over the set's members, which lie in ascending slots of their submodel's segment: one Adam
@@ -8,7 +8,7 @@ docs/algorithm.md section 4 for one match set, as two passes in slot order.
    the segment's live rules' F are summed after it. Every submodel has a match set in every
    iteration, so these sums (and those of the few overflow rules, `overflow_fitness`) add up
    to the population's fitness sum, which then needs no pass of its own
-   (population.refresh_fitness_sum in the re-sorting engine).
+   (population.refresh_fitness_sum).
 
 What a rule costs is set less by its instructions than by how long its chain of dependent
 operations is (loads, the moments, a square root, a division, the weights): rules overlap
@@ -17,12 +17,12 @@ is cut where the algorithm allows it, computing the same quantities within round
 - Adam's bias corrections 1 / (1 - beta1^t) and 1 / (1 - beta2^t) come from a table by the
   rule's step count t = exp + 1 (`bias_table`, built once per model), instead of advancing
   the running powers b1t, b2t (two loads, two stores, two products) and dividing by them.
-  The table's powers are the same running products, so its corrections are the values the
-  re-sorting engine divides out; b1t and b2t are written once at the end of a training call
-  (`sync_adam_powers`), for whatever reads the population afterwards.
+  The table's powers are the same running products, so its corrections are the values
+  update.adam_bias would divide out (XCSF's Adam); b1t and b2t are written once at the end
+  of a training call (`sync_adam_powers`), for whatever reads the population afterwards.
 - The step's division eta c1 / (s0 s1), shared by both weights, takes the place of the
   divisions by the bias corrections: two divisions per rule (that one and the accuracy's
-  alpha e0 / eps), where the re-sorting engine's update issues three.
+  alpha e0 / eps), where dividing by each correction would issue three.
 - The accuracy's power alpha (eps / e0)^(-nu) (nu != 1) is computed only where eps >= e0.
 """
 
@@ -171,8 +171,9 @@ def overflow_fitness(F, num, extent, top):
 
 @njit(**HOT)
 def sync_adam_powers(b1t, b2t, exp, P, b1, b2):
-    """b1t, b2t of rules 0..P-1 set to beta1^exp, beta2^exp, the running powers the
-    re-sorting engine keeps, which the sorted engine's update does not advance."""
+    """b1t, b2t of rules 0..P-1 set to beta1^exp, beta2^exp: the running powers a rule's
+    record holds (persistence, a model trained further), which the update itself does not
+    advance (it reads the bias table)."""
     for i in range(P):
         t = np.float64(exp[i])
         b1t[i] = b1 ** t

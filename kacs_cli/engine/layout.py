@@ -1,7 +1,6 @@
-"""KACS's population kept sorted by submodel during training (the sorted engine, selected by
-`sorted_engine`): every submodel's rules are one contiguous segment of slots, so that a match
-set is found by a pass over its submodel's segment alone, and its members lie in consecutive
-memory.
+"""KACS's population kept sorted by submodel during training: every submodel's rules are one
+contiguous segment of slots, so that a match set is found by a pass over its submodel's
+segment alone, and its members lie in consecutive memory.
 
 Segment s owns the slots [base[s], base[s + 1]); its live rules fill [base[s], end[s]) and
 the rest of its slots are spare, with num = 0 (a spare slot has no deletion vote, adds
@@ -27,13 +26,11 @@ segments' sizes.
 
 Population order carries no meaning (the roulette's and the tournaments' draws are
 order-independent in distribution), but which rule a given random number picks depends on
-it: this engine's runs follow other trajectories than those of the engine that re-sorts
-every 100 iterations.
+it: another layout would give other runs of the same distribution.
 """
 
 from __future__ import annotations
 
-import os
 from collections import namedtuple
 
 import numpy as np
@@ -45,19 +42,12 @@ from kacs_cli.engine.hot import HOT
 from kacs_cli.engine.kacs_update import bias_table
 from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules, sort_deaths
 
-# The environment switch between the two KACS engines, for the equivalence and timing runs
-# only: "sorted" selects this layout, anything else (the default) the re-sorting engine.
-ENGINE_SWITCH = "KACS_ENGINE"
-
-
-def sorted_engine() -> bool:
-    """Whether KACS models made now train with the population kept sorted by submodel."""
-    return os.environ.get(ENGINE_SWITCH, "") == "sorted"
-
+# The name results folders record for this engine (experiments/campaign/provenance.py).
+ENGINE_NAME = "sorted"
 
 # base: segment starts (S + 1, base[S] the extent); end: one past each segment's last live
 # rule; state: L_* entries; closed_base, closed_sizes: the starts and sizes of the segments
-# when the layout was closed. What else only this engine keeps: `bias` and `bias_exact`,
+# when the layout was closed. What else only KACS's engine keeps: `bias` and `bias_exact`,
 # Adam's bias corrections by step (kacs_update.bias_table), and `votes`, the deletion votes'
 # second level of sums (deletion.VoteTree).
 Layout = namedtuple("Layout", ["base", "end", "state", "closed_base", "closed_sizes", "bias",
@@ -78,8 +68,8 @@ def new_layout(n_submodels: int, capacity: int, beta1: float, beta2: float) -> L
 
 def new_slot(pop, layout, sub):
     """The slot of a rule of submodel `sub` born during an iteration: the population's next
-    slot (layout None: the re-sorting engine), or its segment's next spare slot, or the next
-    overflow slot."""
+    slot (layout None: XCSF, whose population has no segments), or its segment's next spare
+    slot, or the next overflow slot."""
 
 
 @overload(new_slot, inline="always")
@@ -242,7 +232,7 @@ def _borrow_slot(pop, layout, key, s):
 
 @njit(**HOT)
 def settle(pop, layout, sc, order, buffer_f, buffer_i):
-    """The layout restored at the end of an iteration (the sorted engine's `compact`): dead
+    """The layout restored at the end of an iteration (what `population.compact` is to XCSF): dead
     rules' slots refilled within their segments, overflow rules moved into theirs."""
     dead = sc.dead
     key = sc.key

@@ -2,7 +2,7 @@
 
 A rule's fields come in groups of one shape and dtype (`GROUPS`), each group a namedtuple of
 arrays, one array per field: `pop.reals.F`, `pop.counts.num`. Whatever must handle every
-field of a rule (copying it, the submodel re-sort, compaction, persistence, the engine's
+field of a rule (copying it, the layout's moves, compaction, persistence, the engine's
 invariant tests) loops over the groups and their fields, so a field added to a group is
 copied, permuted, saved and checked without being named anywhere else. Integer fields are
 int64 wherever a rule goes, the GA's children included.

@@ -54,7 +54,7 @@ class Profile:
 
     @property
     def rest(self) -> int:
-        """The run outside the phases: the driver's loop, re-sorts, evaluation."""
+        """The run outside the phases: the driver's loop, the layout's opening and closing, evaluation."""
         return self.total - sum(self.cycles)
 
 

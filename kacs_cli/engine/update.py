@@ -17,7 +17,7 @@ def accuracy(eps, hp):
 @njit(**HOT, inline="always")
 def accuracy_given(eps, alpha_e0_over_eps, hp):
     """kappa from eps, with alpha e0 / eps (the usual nu = 1 case) computed by the caller,
-    which computes that division for every rule it updates (kacs._update_rule)."""
+    which computes that division for every rule it updates (kacs_update.py)."""
     e0 = hp.e0
     if eps < e0:
         return 1.0

@@ -50,6 +50,11 @@ the suggested suffix is ``.kacs``) holding:
     Any further rule field the engine declares (engine/population.py) is stored the same way
     under its own name; on load, a field the file lacks keeps its fresh value, a required one
     (the list above) missing makes the file corrupt.
+    KACS's layout (engine/layout.py), which training reopens the population into: ``layout_state``
+    (int64[2]: whether the closed layout holds, and its number of rules), ``layout_closed_base``
+    (int64[S + 1], each submodel's first slot and the extent) and ``layout_closed_sizes``
+    (int64[S], each submodel's rules). A file without them trains on from a fresh layout.
+    With an adaptive budget, ``budget_state`` and ``budget_N`` (budget.py).
 
 Floats are stored exactly (binary .npy; JSON floats are written with Python's round-trip
 repr), so a loaded model predicts bit for bit what the saved one predicted, and training it
@@ -78,6 +83,7 @@ from kacs_cli import atomic
 from kacs_cli.version import __version__
 from kacs_cli.engine import Hyperparameters, Model, registry
 from kacs_cli.engine.population import S_P, S_TOTAL, STATE_FIELDS, rule_fields
+from kacs_cli.engine.layout import L_CLOSED_P, L_VALID
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
@@ -91,6 +97,8 @@ METADATA_ENTRY = "metadata.json"
 # format was fixed (the engine declares its fields in engine/population.py). Files are written
 # and read by looping over that declaration, so a field added there later is saved too, and
 # an older file without it loads with the field's fresh value.
+# The fields of KACS's layout a file keeps (engine/layout.py's Layout).
+LAYOUT_FIELDS = ("state", "closed_base", "closed_sizes")
 REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
                    "exp", "num", "ts", "sub", *STATE_FIELDS)
 
@@ -149,6 +157,9 @@ def save(obj, path) -> Path:
         )
 
     arrays = _population_arrays(model)
+    if getattr(model, "layout", None) is not None:
+        for name in LAYOUT_FIELDS:
+            arrays[f"layout_{name}"] = np.ascontiguousarray(getattr(model.layout, name))
     if model.params.budget == "adaptive":
         arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
@@ -240,6 +251,28 @@ def _open(path):
     return path, meta, arrays
 
 
+def _restore_layout(path, model, arrays, P) -> None:
+    """The closed layout of a KACS model's file, checked to fit its population and capacity
+    (a slot beyond them would be written into)."""
+    layout = model.layout
+    got = {}
+    for name in LAYOUT_FIELDS:
+        arr, fresh = arrays.get(f"layout_{name}"), getattr(layout, name)
+        if arr is None or arr.shape != fresh.shape or arr.dtype != fresh.dtype:
+            raise corrupt(path, f"the layout's {name!r} is missing or has another shape or dtype")
+        got[name] = arr
+    state, base, sizes = got["state"], got["closed_base"], got["closed_sizes"]
+    # Training reopens into the saved slots only where the layout was closed with as many
+    # rules as the population holds (a compacted model's is not; it reopens into a fresh one).
+    reopened = state[L_VALID] == 1 and state[L_CLOSED_P] == P
+    if state[L_VALID] not in (0, 1) or (reopened and (
+            base[0] != 0 or np.any(sizes < 0) or np.any(np.diff(base) < sizes)
+            or base[-1] > model.capacity)):
+        raise corrupt(path, "the layout does not fit the population")
+    for name, arr in got.items():
+        getattr(layout, name)[...] = arr
+
+
 def corrupt(path, why) -> UserError:
     """The error for a model file that opens but whose content does not add up."""
     return UserError(f"{path}: corrupt kacs model file, {why}")
@@ -295,6 +328,8 @@ def _build_model(path, meta, arrays) -> Model:
         budget_N = int(reached[0])
         fresh[...] = state
         model.pop.budget[0] = budget_N
+    if getattr(model, "layout", None) is not None and f"layout_{LAYOUT_FIELDS[0]}" in arrays:
+        _restore_layout(path, model, arrays, P)
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:
         raise corrupt(path, "rule numerosities do not add up")

@@ -7,11 +7,10 @@ smoothness probe (results/bag_choice, results/smoothness_probe; docs/variance.md
 from __future__ import annotations
 
 import pandas as pd
-import yaml
 
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import DECLARATIONS
-from kacs_cli.experiments.campaign import results
+from kacs_cli.experiments.campaign import provenance, results
 
 from tools.doctables.common import Runs, integer, table
 
@@ -39,18 +38,18 @@ def t_hyperparameters(_: Runs) -> str:
                  "l" * 8)
 
 
-def _engine(folder) -> str:
-    """The folder's recorded engine (fingerprint prefix, the switches that were on, commit), or that
-    none is recorded."""
-    path = folder / results.ENGINE_FILE
-    if not path.is_file():
-        return "not recorded"
-    record = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    commit = record.get("commit")
-    switches = record.get("switches") or []
-    with_switches = f" ({', '.join(map(str, switches))})" if switches else ""
-    return (f"`{str(record.get('fingerprint', ''))[:12]}`{with_switches} "
-            f"at {str(commit)[:7] if commit else 'no commit'}")
+def _engine(folder) -> tuple[str, str]:
+    """The folder's KACS engine, and its recorded engine (fingerprint prefix, the switches that
+    were on, commit) or that none is recorded. Folders without a record were all trained before
+    the record existed, by the re-sorting engine."""
+    record = provenance.read(folder)
+    if record is None:
+        return provenance.RESORTING, "not recorded"
+    switches = [w for w in record.switches if w != provenance.SORTED_SWITCH]
+    with_switches = f" ({', '.join(switches)})" if switches else ""
+    commit = record.commit
+    return record.kacs_engine, (f"`{record.fingerprint[:12]}`{with_switches} "
+                                f"at {str(commit)[:7] if commit else 'no commit'}")
 
 
 def t_results_index(runs: Runs) -> str:
@@ -65,9 +64,9 @@ def t_results_index(runs: Runs) -> str:
         description = str((config.data if config else {}).get("description", "")).replace("|", "/")
         frame = runs(folder.relative_to(root).as_posix())
         rows.append([f"`{folder.relative_to(runs.root).as_posix()}`", description, integer(len(frame)),
-                     str(frame.method.nunique()), _engine(folder)])
-    return table(["folder", "what it measures (its config's description)", "runs", "methods", "engine"], rows,
-                 "llrrl")
+                     str(frame.method.nunique()), *_engine(folder)])
+    return table(["folder", "what it measures (its config's description)", "runs", "methods", "KACS engine",
+                  "engine record"], rows, "llrrll")
 
 
 # ---- structural fidelity: one row of docs/fidelity/grid.csv per (function, n, run, setting);

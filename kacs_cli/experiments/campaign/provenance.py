@@ -9,8 +9,12 @@ so that rows of two engines never mix silently: the runner refuses to resume a f
 - The fingerprint is the sha256 of the sources of the engine (kacs_cli/engine: the learners)
   and the baselines (kacs_cli/baselines), the same digest that keys numba's cache
   (kacs_cli/engine/cache.py): every edit of those files changes it, any other file does not.
-  The engine's environment switches (the sorted KACS engine, plain numba) are mixed in when on,
-  so a folder resumed under another switch is refused like one of another engine.
+  The engine's environment switch (plain numba) is mixed in when on, so a folder resumed
+  under another setting is refused like one of another engine.
+- The KACS engine's name (`kacs_engine`: layout.ENGINE_NAME) says which of KACS's engines
+  trained the rows, in words a reader of the results index can follow; a record without
+  one names the engine that re-sorted the population by submodel every 100 iterations
+  (RESORTING), or, with the switch KACS_ENGINE=sorted among its switches, the sorted one.
 - The kernels are threadpoolctl's report of the BLAS libraries numpy and scipy load. Their
   family (library, version, the architecture whose kernels the library chose: OpenBLAS picks
   Haswell or SkylakeX at run time) is compared; their thread count is not, since the numbers
@@ -45,16 +49,16 @@ KERNEL_KEYS = ("user_api", "internal_api", "prefix", "version", "architecture")
 # The part of a BLAS library that changes numbers.
 FAMILY_KEYS = ("internal_api", "version", "architecture")
 FINGERPRINT_SHOWN = 12
+# The KACS engine of records that name none, and the switch that once selected the sorted one.
+RESORTING = "re-sorting"
+SORTED_SWITCH = "KACS_ENGINE=sorted"
 
 
 def engine_switches() -> tuple[str, ...]:
-    """The engine's environment switches that are on ("KACS_ENGINE=sorted", ...): they change
-    which code computes a run (the sorted KACS engine; plain numba, which moves no number but
-    is another compilation, named by the kinds it drops) without changing a source, so the
-    fingerprint names them."""
+    """The engine's environment switches that are on ("KACS_PLAIN_NUMBA=nrt"): they change
+    which code computes a run (plain numba moves no number but is another compilation, named
+    by the kinds it drops) without changing a source, so the fingerprint names them."""
     on = []
-    if layout.sorted_engine():
-        on.append(f"{layout.ENGINE_SWITCH}=sorted")
     plain = cache.plain_label()
     if plain:
         on.append(f"{cache.PLAIN_SWITCH}={plain}")
@@ -113,12 +117,15 @@ class EngineRecord:
     # The engine switches that were on (`engine_switches`), written out because the
     # fingerprint only mixes them in: a reader sees which engine trained the rows.
     switches: tuple[str, ...] = ()
+    # Which of KACS's engines trained the rows (see the module's docstring).
+    kacs_engine: str = layout.ENGINE_NAME
 
     @classmethod
     def current(cls) -> "EngineRecord":
         """The engine running now."""
         commit, dirty = checkout_commit()
-        return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty, switches=engine_switches())
+        return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty, switches=engine_switches(),
+                   kacs_engine=layout.ENGINE_NAME)
 
     @classmethod
     def of(cls, data: dict, where: Path | str) -> "EngineRecord":
@@ -128,13 +135,17 @@ class EngineRecord:
                             f"counts as one written before the record existed (docs/results-folder.md)")
         others = data.get("others")
         switches = data.get("switches")
+        switches = tuple(str(w) for w in switches) if isinstance(switches, list) else ()
+        kacs_engine = data.get("kacs_engine")
+        if not isinstance(kacs_engine, str):
+            kacs_engine = layout.ENGINE_NAME if SORTED_SWITCH in switches else RESORTING
         return cls(fingerprint, tuple(kernels), data.get("commit"), data.get("dirty"),
                    tuple(o for o in others if isinstance(o, dict)) if isinstance(others, list) else (),
-                   tuple(str(w) for w in switches) if isinstance(switches, list) else ())
+                   switches, kacs_engine)
 
     def as_dict(self) -> dict:
-        out = {"fingerprint": self.fingerprint, "commit": self.commit, "dirty": self.dirty,
-               "kernels": [dict(k) for k in self.kernels]}
+        out = {"fingerprint": self.fingerprint, "kacs_engine": self.kacs_engine, "commit": self.commit,
+               "dirty": self.dirty, "kernels": [dict(k) for k in self.kernels]}
         if self.switches:
             out["switches"] = list(self.switches)
         if self.others:
@@ -160,7 +171,8 @@ class EngineRecord:
             entry = {k: v for k, v in record.as_dict().items() if k != "others"}
             if not record.same_engine(self) and entry not in known:
                 known.append(entry)
-        return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches)
+        return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches,
+                            self.kacs_engine)
 
 
 def read(folder: Path) -> EngineRecord | None:
