@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from kacs_cli import baselines
-from kacs_cli.engine.train import batch_errors
+from kacs_cli.engine.train import errors
 from kacs_cli.experiments.campaign.config import resolve_config
 from kacs_cli.experiments.campaign.execution import load_cell_data
 from kacs_cli.experiments.data.protocols import make_split
@@ -67,8 +67,8 @@ def main() -> None:
             start, wall = time.process_time(), time.perf_counter()
             fitted = baselines.fit_predict(spec, 0, split.X_train, split.y_train, split.X_test)
             cpu, wall = time.process_time() - start, time.perf_counter() - wall
-            train_mae, _ = batch_errors(fitted.y_train, split.y_train)
-            test_mae, _ = batch_errors(fitted.y_test, split.y_test)
+            train_mae, _ = errors(fitted.y_train, split.y_train)
+            test_mae, _ = errors(fitted.y_test, split.y_test)
             pairs = sum(1 for t in fitted.estimator.term_features_ if len(t) == 2)
             p = spec.params
             row = [cell.label, budget, p["outer_bags"], p["max_bins"], p["max_interaction_bins"], p["interactions"],

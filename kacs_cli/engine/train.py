@@ -93,25 +93,13 @@ def _weighted_errors(y_hat, y, w):
 
 
 def errors(y_hat, y, weight=None) -> tuple[float, float]:
-    """(MAE, MSE) of a learner's predictions, each row's error weighted by `weight` (sum w |e| /
-    sum w) when given."""
+    """(MAE, MSE) of predictions, a learner's or a batch regressor's (kacs_cli/baselines), each
+    row's error weighted by `weight` (sum w |e| / sum w) when given; summed in row order."""
+    y_hat = np.ascontiguousarray(y_hat, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
     if weight is None:
         return _errors(y_hat, y)
-    return _weighted_errors(y_hat, y, weight)
-
-
-def batch_errors(y_hat, y, weight=None) -> tuple[float, float]:
-    """(MAE, MSE) of a batch regressor's predictions (kacs_cli/baselines), weighted by `weight`
-    when given.
-
-    numpy sums pairwise where `_errors` sums in row order, so the two differ in the last bits.
-    Both are in committed results (the baselines' rows were computed this way): one summation
-    order for both would move either those rows or every learner's, so each keeps its own.
-    """
-    e = np.asarray(y, dtype=np.float64) - np.asarray(y_hat, dtype=np.float64)
-    if weight is not None:
-        return float(np.average(np.abs(e), weights=weight)), float(np.average(e * e, weights=weight))
-    return float(np.mean(np.abs(e))), float(np.mean(e * e))
+    return _weighted_errors(y_hat, y, np.ascontiguousarray(weight, dtype=np.float64))
 
 
 def _as_matrix(X, name):

@@ -17,7 +17,7 @@ import pandas as pd
 
 from kacs_cli import baselines
 from kacs_cli.engine import bagging, capacity
-from kacs_cli.engine.train import CURVE_COLUMNS, aic, batch_errors, train_run
+from kacs_cli.engine.train import CURVE_COLUMNS, aic, errors, train_run
 from kacs_cli.engine.weights import positive_rows
 from kacs_cli.experiments.data import benchmarks, datasets
 from kacs_cli.experiments.campaign import metrics, results
@@ -265,8 +265,8 @@ def _execute_baseline(task: Task, settings: RunSettings, X: np.ndarray, split, w
     fitted = baselines.fit_predict(spec, task.seed, X_train, split.y_train, X_test, sample_weight=weight,
                                    categorical=tuple(columns))
     measured = dict.fromkeys((m.name for m in metrics.FINAL), math.nan)
-    measured["train_mae"], measured["train_mse"] = batch_errors(fitted.y_train, split.y_train, weight)
-    measured["test_mae"], measured["test_mse"] = batch_errors(fitted.y_test, split.y_test, test_weight)
+    measured["train_mae"], measured["train_mse"] = errors(fitted.y_train, split.y_train, weight)
+    measured["test_mae"], measured["test_mse"] = errors(fitted.y_test, split.y_test, test_weight)
     measured.update(rules=None, micro=None, params=fitted.params)
     if fitted.params is not None:
         measured["aic"] = float(aic(split.X_train.shape[0], measured["train_mse"], fitted.params))
