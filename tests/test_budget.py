@@ -145,7 +145,7 @@ def test_adaptive_budget_that_never_grows_is_the_fixed_run():
 
 
 @pytest.mark.slow
-def test_fixed_budget_reproduces_a_committed_paper_run(shared_data_dir):
+def test_fixed_budget_reproduces_a_committed_run(shared_data_dir):
     """results/reproduce_sorted/main/runs.csv, KACS on ASN, run 0: the article's protocol,
     100,000 iterations, every reported number equal."""
     from kacs_cli.experiments.campaign.execution import RunSettings, execute_task

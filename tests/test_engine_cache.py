@@ -151,9 +151,8 @@ def _runs_digest(tmp_path, plain):
 def test_the_nrt_setting_computes_the_same_numbers(tmp_path):
     """KACS_PLAIN_NUMBA=nrt is another compilation of the same code: bit-identical runs.
     The plain setting compiles into a cache folder of its own, so the checkout's cache (the
-    default's) is left alone. KACS alone is trained: its compilation takes the shared steps
-    (covering, the GA, deletion, Adam) through the setting as XCSF's would, at half the cost
-    of compiling both learners cold."""
+    default's) is left alone. KACS alone is trained, at half the cost of compiling both
+    learners cold: XCSF's own steps under the setting are not checked here."""
     default, plain = _runs_digest(tmp_path, ""), _runs_digest(tmp_path, "nrt")
     assert len(default) == 64 and default == plain
     assert default != hashlib.sha256().hexdigest()

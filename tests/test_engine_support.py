@@ -60,8 +60,9 @@ def model_values(model, x=None, y=None):
 
 def kacs_step(model, x, y):
     """One KACS iteration on (x, y) as a training call of one row runs it: the population is
-    spread into its layout, trained, and packed dense again, sorted by submodel. Where no rule
-    was born or died, the rules are put back into their slots before the call, so that a test
+    spread into its layout, trained, and packed dense again, sorted by submodel. Where the
+    rules, covers and deletions are as many as before, no rule was born or died, and the rules
+    are put back into their slots before the call, so that a test
     finds rule i of a population built by hand where it put it. Returns the prediction y_hat."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     pop = model.pop

@@ -212,7 +212,8 @@ def test_xcsf_row_index_gives_the_tested_match_sets_with_missing_inputs(monkeypa
 
 
 # --------------------------------------------------------------------------------------------
-# Complete data: stored predictions that the missing-value rule must not move
+# Complete data: stored predictions (each learner's engine with the missing-value rule), pinned
+# so that a change of that rule which moves complete-data numbers is seen
 # --------------------------------------------------------------------------------------------
 
 COMPLETE_DATA_PREDICTIONS = {

@@ -263,15 +263,19 @@ def _with_entries(source, target, change):
 
 
 def test_a_layout_that_does_not_fit_the_population_is_refused(fitted, data, tmp_path):
-    """KACS's layout (the slots training reopens the population into) is checked on load: an
-    extent beyond the capacity would be written into. Without it, a model trains on from a
-    fresh layout."""
+    """KACS's layout (the slots training reopens the population into) is checked on load: the
+    slots after its extent are written into. Without it, a model trains on from a fresh
+    layout."""
     X, y, Xh = data
     good = fitted["kacs"].save(tmp_path / "good.kacs")
 
+    capacity = fitted["kacs"].model_.capacity
+
     def beyond_capacity(entries):
+        # Within the arrays, but without the room an iteration's births into full segments
+        # take after the extent.
         base = np.load(io.BytesIO(entries["layout_closed_base.npy"]))
-        base[-1] = 10 ** 9
+        base[-1] = capacity
         out = io.BytesIO()
         np.save(out, base)
         entries["layout_closed_base.npy"] = out.getvalue()
@@ -283,8 +287,15 @@ def test_a_layout_that_does_not_fit_the_population_is_refused(fitted, data, tmp_
                          lambda e: [e.pop(n) for n in list(e) if n.startswith("layout_")])
     model = load(bare)
     np.testing.assert_array_equal(model.predict(Xh), fitted["kacs"].predict(Xh))
+    fresh = copy.deepcopy(fitted["kacs"])
+    fresh.model_.layout.state[0] = 0  # its saved slots forgotten: it reopens into a fresh layout
     model.partial_fit(X[:100], y[:100])
-    assert model.iterations_done_ == fitted["kacs"].iterations_done_ + 100
+    fresh.partial_fit(X[:100], y[:100])
+    np.testing.assert_array_equal(model.predict(Xh), fresh.predict(Xh))
+    # Part of a layout is no layout.
+    partial = _with_entries(good, tmp_path / "partial.kacs", lambda e: e.pop("layout_state.npy"))
+    with pytest.raises(UserError, match="the layout's 'state' is missing"):
+        load(partial)
 
 
 def test_save_writes_atomically(fitted, tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """Identical rules (docs/algorithm.md sections 2 and 3): a child whose antecedent equals a live rule's (same
 submodel, stored pairs equal element by element) merges into it instead of joining the
-population. The rules are found through a 64-bit hash of each antecedent, the antecedent key;
-in the sorted KACS engine (layout.py), among the few slots of the child's submodel's segment.
+population. XCSF finds them through a 64-bit hash of each antecedent, the antecedent key;
+KACS among the few slots of the child's submodel's segment (layout.py).
 """
 
 from __future__ import annotations

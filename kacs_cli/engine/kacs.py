@@ -1,5 +1,6 @@
 """KACS: one training iteration (docs/algorithm.md section 4) and the learner's registry entry, compiled
-with numba. Match sets by submodel are in kacs_submodels.py, prediction in kacs_predict.py.
+with numba. Submodel ids and work buffers are in kacs_submodels.py, the population's segments
+in layout.py, the rule update in kacs_update.py, prediction in kacs_predict.py.
 """
 
 from __future__ import annotations
@@ -167,8 +168,8 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
     `clock`: None, or an int64 array that gathers each phase's cycles (PHASES; cycles.py);
     each is a specialization of its own, and None's has no counter code.
     `layout`: the population's segments by submodel (layout.py), open; a match set is found
-    from its submodel's segment, so inner matching is part of inner means and outer matching
-    of outer means."""
+    from its submodel's segment together with its weighted mean (the phases inner_sets and
+    outer_sets)."""
     n_q = channel_count(n, hp.channels)
     s_in = n * n_q
     s_all = s_in + n_q

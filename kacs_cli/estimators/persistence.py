@@ -97,10 +97,10 @@ METADATA_ENTRY = "metadata.json"
 # format was fixed (the engine declares its fields in engine/population.py). Files are written
 # and read by looping over that declaration, so a field added there later is saved too, and
 # an older file without it loads with the field's fresh value.
-# The fields of KACS's layout a file keeps (engine/layout.py's Layout).
-LAYOUT_FIELDS = ("state", "closed_base", "closed_sizes")
 REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
                    "exp", "num", "ts", "sub", *STATE_FIELDS)
+# The fields of KACS's layout a file keeps (engine/layout.py's Layout).
+LAYOUT_FIELDS = ("state", "closed_base", "closed_sizes")
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "corrupt", "load_model", "load_state",
            "read_metadata", "save"]
@@ -264,13 +264,17 @@ def _restore_layout(path, model, arrays, P) -> None:
     state, base, sizes = got["state"], got["closed_base"], got["closed_sizes"]
     # Training reopens into the saved slots only where the layout was closed with as many
     # rules as the population holds (a compacted model's is not; it reopens into a fresh one).
+    # Its extent must leave the room a fresh layout leaves for an iteration's births into full
+    # segments (layout.relayout: three per submodel), which take the slots after it.
     reopened = state[L_VALID] == 1 and state[L_CLOSED_P] == P
+    room = max(model.capacity - 3 * model.n_submodels, P)
     if state[L_VALID] not in (0, 1) or (reopened and (
-            base[0] != 0 or np.any(sizes < 0) or np.any(np.diff(base) < sizes)
-            or base[-1] > model.capacity)):
+            base[0] != 0 or np.any(sizes < 0) or np.any(np.diff(base) < sizes) or base[-1] > room)):
         raise corrupt(path, "the layout does not fit the population")
     for name, arr in got.items():
         getattr(layout, name)[...] = arr
+    if not reopened:
+        layout.state[L_VALID] = 0
 
 
 def corrupt(path, why) -> UserError:
@@ -328,7 +332,7 @@ def _build_model(path, meta, arrays) -> Model:
         budget_N = int(reached[0])
         fresh[...] = state
         model.pop.budget[0] = budget_N
-    if getattr(model, "layout", None) is not None and f"layout_{LAYOUT_FIELDS[0]}" in arrays:
+    if getattr(model, "layout", None) is not None and any(f"layout_{name}" in arrays for name in LAYOUT_FIELDS):
         _restore_layout(path, model, arrays, P)
     num = arrays["num"]
     if np.any(num < 1) or int(num.sum()) != int(scal[S_TOTAL]) or int(scal[S_TOTAL]) > budget_N:

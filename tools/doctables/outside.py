@@ -11,6 +11,7 @@ import pandas as pd
 from kacs_cli.engine import registry
 from kacs_cli.engine.params import DECLARATIONS
 from kacs_cli.experiments.campaign import provenance, results
+from kacs_cli.reporting import pareto
 
 from tools.doctables.common import Runs, integer, table
 
@@ -38,18 +39,20 @@ def t_hyperparameters(_: Runs) -> str:
                  "l" * 8)
 
 
-def _engine(folder) -> tuple[str, str]:
-    """The folder's KACS engine, and its recorded engine (fingerprint prefix, the switches that
-    were on, commit) or that none is recorded. Folders without a record were all trained before
-    the record existed, by the re-sorting engine."""
+def _engine(folder, config, methods) -> tuple[str, str]:
+    """The folder's KACS engines ("—" without a KACS method), and its recorded engine
+    (fingerprint prefix, the switches that were on, commit) or that none is recorded. Folders
+    without a record were all trained before the record existed, by the re-sorting engine."""
     record = provenance.read(folder)
+    has_kacs = config is None or any(pareto.engine_of(config, m) == "kacs" for m in methods)
     if record is None:
-        return provenance.RESORTING, "not recorded"
+        return provenance.RESORTING if has_kacs else "—", "not recorded"
     switches = [w for w in record.switches if w != provenance.SORTED_SWITCH]
     with_switches = f" ({', '.join(switches)})" if switches else ""
     commit = record.commit
-    return record.kacs_engine, (f"`{record.fingerprint[:12]}`{with_switches} "
-                                f"at {str(commit)[:7] if commit else 'no commit'}")
+    kacs_engines = ", ".join(record.kacs_engines()) if has_kacs else "—"
+    return kacs_engines, (f"`{record.fingerprint[:12]}`{with_switches} "
+                          f"at {str(commit)[:7] if commit else 'no commit'}")
 
 
 def t_results_index(runs: Runs) -> str:
@@ -64,7 +67,7 @@ def t_results_index(runs: Runs) -> str:
         description = str((config.data if config else {}).get("description", "")).replace("|", "/")
         frame = runs(folder.relative_to(root).as_posix())
         rows.append([f"`{folder.relative_to(runs.root).as_posix()}`", description, integer(len(frame)),
-                     str(frame.method.nunique()), *_engine(folder)])
+                     str(frame.method.nunique()), *_engine(folder, config, frame.method.unique())])
     return table(["folder", "what it measures (its config's description)", "runs", "methods", "KACS engine",
                   "engine record"], rows, "llrrll")
 

@@ -164,11 +164,21 @@ class EngineRecord:
         """One line's worth: "engine 1a2b3c4d5e6f, kernels openblas 0.3.30 SkylakeX"."""
         return f"engine {self.fingerprint[:FINGERPRINT_SHOWN]}, kernels {', '.join(self.family) or 'none'}"
 
+    def entry(self) -> dict:
+        """This record as an entry of another's `others`."""
+        return {k: v for k, v in self.as_dict().items() if k != "others"}
+
+    def kacs_engines(self) -> tuple[str, ...]:
+        """The KACS engines whose rows the folder holds: this record's and its others', each once."""
+        names = [self.kacs_engine, *(EngineRecord.of(o, "others").kacs_engine for o in self.others)]
+        return tuple(dict.fromkeys(names))
+
     def joined(self, other: "EngineRecord") -> "EngineRecord":
         """This record, with `other`'s engine (and the engines it names) among the others."""
-        known = list(self.others)
+        # Entries compared as this code writes them: an older entry lacks fields written now.
+        known = [EngineRecord.of(o, "others").entry() for o in self.others]
         for record in (other, *(EngineRecord.of(o, "others") for o in other.others)):
-            entry = {k: v for k, v in record.as_dict().items() if k != "others"}
+            entry = record.entry()
             if not record.same_engine(self) and entry not in known:
                 known.append(entry)
         return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches,
