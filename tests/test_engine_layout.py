@@ -19,7 +19,7 @@ from kacs_cli.engine.population import (
 )
 from kacs_cli.engine.train import Model
 
-from test_engine_support import finish, put_rule
+from test_engine_support import finish, np_accuracy, put_rule
 
 
 def _data(n, rows, seed=0, missing=0.0):
@@ -249,7 +249,7 @@ def _reference_update(pop, members, scale, z, abs_err, sum_num, hp):
             v[i, j] = b2 * v[i, j] + (1.0 - b2) * g[j] * g[j]
             w[i, j] -= hp.eta * (m[i, j] / (1.0 - r.b1t[i])) / (
                 np.sqrt(v[i, j] / (1.0 - r.b2t[i])) + hp.eps_adam)
-        r.kappa[i] = 1.0 if r.eps[i] < hp.e0 else hp.alpha * (r.eps[i] / hp.e0) ** -hp.nu
+        r.kappa[i] = float(np_accuracy(r.eps[i], hp.e0, hp.alpha, hp.nu))
         c.exp[i] += 1
         r.ms[i] += beta * (sum_num - r.ms[i])
         acc_sum += r.kappa[i] * c.num[i]
