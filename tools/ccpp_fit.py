@@ -1,0 +1,43 @@
+"""The recommended KACS on CCPP, as docs/usage.md's worked example fits it: 90 % of the rows
+(`train_test_split(test_size=0.1, random_state=0)`), `from_preset("recommended", P_hash=0.8,
+random_state=0)`, and `n_jobs` processes for the capacity search's candidates where given
+(docs/performance.md, "Command times"). Prints the test MAE in MW, the budget the search
+chose, the rules and the process's peak resident memory; time it from outside.
+
+Written against the estimator API only, so that the same file runs with an older checkout of
+the package installed (which may not know `n_jobs`: then leave it out).
+
+    KACS_DATA_DIR=... python tools/ccpp_fit.py [N_JOBS]
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from kacs_cli import KACSRegressor
+
+
+def main() -> None:
+    folder = Path(os.environ.get("KACS_DATA_DIR", "datasets"))
+    data = pd.read_csv(folder / "ccpp.csv", header=None).to_numpy()
+    X, y = data[:, :-1], data[:, -1]
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, random_state=0)
+    options = dict(P_hash=0.8, random_state=0)
+    if len(sys.argv) > 1:
+        options["n_jobs"] = int(sys.argv[1])
+    model = KACSRegressor.from_preset("recommended", **options).fit(X_tr, y_tr)
+    mae = float(np.mean(np.abs(model.predict(X_te) - y_te)))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"test MAE {mae:.4f} MW, chosen N {model.capacity_N_:,}, {model.n_rules_:,} rules, "
+          f"peak {peak} MiB (this process)")
+
+
+if __name__ == "__main__":
+    main()
