@@ -18,7 +18,7 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_update import (
-    overflow_fitness, segment_fitness, sync_adam_powers, update_set,
+    bias_for_call, overflow_fitness, segment_fitness, sync_adam_powers, update_set,
 )
 from kacs_cli.engine.kacs_submodels import (
     channel_count, n_submodels, new_work, rule_input, set_range,
@@ -318,6 +318,13 @@ def train_steps(pop, wk, X, y, order, start, stop, reshuffle, n, hp, sc, bs, clo
 
 
 def _steps(model, X, y, order, start, stop, reshuffle, clock=None):
+    # The update reads Adam's corrections from the table only (kacs_update.bias_for_call).
+    layout = model.layout
+    P = int(model.pop.scal[S_P])
+    bias, exact = bias_for_call(layout.bias, layout.bias_exact, model.hp.beta1, model.hp.beta2,
+                                model.pop.counts.exp[:P].max(initial=0), stop - start)
+    if bias is not layout.bias:
+        model.layout = layout._replace(bias=bias, bias_exact=exact)
     train_steps(model.pop, model.work, X, y, order, start, stop, reshuffle, model.n, model.hp,
                 model.scratch, model.budget_state, clock, model.layout)
 

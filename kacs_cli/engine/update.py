@@ -16,14 +16,19 @@ def accuracy(eps, hp):
 
 @njit(**HOT, inline="always")
 def accuracy_given(eps, alpha_e0_over_eps, hp):
-    """kappa from eps, with alpha e0 / eps (the usual nu = 1 case) computed by the caller,
-    which computes that division for every rule it updates (kacs_update.py)."""
+    """kappa from eps, with alpha e0 / eps (the usual nu = 1 case) computed by the caller.
+    At nu = 1 it is `linear_accuracy`, a select: in a match set accurate and inaccurate
+    rules alternate, and a branch on eps < e0 would mispredict."""
     e0 = hp.e0
-    if eps < e0:
-        return 1.0
     if hp.nu == 1.0:
-        return alpha_e0_over_eps
-    return hp.alpha * (eps / e0) ** (-hp.nu)
+        return linear_accuracy(eps, alpha_e0_over_eps, e0)
+    return 1.0 if eps < e0 else hp.alpha * (eps / e0) ** (-hp.nu)
+
+
+@njit(**HOT, inline="always")
+def linear_accuracy(eps, alpha_e0_over_eps, e0):
+    """kappa at nu = 1: 1 below e0, else alpha e0 / eps (given); a select, no call."""
+    return 1.0 if eps < e0 else alpha_e0_over_eps
 
 
 @njit(**HOT, inline="always")
