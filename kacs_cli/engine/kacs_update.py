@@ -43,9 +43,10 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.kacs_submodels import rule_input
 from kacs_cli.engine.update import accuracy_given, adam_moments, linear_accuracy
 
-# The bias table's rows at most (16 bytes each). With beta2 = 0.999 the corrections reach
-# exactly 1.0 after about 37,400 steps; only beta2 above about 0.99943 needs more rows, and
-# the steps past the table then compute their corrections with a power (`_past_table`).
+# The bias table's rows at most when a model is made (16 bytes each). With beta2 = 0.999 the
+# corrections reach exactly 1.0 after about 37,400 steps; only beta2 above about 0.99943 needs
+# more rows, and the table then grows before a training call as far as the call can reach
+# (`bias_for_call`).
 BIAS_ROWS_MAX = 1 << 16
 
 
@@ -91,9 +92,9 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
                     hp, bias, weighted):
     """Pass 1 over one set's members (see the module's docstring): Adam, error, experience,
     ms and the accuracy as nu = 1 gives it, each member's kappa num kept by slot (`weighted`);
-    returns their sum. `w`, `m`, `v`: the population's weights and moments, flat (rule i's pair at 2i,
-    2i + 1). A step count past the table's last row reads that row: the table is exact
-    there, or holds every step count of the call (`bias_for_call`)."""
+    returns their sum. `w`, `m`, `v`: the population's weights and moments, flat (rule i's
+    pair at 2i, 2i + 1). A step count past the table's last row reads that row: the table
+    is exact there, or holds every step count of the call (`bias_for_call`)."""
     eps = pop.reals.eps
     ms = pop.reals.ms
     F = pop.reals.F
