@@ -261,8 +261,9 @@ def _reference_update(pop, members, scale, z, abs_err, sum_num, hp):
                          ids=["default", "nu=5", "missing", "past-table", "table-not-exact"])
 def test_the_segment_update_is_the_reference_update_within_rounding(settings, missing, past_table,
                                                                    rtol):
-    """kacs_update.update_set (members in slot order, Adam's corrections from the table, F
-    in a pass over the segment) against `_reference_update` on the same population and set.
+    """kacs_update.update_members and set_fitness on one set (members in slot order, Adam's
+    corrections from the table, F in a pass over the segment) against `_reference_update`
+    on the same population and set.
     Error, experience, ms and the moments are the same operations: equal bit for bit. The
     accuracy and fitness agree within a few units in the last place (the engine divides
     alpha e0 by eps where the reference raises eps / e0 to -nu), and so do the weights' steps
@@ -296,10 +297,17 @@ def test_the_segment_update_is_the_reference_update_within_rounding(settings, mi
     _reference_update(reference, members, scale, z, abs_err, sum_num, hp)
     in_set = np.zeros(model.capacity, np.uint8)
     in_set[slots] = member
-    total = kacs_update.update_set(pop, pop.weights.w.reshape(-1), pop.weights.m.reshape(-1),
-                                   pop.weights.v.reshape(-1), lo0, hi0, members, np.uint64(0),
-                                   count, scale, z, abs_err, sum_num, hp, lay, s,
-                                   np.zeros(model.capacity), in_set)
+    sets = lay.end.shape[0]
+    set_sum_f, set_scale, set_z, set_acc = np.zeros(sets), np.zeros(sets), np.zeros(sets), np.zeros(sets)
+    set_num = np.zeros(sets, np.int64)
+    set_sum_f[s], set_scale[s], set_z[s], set_num[s] = F[members].sum(), scale, z, sum_num
+    weighted = np.zeros(model.capacity)
+    kacs_update.update_members(pop, pop.weights.w.reshape(-1), pop.weights.m.reshape(-1),
+                               pop.weights.v.reshape(-1), lo0, hi0, members, np.uint64(0), count,
+                               set_sum_f, set_scale, set_z, set_num, set_acc, abs_err, hp,
+                               lay.bias, weighted)
+    total = kacs_update.set_fitness(pop, members, np.uint64(0), count, set_acc[s], hp, lay, s,
+                                    weighted, in_set)
 
     after, expected = rule_fields(pop), rule_fields(reference)
     for name in ("eps", "ms", "exp", "m", "v"):
@@ -318,6 +326,27 @@ def test_the_segment_update_is_the_reference_update_within_rounding(settings, mi
     assert np.any(expected["b1t"][members] != before["b1t"][members])
     live = slots[pop.counts.num[slots] > 0]
     assert total == pytest.approx(F[live].sum(), rel=1e-12)
+
+
+def test_a_set_whose_fitness_sum_is_not_positive_is_left_as_it_is():
+    """update_members skips a set with sum F <= 0 (prediction gives it no estimate, so it has
+    no gradient): none of its rules moves and its sum of kappa num stays 0."""
+    model = _trained()
+    pop, lay, hp = model.pop, model.layout, model.hp
+    s, z, slots, member = _a_set(model, False)
+    members = slots[member].astype(np.int64)
+    before = {name: arr.copy() for name, arr in rule_fields(pop).items()}
+    sets = lay.end.shape[0]
+    set_scale, set_z, set_acc = np.full(sets, -0.5), np.full(sets, z), np.zeros(sets)
+    set_num = np.full(sets, 3, np.int64)
+    kacs_update.update_members(pop, pop.weights.w.reshape(-1), pop.weights.m.reshape(-1),
+                               pop.weights.v.reshape(-1), pop.bounds.lo[0], pop.bounds.hi[0],
+                               members, np.uint64(0), np.uint64(len(members)), np.zeros(sets),
+                               set_scale, set_z, set_num, set_acc, 0.3, hp, lay.bias,
+                               np.zeros(model.capacity))
+    for name, arr in rule_fields(pop).items():
+        np.testing.assert_array_equal(arr, before[name], err_msg=name)
+    assert np.all(set_acc == 0.0)
 
 
 def test_the_bias_table_holds_adams_corrections_until_they_are_one():

@@ -18,7 +18,7 @@ from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.kacs_predict import predict, predict_components
 from kacs_cli.engine.kacs_update import (
-    bias_for_call, overflow_fitness, segment_fitness, sync_adam_powers, update_set,
+    bias_for_call, overflow_fitness, sync_adam_powers, update_sets,
 )
 from kacs_cli.engine.kacs_submodels import (
     channel_count, n_submodels, new_work, rule_input, set_range,
@@ -32,7 +32,6 @@ from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.params import CAPACITY_FIXED
 from kacs_cli.engine.compaction import compact_kacs
 from kacs_cli.engine.refine import refine_weights
-from kacs_cli.engine.update import set_numerosity
 
 
 @njit(**HOT)
@@ -229,47 +228,25 @@ def train_step(pop, wk, x, y, n, hp, sc, clock, layout):
     # segments' sums.
     err = y - y_hat
     abs_err = abs(err)
-    beta = hp.beta
-    # The layout's float buffer is free during an iteration.
-    weighted = wk.sort_f
-    in_set = wk.in_set
     extent = index_at(layout.base, layout.end.shape[0])
-    fsum = 0.0
+    # Numerosities change before the update only through covering's deletions.
+    recount = scal[S_DELETIONS] != deletions_before
     # The authors' code updates the outer sets first and reads each outer slope s_q after
     # that update (slope_after_outer_update); by default the inner sets come first and use
     # s_q as predicted. The sets are disjoint: only s_q depends on the order.
-    outer_first = hp.slope_after_outer_update
-    for k in range(s_all):
-        s = k
-        if outer_first:
-            s = s_in + k if k < n_q else k - n_q
-            if k == n_q:
-                for q in range(n_q):
-                    st, stop = set_range(start, count, s_in + q)
-                    _, _, after, _, _ = _weighted_mean(F, w, num, ts, members, st, stop,
-                                                       zhat[q], lo0, hi0)
-                    slope[q] = after
-        sum_f = set_sum_f[s]
-        if sum_f <= 0.0:
-            # No update, but the segment's F still count in the fitness sum.
-            fsum += segment_fitness(F, num, in_set, weighted, index_at(layout.base, s),
-                                    index_at(layout.end, s), beta, 0.0, False)
-            continue
-        if s < s_in:
-            q = s // n
-            z = x[s - q * n]
-            scale = -err * slope[q] / sum_f
-        else:
-            z = zhat[s - s_in]
-            scale = -err / sum_f
-        st, stop = set_range(start, count, s)
-        # Numerosities change before the update only through covering's deletions.
-        if scal[S_DELETIONS] == deletions_before:
-            sum_num = set_num[s]
-        else:
-            sum_num = set_numerosity(num, members, st, stop)
-        fsum += update_set(pop, w, m, v, lo0, hi0, members, st, stop, scale, z, abs_err,
-                           sum_num, hp, layout, s, weighted, in_set)
+    if hp.slope_after_outer_update:
+        fsum = update_sets(pop, wk, w, m, v, lo0, hi0, x, n, err, abs_err, s_in, s_all, s_in,
+                           recount, hp, layout, 0.0)
+        for q in range(n_q):
+            st, stop = set_range(start, count, s_in + q)
+            _, _, after, _, _ = _weighted_mean(F, w, num, ts, members, st, stop, zhat[q], lo0,
+                                               hi0)
+            slope[q] = after
+        fsum = update_sets(pop, wk, w, m, v, lo0, hi0, x, n, err, abs_err, 0, s_in, s_in,
+                           recount, hp, layout, fsum)
+    else:
+        fsum = update_sets(pop, wk, w, m, v, lo0, hi0, x, n, err, abs_err, 0, s_all, s_in,
+                           recount, hp, layout, 0.0)
     pop.fsum[0] = fsum + overflow_fitness(F, num, extent, index_at(scal, S_P))
     tick = lap(clock, PH_RULE_UPDATE, tick)
 

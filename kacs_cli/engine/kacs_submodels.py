@@ -20,11 +20,13 @@ from kacs_cli.engine.hot import HOT, index_at
 # Per-iteration work buffers of KACS, allocated once per run. `members`, `start`, `count`:
 # every match set's slots, set s at members[start[s]:start[s] + count[s]]; `in_set`: per slot,
 # whether the rule is in its submodel's match set this iteration (kacs_update.py); `order`,
-# `sort_f`, `sort_i`: the layout's buffers for moving rules (layout.py).
+# `sort_f`, `sort_i`: the layout's buffers for moving rules (layout.py); `set_scale`,
+# `set_z`, `set_acc`: per set, its gradient scale, its input and its members' sum of
+# kappa num, for the update's one pass over every set's members (kacs_update.py).
 Work = namedtuple(
     "Work",
     ["members", "start", "count", "psihat", "zhat", "phihat", "slope", "sum_f", "set_num",
-     "set_ts", "order", "sort_f", "sort_i", "in_set"],
+     "set_ts", "order", "sort_f", "sort_i", "in_set", "set_scale", "set_z", "set_acc"],
 )
 
 
@@ -57,6 +59,9 @@ def new_work(capacity: int, n: int, n_q: int) -> Work:
         sort_f=np.zeros(capacity),
         sort_i=np.zeros(capacity, np.int64),
         in_set=np.zeros(capacity, np.uint8),
+        set_scale=np.zeros(s_all),
+        set_z=np.zeros(s_all),
+        set_acc=np.zeros(s_all),
     )
 
 

@@ -1,11 +1,12 @@
 """KACS's rule update over its population's segments (layout.py): the backpropagation and bookkeeping of
-docs/algorithm.md section 4 for one match set, as two passes in slot order (three where nu != 1).
+docs/algorithm.md section 4 for the match sets of an iteration (`update_sets`), in two passes.
 
-1. Over the set's members, which lie in ascending slots of their submodel's segment: one Adam
-   step on both weights, then error, experience, ms and accuracy, each member's kappa num
-   kept by slot (`weighted`), their sum. Where nu != 1 a second short pass computes the
-   accuracies again (`_accuracies`).
-2. Over the segment's slots: the members' fitness moves toward their share of that sum, and
+1. Over every set's members, set after set (each set's lie in ascending slots of its
+   submodel's segment), in one loop (`update_members`): one Adam step on both weights, then
+   error, experience, ms and accuracy, each member's kappa num kept by slot (`weighted`) and
+   summed per set.
+2. Per set (`set_fitness`): where nu != 1 the accuracies again (`_accuracies`); then, over
+   the segment's slots, the members' fitness moves toward their share of that sum, and
    the segment's live rules' F are summed after it. Every submodel has a match set in every
    iteration, so these sums (and those of the few overflow rules, `overflow_fitness`) add up
    to the population's fitness sum, which then needs no pass of its own
@@ -40,8 +41,8 @@ import numpy as np
 from numba import njit
 
 from kacs_cli.engine.hot import HOT, index_at
-from kacs_cli.engine.kacs_submodels import rule_input
-from kacs_cli.engine.update import accuracy_given, adam_moments, linear_accuracy
+from kacs_cli.engine.kacs_submodels import rule_input, set_range
+from kacs_cli.engine.update import accuracy_given, adam_moments, linear_accuracy, set_numerosity
 
 # The bias table's rows at most when a model is made (16 bytes each). With beta2 = 0.999 the
 # corrections reach exactly 1.0 after about 37,400 steps; only beta2 above about 0.99943 needs
@@ -88,17 +89,24 @@ def bias_for_call(bias: np.ndarray, exact: bool, beta1: float, beta2: float, top
 
 
 @njit(**HOT, inline="always")
-def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num,
-                    hp, bias, weighted):
-    """Pass 1 over one set's members (see the module's docstring): Adam, error, experience,
-    ms and the accuracy as nu = 1 gives it, each member's kappa num kept by slot (`weighted`);
-    returns their sum. `w`, `m`, `v`: the population's weights and moments, flat (rule i's
-    pair at 2i, 2i + 1). A step count past the table's last row reads that row: the table
-    is exact there, or holds every step count of the call (`bias_for_call`)."""
+def update_members(pop, w, m, v, lo0, hi0, members, k0, k1, set_sum_f, set_scale, set_z,
+                   set_num, set_acc, abs_err, hp, bias, weighted):
+    """Pass 1 over the members at members[k0:k1], several sets' one after another (see the
+    module's docstring): Adam, error, experience, ms and the accuracy as nu = 1 gives it,
+    each member's kappa num kept by slot (`weighted`) and added, in member order, to its
+    set's `set_acc` (zero before). A member's set is its rule's submodel s, which gives its
+    gradient scale `set_scale[s]`, input `set_z[s]` and numerosity `set_num[s]`; a set whose
+    sum of F is not positive is not updated. `w`, `m`, `v`: the population's weights and
+    moments, flat (rule i's pair at 2i, 2i + 1). A step count past the table's last row
+    reads that row: the table is exact there, or holds every step count of the call
+    (`bias_for_call`). One loop over every set's members rather than one per set: at n = 20
+    a set holds a few rules, and the processor then overlaps the rules of consecutive sets
+    instead of stopping at each set's end."""
     eps = pop.reals.eps
     ms = pop.reals.ms
     F = pop.reals.F
     exp = pop.counts.exp
+    sub = pop.counts.sub
     beta = hp.beta
     b1 = hp.beta1
     b2 = hp.beta2
@@ -109,11 +117,13 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
     kappa = pop.reals.kappa
     num = pop.counts.num
     last = np.uint64(bias.shape[0] // 2 - 1)
-    acc_sum = 0.0
-    for k in range(st, stop):
+    for k in range(k0, k1):
         i = index_at(members, k)
-        g0 = g_scale * F[i]
-        g1 = g0 * rule_input(z, lo0[i], hi0[i])
+        s = index_at(sub, i)
+        if set_sum_f[s] <= 0.0:
+            continue
+        g0 = set_scale[s] * F[i]
+        g1 = g0 * rule_input(set_z[s], lo0[i], hi0[i])
         t = exp[i]
         row = min(np.uint64(t), last)
         r2 = row + row
@@ -131,13 +141,12 @@ def _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_e
         w[j] -= m0 * s1 * r
         w[j1] -= m1 * s0 * r
         exp[i] = t + 1
-        ms[i] += beta * (sum_num - ms[i])
+        ms[i] += beta * (set_num[s] - ms[i])
         kap = linear_accuracy(e, alpha_e0 / e, e0)
         kappa[i] = kap
         term = kap * num[i]
         weighted[i] = term
-        acc_sum += term
-    return acc_sum
+        set_acc[s] += term
 
 
 @njit(**HOT, inline="always")
@@ -174,13 +183,11 @@ def segment_fitness(F, num, in_set, weighted, first, stop, beta, inv_sum, moves)
 
 
 @njit(**HOT, inline="always")
-def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, sum_num, hp,
-               layout, s, weighted, in_set):
-    """The update of match set s, its members at members[st:stop] in ascending slots of its
-    segment (a set covered into an overflow slot has that one member outside it); returns
-    the sum of F over the segment's live rules afterwards."""
-    acc_sum = _update_members(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err,
-                              sum_num, hp, layout.bias, weighted)
+def set_fitness(pop, members, st, stop, acc_sum, hp, layout, s, weighted, in_set):
+    """Pass 2 of match set s, its members at members[st:stop] in ascending slots of its
+    segment (a set covered into an overflow slot has that one member outside it), after
+    pass 1 gave their kappa num the sum `acc_sum`: the accuracies again where nu != 1, then
+    the segment's fitness; returns the sum of F over the segment's live rules afterwards."""
     if hp.nu != 1.0:
         acc_sum = _accuracies(pop.reals.eps, pop.reals.kappa, pop.counts.num, members, st, stop,
                               hp, weighted)
@@ -196,6 +203,59 @@ def update_set(pop, w, m, v, lo0, hi0, members, st, stop, g_scale, z, abs_err, s
             # Covered into an overflow slot: the set's one member, outside the segment.
             F[i] += beta * (weighted[i] * inv_sum - F[i])
     return total
+
+
+@njit(**HOT, inline="always")
+def update_sets(pop, wk, w, m, v, lo0, hi0, x, n, err, abs_err, s0, s1, s_in, recount, hp,
+                layout, fsum):
+    """The update of match sets s0..s1-1 (inner sets are those below s_in): each set's
+    gradient scale, -err s_q / sum F for an inner set of channel q, -err / sum F for an outer
+    one, and its input; with `recount` (covering deleted rules this iteration) its
+    numerosity summed again; one pass 1 over all their members (`update_members`); then
+    each set's pass 2 (`set_fitness`) in set order, a set whose sum of F is not positive
+    only summing its segment's F. Returns `fsum` plus those sums, added in set order."""
+    members = wk.members
+    start = wk.start
+    count = wk.count
+    set_sum_f = wk.sum_f
+    set_scale = wk.set_scale
+    set_z = wk.set_z
+    set_num = wk.set_num
+    set_acc = wk.set_acc
+    slope = wk.slope
+    zhat = wk.zhat
+    num = pop.counts.num
+    for s in range(s0, s1):
+        set_acc[s] = 0.0
+        sum_f = set_sum_f[s]
+        if sum_f <= 0.0:
+            continue
+        if s < s_in:
+            q = s // n
+            set_z[s] = x[s - q * n]
+            set_scale[s] = -err * slope[q] / sum_f
+        else:
+            set_z[s] = zhat[s - s_in]
+            set_scale[s] = -err / sum_f
+        if recount:
+            st, stop = set_range(start, count, s)
+            set_num[s] = set_numerosity(num, members, st, stop)
+    weighted = wk.sort_f
+    in_set = wk.in_set
+    k0 = index_at(start, s0)
+    k1 = index_at(start, s1 - 1) + index_at(count, s1 - 1)
+    update_members(pop, w, m, v, lo0, hi0, members, k0, k1, set_sum_f, set_scale, set_z,
+                   set_num, set_acc, abs_err, hp, layout.bias, weighted)
+    F = pop.reals.F
+    beta = hp.beta
+    for s in range(s0, s1):
+        if set_sum_f[s] <= 0.0:
+            fsum += segment_fitness(F, num, in_set, weighted, index_at(layout.base, s),
+                                    index_at(layout.end, s), beta, 0.0, False)
+            continue
+        st, stop = set_range(start, count, s)
+        fsum += set_fitness(pop, members, st, stop, set_acc[s], hp, layout, s, weighted, in_set)
+    return fsum
 
 
 @njit(**HOT, inline="always")
