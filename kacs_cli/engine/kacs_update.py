@@ -240,6 +240,7 @@ def update_sets(pop, wk, w, m, v, lo0, hi0, x, n, err, abs_err, s0, s1, s_in, re
         if recount:
             st, stop = set_range(start, count, s)
             set_num[s] = set_numerosity(num, members, st, stop)
+    # The layout's float buffer is free during an iteration: it keeps each member's kappa num.
     weighted = wk.sort_f
     in_set = wk.in_set
     k0 = index_at(start, s0)
