@@ -12,21 +12,19 @@ the package installed (which may not know `n_jobs`: then leave it out).
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from kacs_cli import KACSRegressor
+from kacs_cli.experiments.data.registry import resolve_data_dir
 
 
 def main() -> None:
-    folder = Path(os.environ.get("KACS_DATA_DIR", "datasets"))
-    data = pd.read_csv(folder / "ccpp.csv", header=None).to_numpy()
+    data = pd.read_csv(resolve_data_dir() / "ccpp.csv", header=None).to_numpy()
     X, y = data[:, :-1], data[:, -1]
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, random_state=0)
     options = dict(P_hash=0.8, random_state=0)
