@@ -298,7 +298,7 @@ def test_the_segment_update_is_the_reference_update_within_rounding(settings, mi
     in_set = np.zeros(model.capacity, np.uint8)
     in_set[slots] = member
     sets = lay.end.shape[0]
-    set_sum_f, set_scale, set_z, set_acc = np.zeros(sets), np.zeros(sets), np.zeros(sets), np.zeros(sets)
+    set_sum_f, set_scale, set_z, set_acc = (np.zeros(sets) for _ in range(4))
     set_num = np.zeros(sets, np.int64)
     set_sum_f[s], set_scale[s], set_z[s], set_num[s] = F[members].sum(), scale, z, sum_num
     weighted = np.zeros(model.capacity)
