@@ -281,6 +281,8 @@ def _report_folder(tmp_path):
 @pytest.mark.slow
 def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     from kacs_cli.reporting.build import build_report
+    from kacs_cli.reporting.quoted.common import Source
+    from kacs_cli.reporting.quoted.missing import rises
 
     folder = _report_folder(tmp_path)
     summary = build_report(folder, formats=("md", "csv"), figures=False)
@@ -288,7 +290,7 @@ def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     means = found.means.set_index(["dataset", "method", "level"])["mean"]
     assert means[("f1", "kacs", 0.0)] == pytest.approx(0.135) and means[("f1", "kacs", 0.1)] == pytest.approx(0.1485)
     assert means[("f2", "gbr", 0.1)] == pytest.approx(0.42) and ("f1", "kacs-impute", 0.0) not in means.index
-    tests = found.tests.set_index(["dataset", "against"])
+    tests = found.tests[found.tests["method"] == "kacs"].set_index(["dataset", "against"])
     # f1: every run 10 % above its complete run: the exact two-sided p of 8 pairs of one sign is
     # 2 / 2^8; Holm over the two datasets doubles the smaller p.
     rise = tests.loc[("f1", "complete data")]
@@ -301,17 +303,31 @@ def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     assert tests.loc[("f1", "kacs-impute"), "verdict"] == "better"
     assert tests.loc[("f2", "kacs-impute"), "verdict"] == "worse"
     assert tests.loc[("f2", "kacs-impute"), "p_holm"] == pytest.approx(4 / 256)
-    suite = found.summary.set_index("against")
+    # Gradient boosting, a baseline that imputes nothing, is native too (no twin): every run
+    # 0.01 resp. 0.02 above its complete run, p = 2/256 on each dataset, Holm 4/256 on both.
+    boosted = found.tests[found.tests["method"] == "gbr"].set_index("dataset")
+    assert boosted["against"].tolist() == ["complete data"] * 2
+    assert boosted.loc["f1", "change_pct"] == pytest.approx(100 * (0.31 / 0.3 - 1))
+    assert boosted["p_holm"].tolist() == pytest.approx([4 / 256] * 2) and set(boosted["verdict"]) == {"worse"}
+    suite = found.summary.set_index(["method", "against"])
     # suite-mean rise: ((0.1485 + 0.2345) / 2) / ((0.135 + 0.235) / 2) - 1
-    assert suite.loc["complete data", "change_pct"] == pytest.approx(100 * (0.3830 / 0.370 - 1))
-    assert suite.loc["complete data", ["better", "worse", "no difference"]].tolist() == [0, 1, 1]
-    assert suite.loc["kacs-impute", ["better", "worse", "no difference"]].tolist() == [1, 1, 0]
+    assert suite.loc[("kacs", "complete data"), "change_pct"] == pytest.approx(100 * (0.3830 / 0.370 - 1))
+    assert suite.loc[("kacs", "complete data"), ["better", "worse", "no difference"]].tolist() == [0, 1, 1]
+    assert suite.loc[("kacs", "kacs-impute"), ["better", "worse", "no difference"]].tolist() == [1, 1, 0]
+    assert suite.loc[("gbr", "complete data"), "change_pct"] == pytest.approx(100 * (0.365 / 0.35 - 1))
     md = re.sub(" +", " ", (folder / "report" / "report.md").read_text())
     assert "mtiny: missing inputs, mean test MAE" in md and "| f1 | kacs | 0.1350 (8) | 0.1485 (8) |" in md
     assert "| f1 | kacs-impute | | 0.1710 (8) |" in md
     assert "| kacs | 10 % | complete data | 2 | 0.1915 | 0.1850 | +3.5 % | 0 / 1 / 1 |" in md
+    assert "| gbr | 10 % | complete data | 2 | 0.3650 | 0.3500 | +4.3 % | 0 / 2 / 0 |" in md
     written = pd.read_csv(folder / "report" / "mtiny_missing-inputs.csv")
-    assert len(written) == 4 + 2 and set(written["dataset"]) == {"f1", "f2", "suite"}
+    assert len(written) == 4 + 2 + 2 + 1 and set(written["dataset"]) == {"f1", "f2", "suite"}
+    # The docs' quoted table (quoted/missing.py) shows the same numbers, a row per dataset and share.
+    headers, rows = rises(Source(summary.experiments[0], folder / "report")).tables["rises"]
+    assert headers == ["dataset", "removed", "kacs complete", "kacs native", "change", "against imputed",
+                       "gbr native", "change"]
+    assert rows[0] == ["f1", "10 %", "0.1350", "0.1485", "+10.0 % -", "-13.2 % +", "0.3100", "+3.3 % -"]
+    assert rows[-1][:5] == ["suite", "10 %", "0.1850", "0.1915", "+3.5 %"]
 
 
 def test_a_campaign_without_missing_cells_has_no_missing_inputs_tables(tmp_path):

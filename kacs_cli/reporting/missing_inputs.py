@@ -4,8 +4,9 @@ inputs natively beats the same learner after mean imputation (`impute: mean`).
 
 A campaign gets them when one of its cells removes values. Cells whose data are the same but
 for `missing` are one dataset at several levels (0 for the complete data). A native method is
-a learner that imputes nothing; its imputing twin is the method of the same learner whose
-settings are its own plus `impute: mean`. Per dataset: every method's mean test error at every
+a method that imputes nothing, a learner or a baseline (gradient boosting's own handling of NaN
+is the field's reference); its imputing twin is the method of the same learner whose settings
+are its own plus `impute: mean`. Per dataset: every method's mean test error at every
 level; per native method and level, its rise over its complete-data cell and its difference
 to its twin, both over the runs the two have (paired by run: the same split seed, hence the
 same removed cells and split), each with the paired two-sided Wilcoxon p, Holm-adjusted over
@@ -64,14 +65,14 @@ def _imputes(settings) -> bool:
 
 
 def twins(config: results.ResolvedConfig) -> dict[str, str | None]:
-    """native learner method -> its imputing twin (None when the config has none), from the
-    settings of the cells that run both."""
+    """native method -> its imputing twin (None when the config has none), from the settings of
+    the cells that run both."""
     found: dict[str, str | None] = {}
     for cell in config.cells or ():
         methods = cell.methods or config.methods
         for native in methods:
             settings = cell.settings_of(native)
-            if not isinstance(settings, dict) or "estimator" in settings or _imputes(settings):
+            if not isinstance(settings, dict) or _imputes(settings):
                 continue
             found.setdefault(native, None)
             for other in methods:

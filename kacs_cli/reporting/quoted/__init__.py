@@ -15,7 +15,8 @@ ranks, verdicts against a control, the documents' number formats), and per campa
 `article.py` (the article's experiments), `adaptive.py`, `baselines.py` (baselines,
 regressors), `robustness.py`, `compaction.py`, `capacity.py` (the capacity campaigns, the
 recommended setting and the suite's), `readable.py` (accuracy against size), `semantics.py`
-(the article's prose against the authors' code), `variance.py` (the levers against variance).
+(the article's prose against the authors' code), `variance.py` (the levers against variance),
+`missing.py` (missing values on the suite).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import pandas as pd
 
 from kacs_cli.reporting.files import slug, write_csv
 from kacs_cli.reporting.model import ExperimentReport
-from kacs_cli.reporting.quoted import (adaptive, article, baselines, capacity, compaction, readable, robustness,
-                                       semantics, variance)
+from kacs_cli.reporting.quoted import (adaptive, article, baselines, capacity, compaction, missing, readable,
+                                       robustness, semantics, variance)
 from kacs_cli.reporting.quoted.common import Quoted, Source
 
 VALUES = "quoted"  # <experiment>_quoted.csv: the values; <experiment>_quoted-NAME.csv: the tables
@@ -35,7 +36,8 @@ VALUES = "quoted"  # <experiment>_quoted.csv: the values; <experiment>_quoted-NA
 
 def _gather() -> dict:
     out: dict = {}
-    for module in (article, adaptive, baselines, robustness, compaction, capacity, readable, semantics, variance):
+    for module in (article, adaptive, baselines, robustness, compaction, capacity, readable, semantics, variance,
+                   missing):
         for experiment, producers in module.EXPERIMENTS.items():
             if experiment in out:
                 raise RuntimeError(f"experiment {experiment!r} is quoted by two modules")
