@@ -2,6 +2,7 @@
 the choice, and the refit: a searched model is the fixed-budget model at the chosen N."""
 
 import json
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -207,31 +208,80 @@ def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, 
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     params = Hyperparameters(N=100, capacity="search", capacity_max=800)
     sequential = capacity.search("kacs", X, y, params, iterations=10, seed=3)
-    batches = []
-
-    def in_this_process(function, calls, jobs):
-        # The fake scores live in this process: the batches run here, as a pool would run them.
-        batches.append([call[6] for call in calls])
-        return [function(*call) for call in calls]
-
-    monkeypatch.setattr(capacity, "in_processes", in_this_process)
     for jobs in (2, 3):
-        batches.clear()
-        assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
-        # Trained ahead of the stopping rule, a batch at a time: never a batch past the stop.
-        assert all(len(b) <= jobs for b in batches) and batches[-1][0] in sequential.candidates
+        for order in range(4):
+            pool = _Pool(monkeypatch, jobs, order)
+            assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
+            # Trained ahead of the stopping rule, at most `jobs` at a time: at most that many
+            # trainings past the stop.
+            assert pool.most_in_flight <= jobs
+            assert len(pool.calls) <= len(sequential.candidates) + jobs
+
+
+class _Pool:
+    """`jobs` processes as the search sees them, in this process (where the fake scores live): a
+    submitted call runs when `wait` picks it among the `jobs` oldest not yet run, in an order
+    drawn from `order` (0: oldest first), so that the trainings finish in any order."""
+
+    def __init__(self, monkeypatch, jobs, order):
+        self.jobs, self.rng, self.queue, self.calls, self.most_in_flight = jobs, np.random.default_rng(order), [], [], 0
+        self.first = order == 0
+        monkeypatch.setattr(capacity, "executor", lambda width: self)
+        monkeypatch.setattr(capacity, "wait", self.wait)
+
+    def submit(self, function, *args):
+        future = Future()
+        self.queue.append((future, function, args))
+        self.calls.append(args)
+        self.most_in_flight = max(self.most_in_flight, sum(not f.done() for f, _, _ in self.queue))
+        return future
+
+    def wait(self, futures, return_when=None):
+        running = [job for job in self.queue if not job[0].done()][:self.jobs]
+        future, function, args = running[0 if self.first else int(self.rng.integers(len(running)))]
+        future.set_result(function(*args))
+        return {future}, set()
+
+
+def test_the_final_fit_trained_ahead_is_the_chosen_candidates(monkeypatch):
+    scores = {100: 0.30, 200: 0.20, 400: 0.25, 800: 0.10}  # the ladder stops at 400: 200 chosen
+    monkeypatch.setattr(capacity, "_score", lambda method, X, y, fit, held, params, N, *rest: (scores[N], 1.0))
+    X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
+    params = Hyperparameters(N=100, capacity="search", capacity_max=800)
+    # One process: the fit at the chosen candidate is the search's last call.
+    final = capacity.FinalFit(lambda at: ("fit", at.N))
+    result = capacity.search("kacs", X, y, params, iterations=10, seed=3, final=final)
+    assert result.chosen_N == 200 and final.ahead(result) == ("fit", 200) and list(final.results) == [(200, None)]
+    for jobs in (2, 3):
+        for order in range(4):
+            pool = _Pool(monkeypatch, jobs, order)
+            final = capacity.FinalFit(lambda at: ("fit", at.N))
+            assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs, final=final) == result
+            # Fits ahead only at a best candidate so far, each once; the chosen one's is there
+            # whenever it was started.
+            ahead = [args[0].N for args in pool.calls if len(args) == 1]
+            assert len(set(ahead)) == len(ahead) and set(ahead) <= {100, 200}
+            assert final.ahead(result) == (("fit", 200) if 200 in ahead else None)
 
 
 @pytest.mark.slow
-def test_a_parallel_search_fits_the_same_model(tmp_path):
+@pytest.mark.parametrize("refinement", [False, True])
+def test_a_parallel_search_fits_the_same_model(tmp_path, refinement):
+    # With two processes the fit at the chosen budget is trained in a worker while the larger
+    # candidate still trains (capacity.FinalFit): the fitted state is the one-process fit's.
     X, y = generate("f1", 2, 150, seed=2)
-    settings = dict(N=60, capacity="search", capacity_max=240, n_iter=600, random_state=1)
+    settings = dict(N=60, capacity="search", capacity_max=240, n_iter=600, random_state=1, refinement=refinement)
     alone = KACSRegressor(**settings).fit(X, y)
     parallel = KACSRegressor(n_jobs=2, **settings).fit(X, y)
     assert parallel.capacity_result_ == alone.capacity_result_.__class__(
         alone.capacity_result_.chosen_N, alone.capacity_result_.candidates, alone.capacity_result_.scores,
         parallel.capacity_result_.seconds)
     assert np.array_equal(parallel.predict(X), alone.predict(X))
+    assert np.array_equal(parallel.zhat_range_, alone.zhat_range_) and parallel.n_rules_ == alone.n_rules_
+    assert parallel.n_train_calls_ == alone.n_train_calls_ == 1
+    if refinement:
+        a, b = alone.refine_result_, parallel.refine_result_
+        assert (a.iterations, a.fit_mse_before, a.fit_mse_after) == (b.iterations, b.fit_mse_before, b.fit_mse_after)
 
 
 # ------------------------------------------------ the search's folds, channels and start
@@ -367,17 +417,14 @@ def test_a_parallel_search_over_folds_and_channels_is_the_sequential_search(monk
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     params = Hyperparameters(N=100, capacity="search", capacity_max=800, **settings)
     sequential = capacity.search("kacs", X, y, params, iterations=10, seed=3)
-    batches = []
-
-    def in_this_process(function, calls, jobs):
-        batches.append(len(calls))
-        return [function(*call) for call in calls]
-
-    monkeypatch.setattr(capacity, "in_processes", in_this_process)
+    parts = 1 if params.capacity_folds == 1 else params.capacity_folds
     for jobs in (2, 3, 8):
-        batches.clear()
-        assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
-        assert len(batches) <= len(sequential.candidates)
+        for order in range(3):
+            pool = _Pool(monkeypatch, jobs, order)
+            assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs) == sequential
+            # Past a ladder's stop, at most `jobs` candidates (each on every part) for nothing.
+            ladders = 1 if params.capacity_channels == "given" else 2
+            assert len(pool.calls) <= parts * (len(sequential.candidates) + jobs * ladders)
 
 
 def test_the_searchs_settings_are_refused_in_one_line():

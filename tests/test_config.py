@@ -172,7 +172,8 @@ def test_resolved_dict_names_every_hyperparameter_and_round_trips_yaml():
     assert set(cell["hyperparameters"]["kacs"]) == set(Hyperparameters.names()) - {
         "budget", *BUDGET_FIELDS, "input_transform", "refinement", *REFINE_FIELDS, "compaction",
         *COMPACT_FIELDS, "capacity", "capacity_max", "capacity_validation", "capacity_folds", "capacity_channels",
-        "capacity_min", "channels", "bags", "refine_smoothness", "smoothness", "categorical", "impute",
+        "capacity_min", "channels", "bags", "refine_smoothness", "smoothness", "missing_value", "categorical",
+        "impute",
         *ARTICLE_SWITCHES, *CODE_SWITCHES}
     assert cell["hyperparameters"]["kacs"]["mu"] == 0.05
     assert resolved["protocol"] == {"name": "main", "runs": 30, "train_fraction": 0.9,

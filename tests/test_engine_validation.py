@@ -36,10 +36,10 @@ def test_the_engine_reads_every_hyperparameter_typed_and_with_one_signature():
     base = Hyperparameters().for_engine()
     # N is population state (it can grow), semantics reaches the engine through the article
     # switches, budget as budget state; the input transform, the categorical inputs' placement,
-    # the order of the rows and the refinement and its smoothness, bagging and the searches act
-    # outside the compiled loop.
+    # the order of the rows and the refinement, its smoothness and its values at missing inputs,
+    # bagging and the searches act outside the compiled loop.
     outside = {"N", "semantics", "budget", "input_transform", "refinement", *REFINE_FIELDS,
-               "refine_smoothness", "smoothness", "compaction", *COMPACT_FIELDS, "article_reshuffle",
+               "refine_smoothness", "smoothness", "missing_value", "compaction", *COMPACT_FIELDS, "article_reshuffle",
                "capacity", "capacity_max", "capacity_validation", "capacity_folds", "capacity_channels",
                "capacity_min", "bags", "categorical", "impute"}
     assert set(base._fields) == set(Hyperparameters.names()) - outside

@@ -25,7 +25,8 @@ from kacs_cli.estimators.validation import ARGUMENTS
 ESTIMATORS = {method: estimator_class(method) for method in registry.names()}
 # What each learner does not act on, written out by hand.
 KACS_ONLY = {"budget", "N_max", "budget_window", "budget_cover_rate", "budget_growth", "refinement",
-             "refine_max_iter", "refine_pull", "refine_validation", "refine_smoothness", "smoothness", "channels",
+             "refine_max_iter", "refine_pull", "refine_validation", "refine_smoothness", "smoothness", "missing_value",
+             "channels",
              "slope_after_outer_update", "capacity_channels"}
 XCSF_ONLY = {"article_xcsf_inputs", "article_xcsf_error"}
 

@@ -17,7 +17,11 @@ import pytest
 from kacs_cli import KACSRegressor, XCSFRegressor
 from kacs_cli.engine import Hyperparameters, Model, train_run, xcsf
 from kacs_cli.engine.order import seed_rng
+from kacs_cli.engine import bagging
+from kacs_cli.engine.kacs_predict import values_at_missing
 from kacs_cli.engine.refine import Objective, design
+from kacs_cli.estimators.inspection import submodel_table
+from kacs_cli.estimators.persistence import load_model, read_metadata, save
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.data.protocols import make_split
 from kacs_cli.scaling import InputTransform, input_ranges, scale_inputs
@@ -387,6 +391,110 @@ def test_recommended_kacs_and_xcsf_learn_with_a_tenth_of_the_cells_missing(missi
     for start in range(0, 300, 100):
         online.partial_fit(X[start:start + 100], y[start:start + 100])
     assert np.all(np.isfinite(online.predict(X)))
+
+
+# --------------------------------------------------------------------------------------------
+# missing_value: learned: one value per inner function at a missing input, fitted by refinement
+# --------------------------------------------------------------------------------------------
+
+def test_a_learned_value_replaces_the_centres_where_its_input_is_missing_by_hand():
+    model = kacs_by_hand_model()
+    model.pop.inner_missing[0] = 0.7  # inner (1,1), on x1
+    X = np.array([[NAN, 0.3], [0.3, NAN], [0.55, 0.3]])
+    psi, zhat, _, y_hat = model.predict_components(X)
+    # x1 missing: the held 0.7 (not 1.95 at the centres); x2 = 0.3: 0.5 - 0.3 = 0.2.
+    # x1 = 0.3: rule [0.2, 0.6] alone, 1 + 2 0.3 = 1.6; x2 missing, nothing held: 0.5 - 0.2 = 0.3.
+    # Complete row as without a held value: 1.425 and 0.2. Phi(z) = 0.1 + z.
+    np.testing.assert_allclose(psi[:, 0, :], [[0.7, 0.2], [1.6, 0.3], [1.425, 0.2]], rtol=1e-15)
+    np.testing.assert_allclose(y_hat, [1.0, 2.0, 1.725], rtol=1e-15)
+    # The submodel table shows each inner function's value at a missing input, held or at the centres.
+    np.testing.assert_allclose(submodel_table(model)["at_missing"], [0.7, 0.3, NAN], rtol=1e-15)
+
+
+def _one_line_model(missing_value):
+    """n = 1, one channel: psi(x) = a + b x from one rule on [0, 1], Phi(z) = c + d z: every
+    line of x, and with a value of its own at a missing input, any constant there too."""
+    model = Model("kacs", 1, Hyperparameters(N=100, channels=1, refinement=True, missing_value=missing_value))
+    put_rule(model.pop, 0, 0.0, 1.0, (0.3, -0.2), 1.0, sub=0)
+    put_rule(model.pop, 1, -1e3, 1e3, (0.1, 0.5), 1.0, sub=1)
+    finish(model.pop, 2)
+    return model
+
+
+def test_refinement_learns_the_value_at_a_missing_input_that_the_centres_cannot_give():
+    x = np.linspace(0.0, 1.0, 40)
+    X = np.concatenate([x, np.full(10, NAN)])[:, None]
+    y = np.concatenate([3 * x - 1, np.full(10, 5.0)])  # the rows missing x all have target 5
+    fitted = {}
+    for missing_value in ("centre", "learned"):
+        model = _one_line_model(missing_value)
+        result = model.refine(X, y, seed=0, max_iter=500, pull=0.0, validation=0.0)
+        fitted[missing_value] = model
+        assert result.fit_mse_after == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-9, abs=1e-14)
+    # At the centre the line gives Phi(psi(0.5)) = 0.5 on the rows whose target is 5: the best
+    # compromise leaves an error; a value of its own fits both exactly.
+    assert np.mean((fitted["centre"].predict(X) - y) ** 2) > 0.5
+    assert np.mean((fitted["learned"].predict(X) - y) ** 2) < 1e-10
+    assert np.isnan(fitted["centre"].pop.inner_missing).all()
+    assert np.isfinite(fitted["learned"].pop.inner_missing[0]) and np.isnan(fitted["learned"].pop.inner_missing[1])
+
+
+def test_the_objective_with_learned_values_is_the_prediction_and_its_gradient_matches_finite_differences(
+        trained_kacs, missing_data):
+    X, y = missing_data
+    model = copy.deepcopy(trained_kacs)
+    n_q, P = model.n_channels, model.n_rules
+    learn = np.arange(3 * n_q)  # every input is missing on some row
+    held = values_at_missing(model.pop, 3, n_q)[learn] + np.random.default_rng(2).normal(0, 0.1, learn.size)
+    x = np.concatenate([np.ascontiguousarray(model.pop.weights.w[:P]).ravel(), held])
+    objective = Objective(model.pop, 3, n_q, design(model.pop, X, y, 3, n_q), 0.0, x, learn=learn)
+    model.pop.inner_missing[learn] = held
+    assert objective.mse(x) == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
+    _, grad = objective(x)
+    for k in 2 * P + np.random.default_rng(3).choice(learn.size, 10, replace=False):
+        step = np.zeros_like(x)
+        step[k] = 1e-7
+        fd = (objective(x + step)[0] - objective(x - step)[0]) / 2e-7
+        assert fd == pytest.approx(grad[k], rel=1e-4, abs=1e-9)
+
+
+def test_learned_values_are_saved_dropped_by_further_training_and_refitted_by_compaction(
+        trained_kacs, missing_data, tmp_path):
+    X, y = missing_data
+    model = copy.deepcopy(trained_kacs)
+    model.params = model.params.with_overrides(refinement=True, missing_value="learned")
+    result = model.refine(X, y, seed=0, max_iter=50, validation=0.0)
+    s_in = 3 * model.n_channels
+    assert np.isfinite(model.pop.inner_missing[:s_in]).all() and np.isnan(model.pop.inner_missing[s_in:]).all()
+    assert result.fit_mse_after == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
+    # A file keeps them, in format version 4 (an older reader would predict without them).
+    path = save(model, tmp_path / "learned.kacs")
+    assert read_metadata(path)["format_version"] == 4
+    np.testing.assert_array_equal(load_model(path).predict(X), model.predict(X))
+    assert read_metadata(save(trained_kacs, tmp_path / "centre.kacs"))["format_version"] == 1
+    compacted = copy.deepcopy(model)
+    compacted.compact(X, y, seed=0, method="piecewise")
+    assert np.isfinite(compacted.pop.inner_missing[:3 * compacted.n_channels]).any()
+    assert np.all(np.isfinite(compacted.predict(X)))
+    model.train(X, y, 10, seed=2)
+    assert np.isnan(model.pop.inner_missing).all()
+
+
+def test_a_bagged_model_keeps_each_members_learned_values(missing_data):
+    X, y = missing_data
+    est = KACSRegressor(bags=2, refinement=True, missing_value="learned", n_iter=800, N=200, P_hash=0.8,
+                        random_state=1).fit(X, y)
+    params = est.hyperparameters(3)
+    Xs = est._scale_X(X)
+    members = bagging.train_members("kacs", Xs, est._scale_y(y), params, 800, est.seed_)
+    assert all(np.isfinite(m.model.pop.inner_missing[:3 * m.model.n_channels]).all() for m in members)
+    np.testing.assert_allclose(est.model_.predict(Xs), np.mean([m.model.predict(Xs) for m in members], axis=0),
+                               rtol=0, atol=1e-12)
+
+
+def test_a_learned_value_without_refinement_is_refused_in_one_line(missing_data):
+    with pytest.raises(UserError, match="missing_value = 'learned' is invalid: .*turn on refinement"):
+        KACSRegressor(missing_value="learned", n_iter=10).fit(*missing_data)
 
 
 # --------------------------------------------------------------------------------------------

@@ -282,7 +282,7 @@ def _report_folder(tmp_path):
 def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     from kacs_cli.reporting.build import build_report
     from kacs_cli.reporting.quoted.common import Source
-    from kacs_cli.reporting.quoted.missing import rises
+    from kacs_cli.reporting.quoted.missing_inputs import rises
 
     folder = _report_folder(tmp_path)
     summary = build_report(folder, formats=("md", "csv"), figures=False)
@@ -322,7 +322,7 @@ def test_the_report_reads_the_rise_and_native_against_imputed_by_hand(tmp_path):
     assert "| gbr | 10 % | complete data | 2 | 0.3650 | 0.3500 | +4.3 % | 0 / 2 / 0 |" in md
     written = pd.read_csv(folder / "report" / "mtiny_missing-inputs.csv")
     assert len(written) == 4 + 2 + 2 + 1 and set(written["dataset"]) == {"f1", "f2", "suite"}
-    # The docs' quoted table (quoted/missing.py) shows the same numbers, a row per dataset and share.
+    # The docs' quoted table (quoted/missing_inputs.py) shows the same numbers, a row per dataset and share.
     headers, rows = rises(Source(summary.experiments[0], folder / "report")).tables["rises"]
     assert headers == ["dataset", "removed", "kacs complete", "kacs native", "change", "against imputed",
                        "gbr native", "change"]

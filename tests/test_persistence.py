@@ -127,7 +127,7 @@ def test_files_written_before_the_estimators_exported_their_state_still_load(nam
                  "compact_tolerance": 0.0, "channels": 0, "capacity": "fixed", "capacity_max": 51200,
                  "capacity_validation": 0.2, "capacity_folds": 1, "capacity_channels": "given",
                  "capacity_min": 0, "n_passes": None, "bags": 1, "n_jobs": None, "refine_smoothness": 0.0,
-                 "smoothness": "fixed", "categorical_features": None,
+                 "smoothness": "fixed", "missing_value": "centre", "categorical_features": None,
                  **{name: False for name in (*ARTICLE_SWITCHES, *CODE_SWITCHES)}}
         assert {k: v for k, v in new_params.items() if k not in old_params} == {
             k: v for k, v in added.items() if k in taken}
@@ -174,7 +174,7 @@ def test_file_layout_is_documented_npz(fitted, tmp_path):
             if name != "metadata.json":
                 arr = npz[name]
                 assert arr.dtype != object
-                if name not in ("scal", "fsum") and not name.startswith("layout_"):
+                if name not in ("scal", "fsum", "inner_missing") and not name.startswith("layout_"):
                     assert arr.shape[0] == fitted["kacs"].n_rules_  # live rules only
 
 
@@ -219,9 +219,9 @@ def test_refuses_foreign_and_broken_files(fitted, tmp_path):
         KACSRegressor.load(text)
     assert str(text) in str(exc.value)
 
-    newer = tmp_path / "v4.kacs"
-    _rewrite(good, newer, lambda m: m.update(format_version=4))
-    with pytest.raises(UserError, match="version 4 is not supported") as exc:
+    newer = tmp_path / "v5.kacs"
+    _rewrite(good, newer, lambda m: m.update(format_version=5))
+    with pytest.raises(UserError, match="version 5 is not supported") as exc:
         load(newer)
     assert str(newer) in str(exc.value) and "newer kacs" in str(exc.value)
 

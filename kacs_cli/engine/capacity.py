@@ -33,14 +33,17 @@ caps each score is, bit for bit, the test MAE that train_run gives the candidate
 
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kacs_cli.engine import row_caps
 from kacs_cli.engine.params import CAPACITY_FIXED, Hyperparameters
-from kacs_cli.engine.train import Model, errors, in_processes, warm_up, worker_count
+from kacs_cli.engine.train import Model, errors, executor, warm_up, worker_count
 from kacs_cli.engine.weights import positive_rows
 from kacs_cli.errors import UserError
 
@@ -157,18 +160,48 @@ def pooled_score(maes, held_weights) -> float:
     return float(np.dot(held_weights, maes) / np.sum(held_weights))
 
 
+@dataclass
+class FinalFit:
+    """The caller's fit at the chosen candidate, `fit(params) -> result` (a picklable function:
+    it may run in a worker process), which the search trains ahead on a worker that would
+    otherwise wait (`search`). `results` holds each fit trained ahead by its candidate's
+    (N, channels); the caller takes the chosen one's (`ahead`) or fits it itself."""
+
+    fit: Callable
+    results: dict = field(default_factory=dict)
+
+    def ahead(self, result: CapacityResult):
+        return self.results.get((result.chosen_N, result.chosen_channels))
+
+
+def final_fit(method: str, X, y, iterations: int, train_seed: int, refine_seed: int, weight,
+              params: Hyperparameters):
+    """The fit after the search at `params` as an estimator makes it, for `FinalFit`: (the model
+    trained on all the rows with train_seed, a refined copy of it or None, the refinement's
+    RefineResult or None), refined with refine_seed when params.refinement is on."""
+    model = Model(method, X.shape[1], params)
+    model.train(X, y, iterations, train_seed, weight=weight, evaluate=False)
+    if not params.refinement:
+        return model, None, None
+    refined = copy.deepcopy(model)
+    return model, refined, refined.refine(X, y, seed=refine_seed, weight=weight)
+
+
 def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-           n_jobs: int | None = None, weight=None) -> CapacityResult:
+           n_jobs: int | None = None, weight=None, final: FinalFit | None = None) -> CapacityResult:
     """The budget (and under capacity_channels: both, the channels) `params.capacity: search`
     picks for (X, y), the learner's scaled rows (`weight`: their sample weights, rows of weight
     0 left out by the caller; None: unweighted).
 
-    With n_jobs > 1 (or -1: every core) the trainings (a candidate on one part) are run in
-    parallel processes, each ladder's next candidate first and then, while fewer than n_jobs
-    trainings are queued, the ladders' later candidates, ahead of the stopping rule: the rule
-    is then applied to their scores in ladder order, so the choice, the candidates tried and
-    their scores are those of the sequential search; a candidate past a ladder's stop is
-    trained for nothing and is not reported."""
+    With n_jobs > 1 (or -1: every core) the trainings (a candidate on one part) run in parallel
+    processes, started as processes free up: each running ladder's next candidate first (each
+    needed by the sequential search), then, with `final`, the caller's fit at the best candidate
+    scored so far (needed unless a candidate still in flight beats it), then the ladders' later
+    candidates, ahead of the stopping rule. The rule is applied to the scores in ladder order,
+    so the choice, the candidates tried and their scores are those of the sequential search; a
+    candidate past a ladder's stop, or a fit ahead at a candidate that is not chosen, is
+    trained for nothing and is not reported. In one process the final fit, if asked for, is the
+    last call, at the chosen candidate."""
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError("the capacity search needs at least two train rows")
@@ -181,49 +214,91 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     ladders = ([params] if channel_counts is None
                else [params.with_overrides(channels=m) for m in channel_counts])
     width = worker_count(n_jobs)
+    pool = executor(width)
     scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
+    trained = {}                     # (ladder, step) -> each part's (MAE, seconds), None until in
+    flight = {}                      # future -> ("part", ladder, step, part) or ("final", key)
     seconds = 0.0
 
     def running(ladder: int) -> bool:
         return len(scores[ladder]) < len(budgets) and not _stops(scores[ladder])
 
-    while any(running(i) for i in range(len(ladders))):
-        # Every running ladder's next candidate (each needed by the sequential search), then
-        # later ones while the processes have room; all parts of a candidate at once.
-        queued = [(i, len(scores[i])) for i in range(len(ladders)) if running(i)]
+    def key(ladder: int, step: int) -> tuple[int, int | None]:
+        return budgets[step], None if channel_counts is None else channel_counts[ladder]
+
+    def best() -> tuple[int, int]:
+        # Ladders by channels, fewest first, each smallest budget first: the first of equal
+        # scores has the fewer channels, then the smaller budget.
+        flat = [(i, step, score) for i in range(len(ladders)) for step, score in enumerate(scores[i])]
+        i, step, _ = flat[int(np.argmin([score for _, _, score in flat]))]
+        return i, step
+
+    def start(ladder: int, step: int) -> None:
+        trained[(ladder, step)] = [None] * len(parts)
+        for k, (fit, held) in enumerate(parts):
+            future = pool.submit(_score, method, X, y, fit, held, ladders[ladder], budgets[step], iterations,
+                                 seed, weight, refine_rows)
+            flight[future] = ("part", ladder, step, k)
+
+    def fill() -> None:
+        for i in range(len(ladders)):
+            if running(i) and (i, len(scores[i])) not in trained:
+                start(i, len(scores[i]))
+        if final is not None and len(flight) < width and any(scores):
+            at = key(*best())
+            if at not in final.results:
+                final.results[at] = None  # started: never twice
+                flight[pool.submit(final.fit, _at(params, *at))] = ("final", at)
         for i in range(len(ladders)):
             ahead = len(scores[i]) + 1
-            while running(i) and ahead < len(budgets) and len(queued) * len(parts) < width:
-                queued.append((i, ahead))
+            while running(i) and ahead < len(budgets) and len(flight) < width:
+                if (i, ahead) not in trained:
+                    start(i, ahead)
                 ahead += 1
-        queued.sort()
-        calls = [(method, X, y, fit, held, ladders[i], budgets[step], iterations, seed, weight, refine_rows)
-                 for i, step in queued for fit, held in parts]
-        trained = iter(in_processes(_score, calls, width))
-        for i, step in queued:
-            results = [next(trained) for _ in parts]
-            if not running(i):  # past this ladder's stop: trained for nothing
-                continue
-            scores[i].append(pooled_score([mae for mae, _ in results], held_weights))
-            seconds += sum(spent for _, spent in results)
-    # Ladders by channels, fewest first, each smallest budget first: the first of equal scores
-    # has the fewer channels, then the smaller budget.
-    flat = [(i, step, score) for i in range(len(ladders)) for step, score in enumerate(scores[i])]
-    best_ladder, best_step, _ = flat[int(np.argmin([score for _, _, score in flat]))]
+
+    fill()
+    while any(running(i) for i in range(len(ladders))):
+        for future in wait(flight, return_when=FIRST_COMPLETED)[0]:
+            what = flight.pop(future)
+            if what[0] == "final":
+                final.results[what[1]] = future.result()
+            else:
+                trained[what[1:3]][what[3]] = future.result()
+        for i in range(len(ladders)):
+            while running(i) and all(r is not None for r in trained.get((i, len(scores[i])), [None])):
+                results = trained[(i, len(scores[i]))]
+                scores[i].append(pooled_score([mae for mae, _ in results], held_weights))
+                seconds += sum(spent for _, spent in results)
+        fill()
+    chosen = best()
+    # Any other training still in flight is of no use: those not started are cancelled. The
+    # chosen candidate's fit ahead, if in flight, is waited for.
+    wanted = ("final", key(*chosen))
+    for future, what in list(flight.items()):
+        if what != wanted and future.cancel():
+            del flight[future]
+    while wanted in flight.values():
+        for future in wait(flight, return_when=FIRST_COMPLETED)[0]:
+            if flight.pop(future) == wanted:
+                final.results[wanted[1]] = future.result()
     return CapacityResult(
-        chosen_N=budgets[best_step], candidates=tuple(budgets[step] for _, step, _ in flat),
-        scores=tuple(score for _, _, score in flat), seconds=seconds,
-        channels=() if channel_counts is None else tuple(channel_counts[i] for i, _, _ in flat),
-        chosen_channels=None if channel_counts is None else channel_counts[best_ladder])
+        chosen_N=budgets[chosen[1]], candidates=tuple(budgets[step] for i in range(len(ladders))
+                                                      for step in range(len(scores[i]))),
+        scores=tuple(score for i in range(len(ladders)) for score in scores[i]), seconds=seconds,
+        channels=() if channel_counts is None else tuple(channel_counts[i] for i in range(len(ladders))
+                                                         for _ in scores[i]),
+        chosen_channels=None if channel_counts is None else channel_counts[chosen[0]])
+
+
+def _at(params: Hyperparameters, N: int, channels: int | None) -> Hyperparameters:
+    """The run's hyperparameters at the candidate budget N (and channels, when the search chose them)."""
+    return params.with_overrides(N=N, **({} if channels is None else {"channels": channels}))
 
 
 def chosen_params(params: Hyperparameters, result: CapacityResult) -> Hyperparameters:
     """The run's hyperparameters at what the search chose: its budget, and its channels when it
     chose them."""
-    chosen = {"N": result.chosen_N}
-    if result.chosen_channels is not None:
-        chosen["channels"] = result.chosen_channels
-    return params.with_overrides(**chosen)
+    return _at(params, result.chosen_N, result.chosen_channels)
 
 
 def _stops(scores: list[float]) -> bool:

@@ -36,7 +36,7 @@ The result is still a KACS population (one rule per piece: a submodel, an interv
 fitness 1), predicted by the same engine. An inner function is re-segmented where its input
 is known; at a missing input (NaN) the compacted rules, like every rule, all match and read
 it at their centres (docs/algorithm.md section 12), and the refit of step 5 fits that value
-with the rest. `single_winner` is the field's reference (X-KAN,
+with the rest (under missing_value: learned, a value of each inner function's own there). `single_winner` is the field's reference (X-KAN,
 Fuzzy-UCS): keep, for every training row and submodel, the matching rule of highest fitness,
 and drop every rule that no row keeps.
 """
@@ -217,12 +217,15 @@ def _outer_slopes(pop, n, zhat):
 
 
 def _replace_rules(pop, sub, lo, hi, w0, w1, F):
-    """The population becomes exactly these rules (num 1, fresh bookkeeping), in this order."""
+    """The population becomes exactly these rules (num 1, fresh bookkeeping), in this order;
+    their functions read a missing input at the rules' centres until a refinement learns a
+    value there (missing_value: learned)."""
     P = len(sub)
     if P > pop.reals.F.shape[0]:
         raise ValueError("the compacted model needs more rule slots than the population has")
     for arr in (*pop.pairs, *pop.bounds, *pop.weights, *pop.reals, *pop.counts):
         arr[...] = 0
+    pop.inner_missing[:] = np.nan
     pop.pairs.a[:P, 0], pop.pairs.b[:P, 0] = lo, hi
     pop.bounds.lo[0, :P], pop.bounds.hi[0, :P] = lo, hi
     pop.weights.w[:P, 0], pop.weights.w[:P, 1] = w0, w1
@@ -388,8 +391,8 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     iterations = 0
     if refit and len(sub):
         iterations = refine_weights(pop, n, n_q, X, y, max_iter=model.params.refine_max_iter,
-                                    pull=model.params.refine_pull, validation=0.0,
-                                    seed=seed, weight=weight).iterations
+                                    pull=model.params.refine_pull, validation=0.0, seed=seed, weight=weight,
+                                    learn_missing=model.params.missing_value == "learned").iterations
     return CompactionResult("piecewise", P, len(sub), inner_dropped, channels_merged,
                             iterations, time.perf_counter() - start, tolerance)
 

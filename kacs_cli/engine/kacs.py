@@ -343,7 +343,8 @@ def merge_models(models, make):
     its inner and outer rules keep everything but their submodel, and its outer rules'
     weights are divided by K, so the sum of all outer functions is the mean of the members'
     predictions. Adam's moments of those weights are scaled alike (the first by 1/K, the
-    second by 1/K^2), so that further learning continues from the same relative step.
+    second by 1/K^2), so that further learning continues from the same relative step. Member
+    k's learned values at missing inputs go with its inner functions.
     `make(params)` gives the empty model to fill."""
     first, K = models[0], len(models)
     n, m = first.n, first.n_channels
@@ -361,6 +362,7 @@ def merge_models(models, make):
         pop.weights.w[outer_rows] /= K
         pop.weights.m[outer_rows] /= K
         pop.weights.v[outer_rows] /= K * K
+        pop.inner_missing[k * m * n:(k + 1) * m * n] = models[k].pop.inner_missing[:s_in]
     return merged
 
 

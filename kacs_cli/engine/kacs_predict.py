@@ -20,6 +20,8 @@ PREDICT_CHUNK = 128
 @njit(cache=True)
 def predict_components(pop, X, n, psihat, zhat, phihat):
     """Prediction without learning: empty match sets contribute 0. Fills the components.
+    Where an inner function has a learned value at a missing input (pop.inner_missing), a row
+    missing that input takes it.
 
     Rule by rule over a chunk of rows, so that the inner loop runs over contiguous rows and
     vectorizes; each (submodel, row) sum still adds its rules in population order. The
@@ -34,6 +36,7 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     w = pop.weights.w
     F = pop.reals.F
     sub = pop.counts.sub
+    inner_missing = pop.inner_missing
     sub_input = submodel_input_table(n, n_q)
     rows = X.shape[0]
     y_hat = np.zeros(rows)
@@ -61,6 +64,9 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
                 for p in range(n):
                     s = q * n + p
                     psi = sum_fp[s, r] / sum_f[s, r] if sum_f[s, r] > 0.0 else 0.0
+                    held = inner_missing[s]
+                    if held == held and columns[sub_input[s], r] != columns[sub_input[s], r]:
+                        psi = held
                     psihat[r0 + r, s] = psi
                     zq += psi
                 zhat[r0 + r, q] = zq
@@ -90,6 +96,15 @@ def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
         fm = f * (((lo <= zr) & (zr <= hi)) | (zr != zr))
         sum_f[r] += fm
         sum_fp[r] += fm * (w0 + w1 * rule_input(zr, lo, hi))
+
+
+def values_at_missing(pop, n: int, n_q: int) -> np.ndarray:
+    """Each inner function's value at a missing input (one per inner submodel): its learned
+    value, or its rules' lines at their centres (the prediction of a row missing every input)."""
+    X = np.full((1, n), np.nan)
+    psihat = np.empty((1, n * n_q))
+    predict_components(pop, X, n, psihat, np.empty((1, n_q)), np.empty((1, n_q)))
+    return psihat[0]
 
 
 # Rows whose components `predict` holds at once: the components of every row would take

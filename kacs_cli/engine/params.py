@@ -202,6 +202,14 @@ DECLARATIONS: tuple[Declaration, ...] = (
       "refinement: the smoothness strength refine_smoothness as given, or chosen among 0, 1, 3, 10 and 30 on "
       "a held-out fifth of the train rows", needs="refine", engine=False,
       switch="smoothness", flag="--smoothness"),
+    # What a KACS inner function is at a missing input (docs/algorithm.md section 12): its
+    # rules' lines at their intervals' centres, or one value per inner function learned by the
+    # refinement (as EBM keeps a bin for missing values). Its own switch, so that the resolved
+    # configs of runs made before it existed stay as they were.
+    D("missing_value", ("centre", "learned"), "centre",
+      "refinement: an inner function's value at a missing input: its rules' lines at their intervals' centres, "
+      "or one value per inner function fitted by the refinement", needs="refine", engine=False,
+      switch="missing_value", flag="--missing-value"),
     # Compaction after training (engine/compaction.py), a run's extra step whose metrics are
     # recorded beside the uncompacted model's.
     D("compaction", ("none", "piecewise", "single-winner", "closest"), "none",
@@ -361,6 +369,9 @@ def _validate(hp) -> None:
     if hp.smoothness == "search" and not hp.refinement:
         raise _bad("smoothness", hp.smoothness, "the smoothness strength acts in the refinement; turn on "
                                                 "refinement or leave smoothness: fixed")
+    if hp.missing_value == "learned" and not hp.refinement:
+        raise _bad("missing_value", hp.missing_value, "the value at a missing input is learned by the refinement; "
+                                                      "turn on refinement or leave missing_value: centre")
     if hp.budget == "adaptive" and hp.bags > 1:
         raise _bad("bags", hp.bags, "bagging averages models of a fixed budget; it cannot be combined with "
                                     "budget: adaptive")

@@ -17,7 +17,9 @@ its gradient the backpropagation of docs/algorithm.md section 4 summed over the 
 outer slope s_q = sum F w1 / sum F is dPhi_q/dz between match-set changes, where L is
 piecewise smooth). With sample weights v_r (weights.py) the squared errors are weighted,
 1/(2m) sum_r becoming 1/(2 sum_r v_r) sum_r v_r, as is the validation MSE. The pull lambda
-keeps rules that few rows reach near what evolution gave them. With a smoothness strength mu > 0 (`refine_smoothness`) L gains
+keeps rules that few rows reach near what evolution gave them. Under `missing_value: learned`
+w also holds, for every inner function whose input is missing on a fitted row, its value at a
+missing input (docs/algorithm.md section 12), fitted and pulled like a weight. With a smoothness strength mu > 0 (`refine_smoothness`) L gains
 
     mu/2 sum_f 1/G sum_j (f(g_{j-1}) - 2 f(g_j) + f(g_{j+1}))^2,
 
@@ -51,7 +53,7 @@ from scipy import sparse
 from scipy.optimize import minimize
 
 from kacs_cli.engine import row_caps
-from kacs_cli.engine.kacs_predict import predict
+from kacs_cli.engine.kacs_predict import predict, values_at_missing
 from kacs_cli.engine.kacs_submodels import submodel_input_table
 from kacs_cli.engine.population import S_P
 from kacs_cli.engine.weights import weighted_mean
@@ -77,16 +79,17 @@ _SMOOTHNESS_STREAM = 0x5300
 # P_hash 0.8 most inner rules span [0, 1] and match every row). The rows missing the input
 # (NaN) form a cell of their own: every rule of the submodel matches and reads the input at
 # its interval's centre (docs/algorithm.md section 12), so psi_{q,p} there is the constant
-# A = sum share (w0 + w1 centre) and B = 0.
+# A = sum share (w0 + w1 centre) and B = 0; or, where the inner function holds a value of its
+# own at a missing input (`held`, missing_value: learned), that value.
 #   cell_of[r, s]: the cell of row r in inner submodel s; cell_start/cell_rule/cell_share:
 #   each cell's rules (population order) with their share F / sum F of the cell's set;
 #   cell_missing[c]: whether cell c holds the rows missing its input, cell_centre: each
-#   rule's interval centre there (0 in the other cells). X holds 0 for a missing input, which
-#   a missing cell's B = 0 multiplies.
+#   rule's interval centre there (0 in the other cells), cell_sub[c]: its inner submodel. X
+#   holds 0 for a missing input, which a missing cell's B = 0 multiplies.
 #   v: each row's weight in the loss (all ones without sample weights: v_r e_r^2 is then
 #   e_r^2 bit for bit).
 Design = namedtuple("Design", ["cell_of", "cell_start", "cell_rule", "cell_share", "cell_missing",
-                               "cell_centre", "X", "y", "v"])
+                               "cell_centre", "cell_sub", "X", "y", "v"])
 
 
 @njit(cache=True)
@@ -165,16 +168,20 @@ def _inner_design(sub, lo, hi, F, P, X, n, n_q):
                 k += 1
         for k in range(cell_start[c], cell_start[c + 1]):
             cell_share[k] = F[cell_rule[k]] / total if total > 0.0 else 0.0
-    return cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre
+    return cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, cell_sub
 
 
 @njit(cache=True, inline="always")
-def _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre):
-    """(A, B) of cell c's line A + B x under the weights w; a cell of missing inputs is the
-    constant of its rules' lines at their centres (B = 0)."""
+def _cell_line(w, held, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre, cell_sub):
+    """(A, B) of cell c's line A + B x under the weights w; a cell of missing inputs is its
+    submodel's held value where it has one (not NaN), else the constant of its rules' lines at
+    their centres (B = 0)."""
     a = 0.0
     b = 0.0
     if cell_missing[c]:
+        h = held[cell_sub[c]]
+        if h == h:
+            return h, b
         for k in range(cell_start[c], cell_start[c + 1]):
             i = cell_rule[k]
             a += cell_share[k] * (w[i, 0] + w[i, 1] * cell_centre[k])
@@ -208,12 +215,13 @@ def _outer_groups(sub, P, n, n_q):
 
 
 @njit(cache=True)
-def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X, y, v,
-               out_start, out_rule, out_lo, out_hi, out_F, want_grad, grad):
-    """The summed squared error of the two-stage prediction with weights w (P x 2) on the
-    design's rows, each row's weighted by v, and (want_grad) the gradient of half the
-    weighted mean squared error (sum v e^2 / (2 sum v)) into grad (P x 2). The pull is the
-    caller's.
+def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, cell_sub,
+               X, y, v, out_start, out_rule, out_lo, out_hi, out_F, want_grad, grad, grad_held):
+    """The summed squared error of the two-stage prediction with weights w (P x 2) and held
+    values at missing inputs `held` (one per inner submodel, NaN: none) on the design's rows,
+    each row's weighted by v, and (want_grad) the gradient of half the weighted mean squared
+    error (sum v e^2 / (2 sum v)) into grad (P x 2) and grad_held (one per inner submodel).
+    The pull is the caller's.
 
     The outer rules of channel q are out_rule[out_start[q]:out_start[q + 1]], sorted by
     lower bound, with their bounds and fitness copied alongside: a row scans only the rules
@@ -228,8 +236,8 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, c
     line_a = np.zeros(n_cells)
     line_b = np.zeros(n_cells)
     for c in range(n_cells):
-        line_a[c], line_b[c] = _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing,
-                                          cell_centre)
+        line_a[c], line_b[c] = _cell_line(w, held, c, cell_start, cell_rule, cell_share, cell_missing,
+                                          cell_centre, cell_sub)
     out_w0 = np.empty(n_out)
     out_w1 = np.empty(n_out)
     for k in range(n_out):
@@ -297,12 +305,17 @@ def _loss_grad(w, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, c
                 grad_b[c] += gz * X[r, p]
     if want_grad:
         grad[:, :] = 0.0
+        grad_held[:] = 0.0
         for k in range(n_out):
             grad[out_rule[k], 0] += out_g0[k]
             grad[out_rule[k], 1] += out_g1[k]
         for c in range(n_cells):
-            # A missing cell's value moves with w1 by the rule's centre (its grad_b is 0).
+            # A missing cell's value is its held value, or moves with w1 by the rule's centre
+            # (its grad_b is 0).
             missing = cell_missing[c]
+            if missing and held[cell_sub[c]] == held[cell_sub[c]]:
+                grad_held[cell_sub[c]] += grad_a[c]
+                continue
             for k in range(cell_start[c], cell_start[c + 1]):
                 i = cell_rule[k]
                 grad[i, 0] += cell_share[k] * grad_a[c]
@@ -351,12 +364,12 @@ def _function_values(sub, lo, hi, F, P, grids):
 def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
     """R with mu/2 |R w|^2 the smoothness penalty of the module docstring, for the population's
     structure; the outer grids span each channel sum's range on the rows X under the weights w
-    (P x 2)."""
+    (P x 2) and the population's values at missing inputs."""
     P = int(pop.scal[S_P])
     s_in, G = n * n_q, SMOOTH_GRID
     rows = design(pop, X, np.zeros(X.shape[0]), n, n_q)
-    zhat = _channel_sums(w, n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule, rows.cell_share,
-                         rows.cell_missing, rows.cell_centre, rows.X)
+    zhat = _channel_sums(w, pop.inner_missing[:s_in], n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule,
+                         rows.cell_share, rows.cell_missing, rows.cell_centre, rows.cell_sub, rows.X)
     grids = np.empty((s_in + n_q, G))
     grids[:s_in] = np.linspace(0.0, 1.0, G)
     for q in range(n_q):
@@ -375,8 +388,9 @@ def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
 
 
 @njit(cache=True)
-def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, X):
-    """zhat (rows x n_q) of the rows of a design under the weights w."""
+def _channel_sums(w, held, n, n_q, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre,
+                  cell_sub, X):
+    """zhat (rows x n_q) of the rows of a design under the weights w and held values."""
     rows = X.shape[0]
     zhat = np.zeros((rows, n_q))
     for r in range(rows):
@@ -384,7 +398,8 @@ def _channel_sums(w, n, n_q, cell_of, cell_start, cell_rule, cell_share, cell_mi
             zq = 0.0
             for p in range(n):
                 c = cell_of[r, q * n + p]
-                a, b = _cell_line(w, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre)
+                a, b = _cell_line(w, held, c, cell_start, cell_rule, cell_share, cell_missing, cell_centre,
+                                  cell_sub)
                 zq += a + b * X[r, p]
             zhat[r, q] = zq
     return zhat
@@ -396,12 +411,17 @@ def _total(rows: Design) -> float:
 
 
 class Objective:
-    """L(w) and its gradient on one design, for a flat weight vector (P * 2)."""
+    """L and its gradient on one design, for a flat vector: the weights (P * 2), then the held
+    values at missing inputs of the inner submodels `learn` (missing_value: learned; none
+    otherwise). The other inner submodels keep the population's values at missing inputs."""
 
     def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray,
-                 smoothness: float = 0.0, roughness=None):
+                 smoothness: float = 0.0, roughness=None, learn: np.ndarray | None = None):
         self.P = int(pop.scal[S_P])
         self.n = n
+        self.learn = np.zeros(0, np.int64) if learn is None else learn
+        self._held = np.array(pop.inner_missing[:n * n_q])
+        self._grad_held = np.zeros(n * n_q)
         self.rows = rows
         self.pull = float(pull)
         self.w_ref = w_ref
@@ -426,22 +446,31 @@ class Objective:
             return float("nan")
         return self._run(w_flat, False, rows) / _total(rows)
 
-    def _run(self, w_flat, want_grad, d=None):
-        d = self.rows if d is None else d
-        return _loss_grad(w_flat.reshape(self.P, 2), self.n, d.cell_of, d.cell_start,
-                          d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.X, d.y, d.v,
-                          self.out_start, self.out_rule, self.out_lo, self.out_hi, self.out_F,
-                          want_grad, self._grad)
+    def held(self, x: np.ndarray) -> np.ndarray:
+        """The values at missing inputs of every inner submodel under the flat vector x."""
+        self._held[self.learn] = x[2 * self.P:]
+        return self._held
 
-    def __call__(self, w_flat: np.ndarray) -> tuple[float, np.ndarray]:
-        sse = self._run(w_flat, True)
-        diff = w_flat - self.w_ref
+    def _run(self, x, want_grad, d=None):
+        d = self.rows if d is None else d
+        return _loss_grad(x[:2 * self.P].reshape(self.P, 2), self.held(x), self.n, d.cell_of, d.cell_start,
+                          d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.cell_sub, d.X, d.y,
+                          d.v, self.out_start, self.out_rule, self.out_lo, self.out_hi, self.out_F,
+                          want_grad, self._grad, self._grad_held)
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        sse = self._run(x, True)
+        diff = x - self.w_ref
         loss = 0.5 * sse / _total(self.rows) + 0.5 * self.pull * float(diff @ diff)
-        grad = self._grad.ravel() + self.pull * diff
+        grad = self._grad.ravel()
+        if self.learn.size:
+            grad = np.concatenate([grad, self._grad_held[self.learn]])
+        grad = grad + self.pull * diff
         if self.smoothness > 0.0:
+            w_flat = x[:2 * self.P]
             rough = self.roughness @ w_flat
             loss += 0.5 * self.smoothness * float(rough @ rough)
-            grad = grad + self.smoothness * (self.roughness.T @ rough)
+            grad[:2 * self.P] += self.smoothness * (self.roughness.T @ rough)
         return loss, grad
 
 
@@ -460,6 +489,13 @@ class RefineResult:
     seconds: float
     smoothness: float = 0.0                 # the strength of the smoothness penalty used
     smoothness_scores: tuple = ()           # smoothness: search: held-out MAE of each strength tried
+
+
+def _learned_submodels(X: np.ndarray, n: int, n_q: int) -> np.ndarray:
+    """The inner submodels whose input is missing on some row of X, ascending."""
+    missing = np.isnan(X).any(axis=0)
+    sub_input = submodel_input_table(n, n_q)[:n * n_q]
+    return np.flatnonzero(missing[sub_input]).astype(np.int64)
 
 
 def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -483,7 +519,7 @@ def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, se
     order = np.random.default_rng([int(seed), _SMOOTHNESS_STREAM]).permutation(rows)
     fit, out = np.sort(order[held:]), np.sort(order[:held])
     P = int(pop.scal[S_P])
-    evolved = pop.weights.w[:P].copy()
+    evolved, evolved_missing = pop.weights.w[:P].copy(), pop.inner_missing.copy()
     scores = []
     for mu in SMOOTHNESS_LADDER:
         refine_weights(pop, n, n_q, X[fit], y[fit], seed=seed, smoothness=mu,
@@ -491,20 +527,25 @@ def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, se
         scores.append(weighted_mean(np.abs(predict(pop, X[out], n, n_q) - y[out]),
                                     None if weight is None else weight[out]))
         pop.weights.w[:P] = evolved
+        pop.inner_missing[:] = evolved_missing
     return SMOOTHNESS_LADDER[int(np.argmin(scores))], tuple(scores)
 
 
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
                    search: bool = False, weight: np.ndarray | None = None,
-                   max_rows: int | None = None) -> RefineResult:
+                   max_rows: int | None = None, learn_missing: bool = False) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
     missing; y on the target scale), each row's error weighted by its sample weight when
     `weight` is given (rows of weight 0 left out by the caller); see the module docstring.
     With `search`, the smoothness strength is chosen first (`choose_smoothness`) and
     `smoothness` is not read. Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS) a seeded
-    sample of that many is refitted on."""
+    sample of that many is refitted on. With `learn_missing` (missing_value: learned) every inner
+    function whose input is missing on a fitted row gets a value of its own there
+    (pop.inner_missing), fitted with the weights from its value before (the rules' lines at their
+    centres, or the value learned before), with the same pull; without it, values learned
+    before are dropped."""
     start = time.perf_counter()
     cap = row_caps.REFINE_MAX_ROWS if max_rows is None else int(max_rows)
     sample = row_caps.sample_rows(X.shape[0], cap, seed, _SAMPLE_STREAM)
@@ -514,20 +555,25 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         X, y = X[sample], y[sample]
         weight = None if weight is None else weight[sample]
     tried: tuple = ()
+    if not learn_missing:
+        pop.inner_missing[:] = np.nan
     if search and X.shape[0] >= 2:
         smoothness, tried = choose_smoothness(pop, n, n_q, X, y, seed=seed, max_iter=max_iter, pull=pull,
-                                              validation=validation, weight=weight)
+                                              validation=validation, weight=weight, learn_missing=learn_missing)
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     fit_rows, valid_rows = validation_split(X.shape[0], validation, seed)
     w = pop.weights.w
+    learn = _learned_submodels(X[fit_rows], n, n_q) if learn_missing else np.zeros(0, np.int64)
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
-    roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0.reshape(P, 2)) if smoothness > 0.0 and P > 0
-                 else None)
+    if learn.size:
+        w0 = np.concatenate([w0, values_at_missing(pop, n, n_q)[learn]])
+    roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0[:2 * P].reshape(P, 2))
+                 if smoothness > 0.0 and P > 0 else None)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
     fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q, part(fit_rows)), pull, w0,
-                    smoothness, roughness)
+                    smoothness, roughness, learn)
     valid = design(pop, X[valid_rows], y[valid_rows], n, n_q, part(valid_rows)) if valid_rows.size else None
     fit_before = fit.mse(w0)
     valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
@@ -548,7 +594,8 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
                           options={"maxiter": int(max_iter)})
         if valid is None:
             best.update(w=result.x.copy(), iteration=best["done"])
-    w[:P] = best["w"].reshape(P, 2)
+    w[:P] = best["w"][:2 * P].reshape(P, 2)
+    pop.inner_missing[learn] = best["w"][2 * P:]
     seconds = time.perf_counter() - start
     return RefineResult(
         iterations=best["done"], best_iteration=best["iteration"], fit_mse_before=fit_before,

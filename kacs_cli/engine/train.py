@@ -6,6 +6,7 @@ import copy
 import math
 import os
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -143,6 +144,26 @@ def in_processes(function, calls: list[tuple], n_jobs: int | None) -> list:
     return list(executor.map(function, *zip(*calls)))
 
 
+class _InProcess:
+    """An executor of this one process: each call runs when it is submitted."""
+
+    def submit(self, function, *args) -> Future:
+        future = Future()
+        future.set_result(function(*args))
+        return future
+
+
+def executor(width: int):
+    """What runs calls as processes free up (`submit`, concurrent.futures' Future): loky's
+    reusable executor of `width` processes, the one `in_processes` uses, or for one process
+    this process itself."""
+    if width <= 1:
+        return _InProcess()
+    from joblib.externals.loky import get_reusable_executor
+
+    return get_reusable_executor(max_workers=width)
+
+
 def one_blas_thread():
     """The context of the steps after training (refinement, compaction): one BLAS thread.
 
@@ -183,7 +204,7 @@ class Model:
         # budget between GA events (covering.delete_after_cover).
         slack = COVER_SLACK if self.params.follows_article("article_cover_deletion") else 1
         self.capacity = slack * budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
-        self.pop = new_population(self.capacity, D, K, int(self.params.N))
+        self.pop = new_population(self.capacity, D, K, int(self.params.N), self.n_submodels)
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
         # The learner's own work buffers (KACS: `work`; XCSF: `members`, `match_flags`,
         # `row_index`), and nothing of another learner's.
@@ -276,6 +297,9 @@ class Model:
         # The population may have been edited since the last call (loaded, hand-built): the
         # antecedent keys are rebuilt when first needed.
         self.scratch.key_state[0] = 0
+        # Online learning reads a missing input at its rules' centres: a value learned at
+        # missing inputs belongs to the refinement that fitted it (the next one fits it again).
+        self.pop.inner_missing[:] = np.nan
         if learner.prepare is not None:
             learner.prepare(self, X_eval)
         predict_eval = learner.evaluate or learner.predict
@@ -380,7 +404,8 @@ class Model:
                                        pull=float(checked.refine_pull),
                                        validation=float(checked.refine_validation), seed=int(seed),
                                        smoothness=float(self.params.refine_smoothness),
-                                       search=self.params.smoothness == "search", **weighted,
+                                       search=self.params.smoothness == "search",
+                                       learn_missing=self.params.missing_value == "learned", **weighted,
                                        **({} if max_rows is None else {"max_rows": int(max_rows)}))
 
     def predict_components(self, X):

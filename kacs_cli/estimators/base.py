@@ -58,6 +58,7 @@ The fitted state goes to a model file through `persistence` as (engine model, di
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import math
 import textwrap
@@ -275,10 +276,13 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         n_iter = fit_iterations(self.n_iter, self.n_passes, X.shape[0])
         self._start(X, y, categories)
         Xs, ys = self._scale_X(X), self._scale_y(y)
+        ahead = None
         if self.model_.params.capacity == "search":
-            self._search_capacity(Xs, ys, n_iter, weight)
+            ahead = self._search_capacity(Xs, ys, n_iter, weight)
         if self.model_.params.bags > 1:
             self._fit_bags(Xs, ys, n_iter, weight)
+        elif ahead is not None:
+            self._adopt(ahead, Xs)
         else:
             self._train(Xs, ys, n_iter, reset_ranges=True, weight=weight)
             if self.model_.params.refinement:
@@ -290,14 +294,31 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def _search_capacity(self, Xs, ys, iterations, weight=None):
         """`capacity: search`: the budget chosen on held-out parts of the rows (engine/capacity.py)
         becomes the model's N (and, under capacity_channels='both', the channels chosen its
-        channels); capacity_result_ says what was tried."""
+        channels); capacity_result_ says what was tried. Returns the fit at the chosen
+        candidate when the search trained it ahead on a process that would have waited
+        (capacity.final_fit's triple), else None."""
         params = self.model_.params
+        # A single model's fit (not bags') is what the search can train ahead.
+        final = (None if params.bags > 1 else capacity.FinalFit(functools.partial(
+            capacity.final_fit, self._method, Xs, ys, iterations, self._call_seed(0), self.seed_, weight)))
         try:
             self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
-                                                    n_jobs=check_jobs(self.n_jobs), weight=weight)
+                                                    n_jobs=check_jobs(self.n_jobs), weight=weight, final=final)
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], capacity.chosen_params(params, self.capacity_result_))
+        return None if final is None else final.ahead(self.capacity_result_)
+
+    def _adopt(self, ahead, Xs):
+        """The fitted state `_train` and `_refine_scaled` would leave, from the fit the capacity
+        search trained ahead (capacity.final_fit's triple, from the same call seed and rows)."""
+        trained, refined, result = ahead
+        self.model_ = trained
+        self.n_train_calls_ += 1
+        self._after_training(Xs, reset_ranges=True)
+        if refined is not None:
+            self.model_, self.refine_result_ = refined, result
+            self._after_training(Xs, reset_ranges=False)
 
     def _fit_bags(self, Xs, ys, iterations, weight=None):
         """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on

@@ -12,6 +12,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from kacs_cli.engine import Model
+from kacs_cli.engine.kacs_predict import values_at_missing
 from kacs_cli.errors import UserError
 
 __all__ = ["kacs_functions", "submodel_table"]
@@ -47,6 +48,7 @@ def submodel_table(model: Model) -> pd.DataFrame:
         "micro": micro.astype(np.int64),
         "lower": lower,
         "upper": upper,
+        "at_missing": np.concatenate([values_at_missing(model.pop, n, n_q), np.full(n_q, np.nan)]),
     })
 
 

@@ -87,10 +87,10 @@ from kacs_cli.engine.layout import L_CLOSED_P, L_VALID
 from kacs_cli.errors import UserError
 
 FORMAT_NAME = "kacs-model"
-FORMAT_VERSION = 3
-# Version 2 added the input transform, version 3 the categorical inputs (a reader of an
-# earlier version would ignore them and predict wrong).
-READABLE_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4
+# Version 2 added the input transform, version 3 the categorical inputs, version 4 the values
+# learned at missing inputs (a reader of an earlier version would ignore them and predict wrong).
+READABLE_VERSIONS = (1, 2, 3, 4)
 METADATA_ENTRY = "metadata.json"
 
 # What every format-1 file holds: the population's rule fields and state as they were when the
@@ -98,7 +98,9 @@ METADATA_ENTRY = "metadata.json"
 # and read by looping over that declaration, so a field added there later is saved too, and
 # an older file without it loads with the field's fresh value.
 REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
-                   "exp", "num", "ts", "sub", *STATE_FIELDS)
+                   "exp", "num", "ts", "sub", "scal", "fsum")
+# Saved arrays where NaN is a value: an inner function without a learned value at missing inputs.
+NAN_ALLOWED = ("inner_missing",)
 # The fields of KACS's layout a file keeps (engine/layout.py's Layout).
 LAYOUT_FIELDS = ("state", "closed_base", "closed_sizes")
 
@@ -124,8 +126,10 @@ def _population_arrays(model: Model) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------- saving
 
 
-def _version_needed(scaling: dict) -> int:
-    """The oldest format version that holds everything `scaling` says."""
+def _version_needed(model: Model, scaling: dict) -> int:
+    """The oldest format version that holds everything the model and `scaling` say."""
+    if not np.all(np.isnan(model.pop.inner_missing)):
+        return 4
     if scaling.get("categories"):
         return 3
     return 2 if scaling.get("input_transform") else 1
@@ -166,7 +170,7 @@ def save(obj, path) -> Path:
     meta = {
         "format": FORMAT_NAME,
         # A model an older reader predicts correctly keeps that reader's version.
-        "format_version": _version_needed(state["scaling"] or {}),
+        "format_version": _version_needed(model, state["scaling"] or {}),
         "package_version": __version__,
         "method": model.method,
         "n": model.n,
@@ -319,7 +323,7 @@ def _build_model(path, meta, arrays) -> Model:
         if arr.shape != shape or arr.dtype != fresh.dtype:
             raise corrupt(path, f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
                                  f"expected {shape} {fresh.dtype}")
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) | (np.isnan(arr) if name in NAN_ALLOWED else False)):
             raise corrupt(path, f"array {name!r} holds non-finite values")
     budget_N = params.N
     if params.budget == "adaptive":

@@ -90,6 +90,7 @@ class KACSRegressor(LearnerRegressor):
                  input_transform: str = "minmax",
                  refinement: bool = False, refine_max_iter: int = 300, refine_pull: float = 1e-05,
                  refine_validation: float = 0.0, refine_smoothness: float = 0.0, smoothness: str = "fixed",
+                 missing_value: str = "centre",
                  compaction: str = "none", compact_rules: float = 0.1, compact_tolerance: float = 0.0,
                  channels: int | str = 0,
                  article_intervals: bool = False, article_reshuffle: bool = False,
@@ -144,8 +145,10 @@ class KACSRegressor(LearnerRegressor):
         """One row per submodel: n(2n+1) inner (q, p) then 2n+1 outer (q, p = 0).
 
         Columns: submodel (engine id), type, q, p (1-based), rules (macro-rules), micro
-        (sum of numerosities), lower, upper (the union of the rules' intervals; NaN if empty).
-        `rules` sums to n_rules_ and `micro` to n_micro_.
+        (sum of numerosities), lower, upper (the union of the rules' intervals; NaN if empty),
+        at_missing (an inner function's value at a missing input: the value the refinement
+        learned under missing_value: learned, else its rules' lines at their intervals' centres;
+        NaN for outer functions). `rules` sums to n_rules_ and `micro` to n_micro_.
         """
         check_is_fitted(self, "model_")
         return submodel_table(self.model_)

@@ -16,7 +16,7 @@ ranks, verdicts against a control, the documents' number formats), and per campa
 regressors), `robustness.py`, `compaction.py`, `capacity.py` (the capacity campaigns, the
 recommended setting and the suite's), `readable.py` (accuracy against size), `semantics.py`
 (the article's prose against the authors' code), `variance.py` (the levers against variance),
-`missing.py` (missing values on the suite).
+`missing_inputs.py` (missing values on the suite).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pandas as pd
 
 from kacs_cli.reporting.files import slug, write_csv
 from kacs_cli.reporting.model import ExperimentReport
-from kacs_cli.reporting.quoted import (adaptive, article, baselines, capacity, compaction, missing, readable,
+from kacs_cli.reporting.quoted import (adaptive, article, baselines, capacity, compaction, missing_inputs, readable,
                                        robustness, semantics, variance)
 from kacs_cli.reporting.quoted.common import Quoted, Source
 
@@ -37,7 +37,7 @@ VALUES = "quoted"  # <experiment>_quoted.csv: the values; <experiment>_quoted-NA
 def _gather() -> dict:
     out: dict = {}
     for module in (article, adaptive, baselines, robustness, compaction, capacity, readable, semantics, variance,
-                   missing):
+                   missing_inputs):
         for experiment, producers in module.EXPERIMENTS.items():
             if experiment in out:
                 raise RuntimeError(f"experiment {experiment!r} is quoted by two modules")
