@@ -474,10 +474,23 @@ def test_learned_values_are_saved_dropped_by_further_training_and_refitted_by_co
     assert read_metadata(save(trained_kacs, tmp_path / "centre.kacs"))["format_version"] == 1
     compacted = copy.deepcopy(model)
     compacted.compact(X, y, seed=0, method="piecewise")
+    assert np.isnan(trained_kacs.pop.inner_missing).all()  # the fixture's model keeps the centres
     assert np.isfinite(compacted.pop.inner_missing[:3 * compacted.n_channels]).any()
     assert np.all(np.isfinite(compacted.predict(X)))
     model.train(X, y, 10, seed=2)
     assert np.isnan(model.pop.inner_missing).all()
+
+
+def test_explain_writes_the_learned_values_beside_the_rules(missing_data, tmp_path):
+    X, y = missing_data
+    est = KACSRegressor(refinement=True, missing_value="learned", n_iter=800, N=200, P_hash=0.8, channels=2,
+                        random_state=1).fit(X, y)
+    held = est.explain(X).rules_json()["inner_missing"]
+    # m = 2 rows of n = 3: every input is missing on some row, so every inner function learned one.
+    np.testing.assert_array_equal(np.array(held), est.model_.pop.inner_missing[:6].reshape(2, 3))
+    assert est.submodel_table_["at_missing"].tolist()[:6] == est.model_.pop.inner_missing[:6].tolist()
+    centre = KACSRegressor(refinement=True, n_iter=800, N=200, P_hash=0.8, channels=2, random_state=1).fit(X, y)
+    assert centre.explain(X).rules_json()["inner_missing"] == [[None] * 3] * 2
 
 
 def test_a_bagged_model_keeps_each_members_learned_values(missing_data):

@@ -176,6 +176,9 @@ class Explanation:
     # The categorical inputs (0-based) and their categories' names, in their order on the axis:
     # category k of K sits at (k + 0.5) / K.
     categories: dict = field(default_factory=dict)
+    # (m, n): each inner function's value at a missing input where the refinement learned one
+    # (missing_value: learned), NaN where its rules' lines are read at their centres.
+    inner_missing: np.ndarray | None = None
 
     # ------------------------------------------------------------------ tables
 
@@ -211,6 +214,8 @@ class Explanation:
             "y_max": float(self.y_max),
             "columns": RULE_COLUMNS,
             "rules": records,
+            "inner_missing": (None if self.inner_missing is None else
+                              [[None if math.isnan(v) else float(v) for v in row] for row in self.inner_missing]),
         }
 
     def write(self, folder) -> list[Path]:
@@ -593,4 +598,5 @@ def explain_model(estimator, X=None) -> Explanation:
         zhat_train=None if zr is None else np.asarray(zr, dtype=np.float64),
         functions=functions,
         categories=category_names(estimator),
+        inner_missing=np.array(model.pop.inner_missing[:n * n_q]).reshape(n_q, n),
     )
