@@ -4,6 +4,7 @@ profile (no timing asserts)."""
 import json
 import math
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -269,3 +270,67 @@ def test_a_profile_splits_the_run_into_phases_and_the_rest():
     assert sum(profile.cycles) <= profile.total and profile.rest == profile.total - sum(profile.cycles)
     assert train_run("kacs", X[:60], y[:60], X[60:], y[60:], params=Hyperparameters(N=200),
                      iterations=600, eval_every=200, seed=1).profile is None
+
+
+def _fake_kacs(tmp_path, seconds):
+    """An executable standing for another installation's kacs: each call prints the next of
+    `seconds` (KACS, XCSF) as its bench result, with fixed fingerprints."""
+    state = tmp_path / "calls"
+    state.write_text("0")
+    script = tmp_path / "other-kacs"
+    script.write_text(f"""#!{sys.executable}
+import json, pathlib, sys
+state = pathlib.Path({str(state)!r})
+k = int(state.read_text()); state.write_text(str(k + 1))
+assert sys.argv[1:3] == ["bench", "--json"] and "--workload" in sys.argv
+kacs, xcsf = {seconds!r}[k]
+print("noise on stdout first")
+print(json.dumps({{"kacs_seconds": kacs, "xcsf_seconds": xcsf, "kacs_test_mae": 0.5, "xcsf_test_mae": 0.6,
+                  "kacs_rules": 10, "xcsf_rules": 20}}))
+""")
+    script.chmod(0o755)
+    return script
+
+
+def test_against_pairs_the_rounds_and_reports_each_speed_up(monkeypatch, capsys, tmp_path):
+    mine = iter([(2.0, 4.0), (1.0, 5.0), (4.0, 2.0)])
+
+    def this_code(iterations, workload_name):
+        kacs_s, xcsf_s = next(mine)
+        return {"workload": workload_name, "n": 10, "N": 6400, "repeat": 1, "iterations": iterations,
+                "kacs_seconds": kacs_s, "xcsf_seconds": xcsf_s, "kacs_test_mae": 0.4, "xcsf_test_mae": 0.6,
+                "kacs_rules": 11, "xcsf_rules": 20, "kacs_its_per_s": 1.0, "xcsf_its_per_s": 1.0,
+                "kacs_runs_seconds": [kacs_s], "xcsf_runs_seconds": [xcsf_s], "peak_memory_mib": 1.0}
+
+    monkeypatch.setattr(bench, "run_bench", this_code)
+    other = _fake_kacs(tmp_path, [(3.0, 4.0), (3.0, 4.0), (2.0, 4.0)])
+    code, out, err = kacs(capsys, "bench", "--against", str(other), "--repeat", "3", "--json", "--iterations", "1000")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    # Each round's speed-up is the other's seconds over this code's of that round, not a ratio of medians.
+    assert result["kacs_speedups"] == [1.5, 3.0, 0.5] and result["kacs_speedup"] == 1.5
+    assert result["xcsf_speedups"] == [1.0, 0.8, 2.0] and result["xcsf_speedup"] == 1.0
+    assert (result["kacs_seconds"], result["kacs_against_seconds"]) == (2.0, 3.0)
+    assert (result["kacs_rules"], result["kacs_against_rules"], result["against"]) == (11, 10, str(other))
+    mine = iter([(2.0, 4.0)])
+    _fake_kacs(tmp_path, [(3.0, 4.0)])
+    code, out, err = kacs(capsys, "bench", "--against", str(other), "--iterations", "1000")
+    assert code == 0 and "1.50x" in out and "3.00" in out
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--profile"], "--against times the two codes alone; drop --profile"),
+    (["--vs-xcsf-lib"], "--against times the two codes alone; drop --vs-xcsf-lib"),
+    (["--workload", "rows"], "--against acts on the engine workloads; drop it for the rows workload"),
+])
+def test_against_refuses_what_it_cannot_pair_in_one_line(capsys, arguments, message):
+    code, out, err = kacs(capsys, "bench", "--against", "/bin/true", *arguments)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_against_a_command_that_cannot_run_or_fails_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(bench, "run_bench", lambda iterations, workload_name: {"kacs_seconds": 1.0})
+    code, _, err = kacs(capsys, "bench", "--against", str(tmp_path / "nowhere"), "--iterations", "1000")
+    assert code == 2 and "cannot run it" in err and "Traceback" not in err
+    code, _, err = kacs(capsys, "bench", "--against", "/bin/false", "--iterations", "1000")
+    assert code == 2 and "its kacs bench failed (exit 1" in err

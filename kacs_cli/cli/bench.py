@@ -35,6 +35,11 @@ def register(app: typer.Typer) -> None:
             help="KACS only: also report where an iteration's cycles go, by phase (matching, "
                  "means, rule update, GA, ...), pooled over the --repeat runs; the runs compute "
                  "the same numbers as without."),
+        against: str = typer.Option(
+            None, "--against",
+            help="Another installation's kacs command (such as an older checkout's .venv/bin/kacs): "
+                 "--repeat rounds, each timing this code and then that one on the workload, and "
+                 "the speed-up of each round (that code's seconds over this code's) and their median."),
     ) -> None:
         """Time a 100,000-iteration run of KACS and XCSF on generated f3 (1000 samples).
 
@@ -42,18 +47,22 @@ def register(app: typer.Typer) -> None:
         dimensional-scaling experiment. JIT compilation is warmed up first; evaluation every
         2000 iterations is included. --workload rows times the recommended KACS fit and
         HistGradientBoostingRegressor on each --rows count of generated rows instead (one core).
+        --against times another installation in turn with this one, round by round.
         """
-        from kacs_cli.cli.timing import (LEARNERS, PROFILED, ROWS_WORKLOAD, WORKLOADS, get_workload, run_bench,
-                                         run_rows_bench)
+        from kacs_cli.cli.timing import (LEARNERS, PROFILED, ROWS_WORKLOAD, WORKLOADS, get_workload, run_against,
+                                         run_bench, run_rows_bench)
 
         names = list(WORKLOADS) if workload.strip() == "all" else [w.strip() for w in workload.split(",")]
         for name in names:
             if name != ROWS_WORKLOAD:
                 get_workload(name)  # refuse a bad name before anything runs
         counts = _row_counts(rows) if ROWS_WORKLOAD in names else ()
-        for flag, given in (("--profile", profile), ("--vs-xcsf-lib", vs_xcsf_lib)):
+        for flag, given in (("--profile", profile), ("--vs-xcsf-lib", vs_xcsf_lib), ("--against", against)):
             if given and ROWS_WORKLOAD in names:
                 raise UserError(f"{flag} acts on the engine workloads; drop it for the rows workload")
+        for flag, given in (("--profile", profile), ("--vs-xcsf-lib", vs_xcsf_lib)):
+            if given and against:
+                raise UserError(f"--against times the two codes alone; drop {flag}")
         console = Console()
         for name in names:
             if name == ROWS_WORKLOAD:
@@ -63,6 +72,13 @@ def register(app: typer.Typer) -> None:
                         print(json.dumps(result), flush=True)
                 else:
                     console.print(_rows_table(results, iterations, repeat))
+                continue
+            if against:
+                result = run_against(against, name, iterations, repeat)
+                if json_output:
+                    print(json.dumps(result), flush=True)
+                else:
+                    console.print(_against_table(result))
                 continue
             result = run_bench(iterations=iterations, vs_xcsf_lib=vs_xcsf_lib, workload_name=name,
                                repeat=repeat, profile=profile)
@@ -119,6 +135,23 @@ def _rows_table(results: list[dict], iterations: int, repeat: int) -> Table:
         table.add_row(f"{r['rows']:,}", f"{r['kacs_seconds']:.1f}", f"{r['gbr_seconds']:.1f}",
                       f"{r['kacs_over_gbr']:.1f}x", f"{r['kacs_test_mae']:.4f}", f"{r['gbr_test_mae']:.4f}",
                       f"{r['kacs_N']:,}")
+    return table
+
+
+def _against_table(result: dict) -> Table:
+    from kacs_cli.cli.timing import LEARNERS, WORKLOADS
+
+    wl = WORKLOADS[result["workload"]]
+    table = Table(title=f"{wl.name}: {wl.title}, {result['iterations']:,} iterations, this code against "
+                        f"{result['against']} in {result['repeat']} rounds (one core)")
+    for col in ("learner", "this code (s)", "other (s)", "speed-up by round", "median speed-up",
+                "test MAE (this, other)", "rules (this, other)"):
+        table.add_column(col, justify="right")
+    for m in LEARNERS:
+        table.add_row(m.upper(), f"{result[f'{m}_seconds']:.2f}", f"{result[f'{m}_against_seconds']:.2f}",
+                      ", ".join(f"{v:.2f}" for v in result[f"{m}_speedups"]), f"{result[f'{m}_speedup']:.2f}x",
+                      f"{result[f'{m}_test_mae']:.4f}, {result[f'{m}_against_test_mae']:.4f}",
+                      f"{result[f'{m}_rules']:,}, {result[f'{m}_against_rules']:,}")
     return table
 
 

@@ -19,8 +19,10 @@ core, each scored on TEST_ROWS further rows (docs/performance.md, "Cost against 
 
 from __future__ import annotations
 
+import json
 import resource
 import statistics
+import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -208,6 +210,52 @@ def run_bench(iterations: int = ITERATIONS, vs_xcsf_lib: bool = False, workload_
             "xcsf_lib_runs_seconds": [t.seconds for t in libs],
             "xcsf_speedup_vs_lib": timings[BASELINE].its_per_s / lib.its_per_s,
         })
+    out["peak_memory_mib"] = peak_memory_mib()
+    return out
+
+
+def other_bench(command: str, workload_name: str, iterations: int) -> dict:
+    """One `kacs bench --json` run of another installation (`command`: its `kacs`, such as an
+    older checkout's .venv/bin/kacs) on one workload, as the dict it prints."""
+    argv = [command, "bench", "--json", "--workload", workload_name, "--iterations", str(iterations)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True)
+    except OSError as exc:
+        raise UserError(f"--against {command}: cannot run it ({exc.strerror}); give the path of another "
+                        f"installation's kacs command") from None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UserError(f"--against {command}: its kacs bench failed (exit {done.returncode}: {last})")
+    return json.loads(lines[-1])
+
+
+def run_against(command: str, workload_name: str, iterations: int, repeat: int) -> dict:
+    """This code against another installation's `kacs` on one workload, in turn: `repeat`
+    rounds, each one timed run of both learners by this code (in this process) and then by the
+    other (`other_bench`, a process of its own, whose timing excludes its compilation as this
+    code's does). A round's speed-up is the other code's seconds over this code's: pairing the
+    runs of one round keeps the ratio meaningful when the machine's speed drifts. Returns
+    `run_bench`'s result over this code's rounds, and per learner m `{m}_against_seconds` (the
+    other's median), `{m}_against_runs_seconds`, `{m}_against_test_mae`, `{m}_against_rules`,
+    `{m}_speedups` (per round) and `{m}_speedup` (their median)."""
+    mine, theirs = [], []
+    for _ in range(repeat):
+        mine.append(run_bench(iterations=iterations, workload_name=workload_name))
+        theirs.append(other_bench(command, workload_name, iterations))
+    out = dict(mine[0], repeat=repeat, against=command)
+    for m in LEARNERS:
+        for runs, label in ((mine, "this code"), (theirs, command)):
+            if len({(r[f"{m}_test_mae"], r[f"{m}_rules"]) for r in runs}) > 1:
+                raise RuntimeError(f"{m} runs of {label} disagree on test MAE or rules: not deterministic")
+        seconds = [r[f"{m}_seconds"] for r in mine]
+        other = [r[f"{m}_seconds"] for r in theirs]
+        speedups = [o / t for o, t in zip(other, seconds)]
+        out.update({f"{m}_seconds": statistics.median(seconds), f"{m}_runs_seconds": seconds,
+                    f"{m}_its_per_s": iterations / statistics.median(seconds),
+                    f"{m}_against_seconds": statistics.median(other), f"{m}_against_runs_seconds": other,
+                    f"{m}_against_test_mae": theirs[0][f"{m}_test_mae"], f"{m}_against_rules": theirs[0][f"{m}_rules"],
+                    f"{m}_speedups": speedups, f"{m}_speedup": statistics.median(speedups)})
     out["peak_memory_mib"] = peak_memory_mib()
     return out
 
