@@ -108,7 +108,7 @@ def test_a_full_layout_is_rebuilt_and_no_rule_is_lost():
 def _components(model, X):
     rows, n, n_q = X.shape[0], model.n, model.n_channels
     psihat, zhat, phihat = np.empty((rows, n * n_q)), np.empty((rows, n_q)), np.empty((rows, n_q))
-    y_hat = predict_components(model.pop, X, n, psihat, zhat, phihat)
+    y_hat = predict_components(model.pop, X, n, psihat, zhat, phihat, model.inner_missing)
     return psihat, zhat, phihat, y_hat
 
 

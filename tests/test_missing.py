@@ -399,7 +399,7 @@ def test_recommended_kacs_and_xcsf_learn_with_a_tenth_of_the_cells_missing(missi
 
 def test_a_learned_value_replaces_the_centres_where_its_input_is_missing_by_hand():
     model = kacs_by_hand_model()
-    model.pop.inner_missing[0] = 0.7  # inner (1,1), on x1
+    model.inner_missing[0] = 0.7  # inner (1,1), on x1
     X = np.array([[NAN, 0.3], [0.3, NAN], [0.55, 0.3]])
     psi, zhat, _, y_hat = model.predict_components(X)
     # x1 missing: the held 0.7 (not 1.95 at the centres); x2 = 0.3: 0.5 - 0.3 = 0.2.
@@ -435,8 +435,8 @@ def test_refinement_learns_the_value_at_a_missing_input_that_the_centres_cannot_
     # compromise leaves an error; a value of its own fits both exactly.
     assert np.mean((fitted["centre"].predict(X) - y) ** 2) > 0.5
     assert np.mean((fitted["learned"].predict(X) - y) ** 2) < 1e-10
-    assert np.isnan(fitted["centre"].pop.inner_missing).all()
-    assert np.isfinite(fitted["learned"].pop.inner_missing[0]) and np.isnan(fitted["learned"].pop.inner_missing[1])
+    assert np.isnan(fitted["centre"].inner_missing).all()
+    assert np.isfinite(fitted["learned"].inner_missing[0]) and np.isnan(fitted["learned"].inner_missing[1])
 
 
 def test_the_objective_with_learned_values_is_the_prediction_and_its_gradient_matches_finite_differences(
@@ -445,10 +445,12 @@ def test_the_objective_with_learned_values_is_the_prediction_and_its_gradient_ma
     model = copy.deepcopy(trained_kacs)
     n_q, P = model.n_channels, model.n_rules
     learn = np.arange(3 * n_q)  # every input is missing on some row
-    held = values_at_missing(model.pop, 3, n_q)[learn] + np.random.default_rng(2).normal(0, 0.1, learn.size)
+    shift = np.random.default_rng(2).normal(0, 0.1, learn.size)
+    held = values_at_missing(model.pop, 3, n_q, model.inner_missing)[learn] + shift
     x = np.concatenate([np.ascontiguousarray(model.pop.weights.w[:P]).ravel(), held])
-    objective = Objective(model.pop, 3, n_q, design(model.pop, X, y, 3, n_q), 0.0, x, learn=learn)
-    model.pop.inner_missing[learn] = held
+    objective = Objective(model.pop, 3, n_q, design(model.pop, X, y, 3, n_q), 0.0, x, learn=learn,
+                          held=model.inner_missing)
+    model.inner_missing[learn] = held
     assert objective.mse(x) == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
     _, grad = objective(x)
     for k in 2 * P + np.random.default_rng(3).choice(learn.size, 10, replace=False):
@@ -465,7 +467,7 @@ def test_learned_values_are_saved_dropped_by_further_training_and_refitted_by_co
     model.params = model.params.with_overrides(refinement=True, missing_value="learned")
     result = model.refine(X, y, seed=0, max_iter=50, validation=0.0)
     s_in = 3 * model.n_channels
-    assert np.isfinite(model.pop.inner_missing[:s_in]).all() and np.isnan(model.pop.inner_missing[s_in:]).all()
+    assert np.isfinite(model.inner_missing[:s_in]).all() and np.isnan(model.inner_missing[s_in:]).all()
     assert result.fit_mse_after == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
     # A file keeps them, in format version 4 (an older reader would predict without them).
     path = save(model, tmp_path / "learned.kacs")
@@ -474,11 +476,11 @@ def test_learned_values_are_saved_dropped_by_further_training_and_refitted_by_co
     assert read_metadata(save(trained_kacs, tmp_path / "centre.kacs"))["format_version"] == 1
     compacted = copy.deepcopy(model)
     compacted.compact(X, y, seed=0, method="piecewise")
-    assert np.isnan(trained_kacs.pop.inner_missing).all()  # the fixture's model keeps the centres
-    assert np.isfinite(compacted.pop.inner_missing[:3 * compacted.n_channels]).any()
+    assert np.isnan(trained_kacs.inner_missing).all()  # the fixture's model keeps the centres
+    assert np.isfinite(compacted.inner_missing[:3 * compacted.n_channels]).any()
     assert np.all(np.isfinite(compacted.predict(X)))
     model.train(X, y, 10, seed=2)
-    assert np.isnan(model.pop.inner_missing).all()
+    assert np.isnan(model.inner_missing).all()
 
 
 def test_explain_writes_the_learned_values_beside_the_rules(missing_data, tmp_path):
@@ -487,8 +489,8 @@ def test_explain_writes_the_learned_values_beside_the_rules(missing_data, tmp_pa
                         random_state=1).fit(X, y)
     held = est.explain(X).rules_json()["inner_missing"]
     # m = 2 rows of n = 3: every input is missing on some row, so every inner function learned one.
-    np.testing.assert_array_equal(np.array(held), est.model_.pop.inner_missing[:6].reshape(2, 3))
-    assert est.submodel_table_["at_missing"].tolist()[:6] == est.model_.pop.inner_missing[:6].tolist()
+    np.testing.assert_array_equal(np.array(held), est.model_.inner_missing[:6].reshape(2, 3))
+    assert est.submodel_table_["at_missing"].tolist()[:6] == est.model_.inner_missing[:6].tolist()
     centre = KACSRegressor(refinement=True, n_iter=800, N=200, P_hash=0.8, channels=2, random_state=1).fit(X, y)
     assert centre.explain(X).rules_json()["inner_missing"] == [[None] * 3] * 2
 
@@ -500,7 +502,7 @@ def test_a_bagged_model_keeps_each_members_learned_values(missing_data):
     params = est.hyperparameters(3)
     Xs = est._scale_X(X)
     members = bagging.train_members("kacs", Xs, est._scale_y(y), params, 800, est.seed_)
-    assert all(np.isfinite(m.model.pop.inner_missing[:3 * m.model.n_channels]).all() for m in members)
+    assert all(np.isfinite(m.model.inner_missing[:3 * m.model.n_channels]).all() for m in members)
     np.testing.assert_allclose(est.model_.predict(Xs), np.mean([m.model.predict(Xs) for m in members], axis=0),
                                rtol=0, atol=1e-12)
 

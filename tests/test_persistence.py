@@ -174,7 +174,7 @@ def test_file_layout_is_documented_npz(fitted, tmp_path):
             if name != "metadata.json":
                 arr = npz[name]
                 assert arr.dtype != object
-                if name not in ("scal", "fsum", "inner_missing") and not name.startswith("layout_"):
+                if name not in ("scal", "fsum") and not name.startswith("layout_"):
                     assert arr.shape[0] == fitted["kacs"].n_rules_  # live rules only
 
 

@@ -67,7 +67,7 @@ def test_a_fit_predicts_no_row_but_the_sample_its_channel_ranges_come_from(monke
     X, y = generate("f1", 2, 300, seed=3)
     monkeypatch.setattr(row_caps, "RANGE_MAX_ROWS", 50)
     evaluated, measured = [], []
-    _spy(monkeypatch, kacs, "predict", evaluated, lambda pop, X, n, n_q: X.shape[0])
+    _spy(monkeypatch, kacs, "predict", evaluated, lambda pop, X, n, n_q, inner_missing: X.shape[0])
     _spy(monkeypatch, Model, "predict_components", measured, lambda self, X: X.shape[0])
     settings = dict(N=60, n_iter=600, P_hash=0.8, random_state=4)
     refined = KACSRegressor(refinement=True, **settings).fit(X, y)

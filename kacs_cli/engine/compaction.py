@@ -36,9 +36,9 @@ The result is still a KACS population (one rule per piece: a submodel, an interv
 fitness 1), predicted by the same engine. An inner function is re-segmented where its input
 is known; at a missing input (NaN) the compacted rules, like every rule, all match and read
 it at their centres (docs/algorithm.md section 12), and the refit of step 5 fits that value
-with the rest (under missing_value: learned, a value of each inner function's own there). `single_winner` is the field's reference (X-KAN,
-Fuzzy-UCS): keep, for every training row and submodel, the matching rule of highest fitness,
-and drop every rule that no row keeps.
+with the rest (under missing_value: learned, a value of each inner function's own there).
+`single_winner` is the field's reference (X-KAN, Fuzzy-UCS): keep, for every training row and
+submodel, the matching rule of highest fitness, and drop every rule that no row keeps.
 """
 
 from __future__ import annotations
@@ -217,15 +217,12 @@ def _outer_slopes(pop, n, zhat):
 
 
 def _replace_rules(pop, sub, lo, hi, w0, w1, F):
-    """The population becomes exactly these rules (num 1, fresh bookkeeping), in this order;
-    their functions read a missing input at the rules' centres until a refinement learns a
-    value there (missing_value: learned)."""
+    """The population becomes exactly these rules (num 1, fresh bookkeeping), in this order."""
     P = len(sub)
     if P > pop.reals.F.shape[0]:
         raise ValueError("the compacted model needs more rule slots than the population has")
     for arr in (*pop.pairs, *pop.bounds, *pop.weights, *pop.reals, *pop.counts):
         arr[...] = 0
-    pop.inner_missing[:] = np.nan
     pop.pairs.a[:P, 0], pop.pairs.b[:P, 0] = lo, hi
     pop.bounds.lo[0, :P], pop.bounds.hi[0, :P] = lo, hi
     pop.weights.w[:P, 0], pop.weights.w[:P, 1] = w0, w1
@@ -241,12 +238,12 @@ def _replace_rules(pop, sub, lo, hi, w0, w1, F):
     pop.fsum[0] = float(np.sum(F))
 
 
-def _components(pop, n, n_q, X):
+def _components(pop, n, n_q, X, inner_missing):
     rows = X.shape[0]
     psihat = np.empty((rows, n * n_q))
     zhat = np.empty((rows, n_q))
     phihat = np.empty((rows, n_q))
-    predict_components(pop, X, n, psihat, zhat, phihat)
+    predict_components(pop, X, n, psihat, zhat, phihat, inner_missing)
     return psihat, zhat, phihat
 
 
@@ -254,13 +251,13 @@ class _Functions:
     """The learned functions of a population sampled on the training rows, and what each
     compaction tolerance makes of them (`rules`)."""
 
-    def __init__(self, pop, n, n_q, X, weight=None):
+    def __init__(self, pop, n, n_q, X, inner_missing, weight=None):
         self.n = n
         self.n_q = n_q
         self.X = X
         self.weight = weight
         P = int(pop.scal[S_P])
-        self.psihat, self.zhat, self.phihat = _components(pop, n, n_q, X)
+        self.psihat, self.zhat, self.phihat = _components(pop, n, n_q, X, inner_missing)
         slopes = np.abs(_outer_slopes(pop, n, self.zhat))
         self.influence = (slopes.mean(axis=0) if weight is None
                           else np.average(slopes, axis=0, weights=weight))
@@ -370,7 +367,7 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
     n_q = model.n_channels
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    functions = _Functions(pop, n, n_q, X, weight)
+    functions = _Functions(pop, n, n_q, X, model.inner_missing, weight)
     if tolerance is None:
         low, high = np.log(TOLERANCE_RANGE[0]), np.log(TOLERANCE_RANGE[1])
         best = functions.rules(float(np.exp(high)))
@@ -388,11 +385,15 @@ def piecewise(model, X, y, *, tolerance: float | None = None, max_rules: int | N
         built = functions.rules(tolerance)
     (sub, lo, hi, w0, w1), inner_dropped, channels_merged = built
     _replace_rules(pop, sub, lo, hi, w0, w1, np.ones(len(sub)))
+    # New functions: their values at missing inputs are the rules' centres' until the refit
+    # learns them again (missing_value: learned).
+    model.inner_missing[:] = np.nan
     iterations = 0
     if refit and len(sub):
         iterations = refine_weights(pop, n, n_q, X, y, max_iter=model.params.refine_max_iter,
                                     pull=model.params.refine_pull, validation=0.0, seed=seed, weight=weight,
-                                    learn_missing=model.params.missing_value == "learned").iterations
+                                    learn_missing=model.params.missing_value == "learned",
+                                    inner_missing=model.inner_missing).iterations
     return CompactionResult("piecewise", P, len(sub), inner_dropped, channels_merged,
                             iterations, time.perf_counter() - start, tolerance)
 
@@ -406,7 +407,7 @@ def single_winner(model, X, y=None, *, seed: int = 0) -> CompactionResult:
     s_in = n * n_q
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
-    _, zhat, _ = _components(pop, n, n_q, X)
+    _, zhat, _ = _components(pop, n, n_q, X, model.inner_missing)
     sub = pop.counts.sub[:P]
     lo, hi, F = pop.bounds.lo[0, :P], pop.bounds.hi[0, :P], pop.reals.F[:P]
     keep = np.zeros(P, bool)

@@ -362,7 +362,7 @@ def merge_models(models, make):
         pop.weights.w[outer_rows] /= K
         pop.weights.m[outer_rows] /= K
         pop.weights.v[outer_rows] /= K * K
-        pop.inner_missing[k * m * n:(k + 1) * m * n] = models[k].pop.inner_missing[:s_in]
+        merged.inner_missing[k * m * n:(k + 1) * m * n] = models[k].inner_missing[:s_in]
     return merged
 
 
@@ -372,7 +372,7 @@ def _components(model, X):
     psihat = np.empty((rows, n * n_q))
     zhat = np.empty((rows, n_q))
     phihat = np.empty((rows, n_q))
-    y_hat = predict_components(model.pop, X, n, psihat, zhat, phihat)
+    y_hat = predict_components(model.pop, X, n, psihat, zhat, phihat, model.inner_missing)
     return psihat.reshape(rows, n_q, n), zhat, phihat, y_hat
 
 
@@ -385,11 +385,11 @@ LEARNER = Learner(
     cover_slots=_cover_slots,
     new_buffers=_new_buffers,
     steps=_steps,
-    predict=lambda model, X: predict(model.pop, X, model.n, model.n_channels),
+    predict=lambda model, X: predict(model.pop, X, model.n, model.n_channels, model.inner_missing),
     population_frame=_population_frame,
     components=_components,
     refine=lambda model, X, y, **settings: refine_weights(model.pop, model.n, model.n_channels,
-                                                          X, y, **settings),
+                                                          X, y, inner_missing=model.inner_missing, **settings),
     compact=compact_kacs, compactions=("piecewise", "single-winner"),
     merge=merge_models,
     adaptive_budget=True,

@@ -18,10 +18,10 @@ PREDICT_CHUNK = 128
 
 
 @njit(cache=True)
-def predict_components(pop, X, n, psihat, zhat, phihat):
+def predict_components(pop, X, n, psihat, zhat, phihat, inner_missing):
     """Prediction without learning: empty match sets contribute 0. Fills the components.
-    Where an inner function has a learned value at a missing input (pop.inner_missing), a row
-    missing that input takes it.
+    Where an inner function has a learned value at a missing input (`inner_missing`, one per
+    submodel, NaN: none; Model.inner_missing), a row missing that input takes it.
 
     Rule by rule over a chunk of rows, so that the inner loop runs over contiguous rows and
     vectorizes; each (submodel, row) sum still adds its rules in population order. The
@@ -36,7 +36,6 @@ def predict_components(pop, X, n, psihat, zhat, phihat):
     w = pop.weights.w
     F = pop.reals.F
     sub = pop.counts.sub
-    inner_missing = pop.inner_missing
     sub_input = submodel_input_table(n, n_q)
     rows = X.shape[0]
     y_hat = np.zeros(rows)
@@ -98,12 +97,12 @@ def _accumulate(sum_f, sum_fp, z, m, f, lo, hi, w0, w1):
         sum_fp[r] += fm * (w0 + w1 * rule_input(zr, lo, hi))
 
 
-def values_at_missing(pop, n: int, n_q: int) -> np.ndarray:
+def values_at_missing(pop, n: int, n_q: int, inner_missing: np.ndarray) -> np.ndarray:
     """Each inner function's value at a missing input (one per inner submodel): its learned
     value, or its rules' lines at their centres (the prediction of a row missing every input)."""
     X = np.full((1, n), np.nan)
     psihat = np.empty((1, n * n_q))
-    predict_components(pop, X, n, psihat, np.empty((1, n_q)), np.empty((1, n_q)))
+    predict_components(pop, X, n, psihat, np.empty((1, n_q)), np.empty((1, n_q)), inner_missing)
     return psihat[0]
 
 
@@ -114,7 +113,7 @@ PREDICT_BLOCK = 4096
 
 
 @njit(cache=True)
-def predict(pop, X, n, n_q):
+def predict(pop, X, n, n_q, inner_missing):
     """The predictions alone, a block of rows at a time (the same sums row by row)."""
     rows = X.shape[0]
     y_hat = np.empty(rows)
@@ -124,5 +123,6 @@ def predict(pop, X, n, n_q):
     phihat = np.empty((block, n_q))
     for r0 in range(0, rows, block):
         m = min(block, rows - r0)
-        y_hat[r0:r0 + m] = predict_components(pop, X[r0:r0 + m], n, psihat[:m], zhat[:m], phihat[:m])
+        y_hat[r0:r0 + m] = predict_components(pop, X[r0:r0 + m], n, psihat[:m], zhat[:m], phihat[:m],
+                                              inner_missing)
     return y_hat

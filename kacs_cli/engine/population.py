@@ -63,12 +63,9 @@ GROUPS = (
 )
 FIELD_NAMES = tuple(name for group in GROUPS for name in group.fields._fields)
 
-# The population's state next to its rules; persistence saves `scal`, `fsum` and
-# `inner_missing` as they are and the budget as `budget_N` (adaptive budget only; a fixed
-# budget's is N). `inner_missing`, one float per submodel: a KACS inner function's value at a
-# missing input when the refinement has learned one (missing_value: learned), NaN where its
-# rules' lines are read at their intervals' centres (docs/algorithm.md section 12).
-STATE_FIELDS = ("scal", "fsum", "inner_missing")
+# The population's state next to its rules; persistence saves `scal` and `fsum` as they are
+# and the budget as `budget_N` (adaptive budget only; a fixed budget's is N).
+STATE_FIELDS = ("scal", "fsum")
 Population = namedtuple("Population", [g.name for g in GROUPS] + [*STATE_FIELDS, "budget"])
 # The two children of a GA event between selection and insertion (docs/algorithm.md section 3): every field
 # of a rule but the resolved bounds, which insertion sets from the pairs.
@@ -90,11 +87,10 @@ def _new_groups(groups, capacity: int, D: int, K: int) -> dict:
             for g in groups}
 
 
-def new_population(capacity: int, D: int, K: int, N: int, submodels: int = 1) -> Population:
-    """Room for `capacity` rules (none live yet) of `submodels` submodels under the budget N."""
+def new_population(capacity: int, D: int, K: int, N: int) -> Population:
+    """Room for `capacity` rules (none live yet) under the budget N."""
     return Population(**_new_groups(GROUPS, capacity, D, K), scal=np.zeros(N_SCAL, np.int64),
-                      fsum=np.zeros(1), inner_missing=np.full(submodels, np.nan),
-                      budget=np.array([N], np.int64))
+                      fsum=np.zeros(1), budget=np.array([N], np.int64))
 
 
 def new_children(D: int, K: int) -> Children:
@@ -117,8 +113,7 @@ def rule_fields(rules) -> dict[str, np.ndarray]:
 def stack(sources: list, dst: Population) -> list[slice]:
     """The live rules of the populations `sources`, every field, side by side in the empty dst
     (merging populations: bagging.py), each source's slots returned; dst's state becomes their
-    union: rules, numerosities, counters and fitness sums added, the clock the latest of theirs.
-    Submodel ids, and so `inner_missing`, are the caller's to renumber."""
+    union: rules, numerosities, counters and fitness sums added, the clock the latest of theirs."""
     targets = rule_fields(dst)
     slots, offset = [], 0
     for src in sources:

@@ -361,14 +361,15 @@ def _function_values(sub, lo, hi, F, P, grids):
     return values, f_sum > 0.0
 
 
-def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray):
+def roughness_matrix(pop, n: int, n_q: int, X: np.ndarray, w: np.ndarray, held: np.ndarray | None = None):
     """R with mu/2 |R w|^2 the smoothness penalty of the module docstring, for the population's
     structure; the outer grids span each channel sum's range on the rows X under the weights w
-    (P x 2) and the population's values at missing inputs."""
+    (P x 2) and the values at missing inputs `held` (one per inner submodel, NaN or None: none)."""
     P = int(pop.scal[S_P])
     s_in, G = n * n_q, SMOOTH_GRID
+    held = np.full(s_in, np.nan) if held is None else held
     rows = design(pop, X, np.zeros(X.shape[0]), n, n_q)
-    zhat = _channel_sums(w, pop.inner_missing[:s_in], n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule,
+    zhat = _channel_sums(w, held, n, n_q, rows.cell_of, rows.cell_start, rows.cell_rule,
                          rows.cell_share, rows.cell_missing, rows.cell_centre, rows.cell_sub, rows.X)
     grids = np.empty((s_in + n_q, G))
     grids[:s_in] = np.linspace(0.0, 1.0, G)
@@ -416,11 +417,12 @@ class Objective:
     otherwise). The other inner submodels keep the population's values at missing inputs."""
 
     def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray,
-                 smoothness: float = 0.0, roughness=None, learn: np.ndarray | None = None):
+                 smoothness: float = 0.0, roughness=None, learn: np.ndarray | None = None,
+                 held: np.ndarray | None = None):
         self.P = int(pop.scal[S_P])
         self.n = n
         self.learn = np.zeros(0, np.int64) if learn is None else learn
-        self._held = np.array(pop.inner_missing[:n * n_q])
+        self._held = np.full(n * n_q, np.nan) if held is None else np.array(held[:n * n_q])
         self._grad_held = np.zeros(n * n_q)
         self.rows = rows
         self.pull = float(pull)
@@ -509,43 +511,48 @@ def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray,
 
 
 def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, seed: int,
-                      weight: np.ndarray | None = None, **settings) -> tuple[float, tuple[float, ...]]:
+                      weight: np.ndarray | None = None, inner_missing: np.ndarray | None = None,
+                      **settings) -> tuple[float, tuple[float, ...]]:
     """`smoothness: search`: the strength of SMOOTHNESS_LADDER whose refinement on the rows
     less a seeded held-out fifth has the lowest MAE on that fifth (weighted by the rows'
     sample weights; the smallest of equal scores), and every strength's score; the
-    population's weights are left as they were."""
+    population's weights and the values at missing inputs (`inner_missing`, as in
+    `refine_weights`) are left as they were."""
+    inner_missing = np.full(n * n_q, np.nan) if inner_missing is None else inner_missing
     rows = X.shape[0]
     held = min(max(1, int(round(SMOOTHNESS_HELD_OUT * rows))), rows - 1)
     order = np.random.default_rng([int(seed), _SMOOTHNESS_STREAM]).permutation(rows)
     fit, out = np.sort(order[held:]), np.sort(order[:held])
     P = int(pop.scal[S_P])
-    evolved, evolved_missing = pop.weights.w[:P].copy(), pop.inner_missing.copy()
+    evolved, evolved_missing = pop.weights.w[:P].copy(), inner_missing.copy()
     scores = []
     for mu in SMOOTHNESS_LADDER:
         refine_weights(pop, n, n_q, X[fit], y[fit], seed=seed, smoothness=mu,
-                       weight=None if weight is None else weight[fit], **settings)
-        scores.append(weighted_mean(np.abs(predict(pop, X[out], n, n_q) - y[out]),
+                       weight=None if weight is None else weight[fit], inner_missing=inner_missing, **settings)
+        scores.append(weighted_mean(np.abs(predict(pop, X[out], n, n_q, inner_missing) - y[out]),
                                     None if weight is None else weight[out]))
         pop.weights.w[:P] = evolved
-        pop.inner_missing[:] = evolved_missing
+        inner_missing[:] = evolved_missing
     return SMOOTHNESS_LADDER[int(np.argmin(scores))], tuple(scores)
 
 
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
                    search: bool = False, weight: np.ndarray | None = None,
-                   max_rows: int | None = None, learn_missing: bool = False) -> RefineResult:
+                   max_rows: int | None = None, learn_missing: bool = False,
+                   inner_missing: np.ndarray | None = None) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
     missing; y on the target scale), each row's error weighted by its sample weight when
     `weight` is given (rows of weight 0 left out by the caller); see the module docstring.
     With `search`, the smoothness strength is chosen first (`choose_smoothness`) and
     `smoothness` is not read. Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS) a seeded
-    sample of that many is refitted on. With `learn_missing` (missing_value: learned) every inner
-    function whose input is missing on a fitted row gets a value of its own there
-    (pop.inner_missing), fitted with the weights from its value before (the rules' lines at their
-    centres, or the value learned before), with the same pull; without it, values learned
-    before are dropped."""
+    sample of that many is refitted on. `inner_missing` (one per submodel, Model.inner_missing;
+    None: none learned, and none to learn) holds the inner functions' values at missing inputs,
+    in place: with `learn_missing` (missing_value: learned) every inner function whose input is
+    missing on a fitted row gets a value of its own there, fitted with the weights from its
+    value before (the rules' lines at their centres, or the value learned before), with the
+    same pull; without it, values learned before are dropped."""
     start = time.perf_counter()
     cap = row_caps.REFINE_MAX_ROWS if max_rows is None else int(max_rows)
     sample = row_caps.sample_rows(X.shape[0], cap, seed, _SAMPLE_STREAM)
@@ -555,11 +562,15 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         X, y = X[sample], y[sample]
         weight = None if weight is None else weight[sample]
     tried: tuple = ()
+    if inner_missing is None:
+        inner_missing = np.full(n * n_q, np.nan)
+        learn_missing = False
     if not learn_missing:
-        pop.inner_missing[:] = np.nan
+        inner_missing[:] = np.nan
     if search and X.shape[0] >= 2:
         smoothness, tried = choose_smoothness(pop, n, n_q, X, y, seed=seed, max_iter=max_iter, pull=pull,
-                                              validation=validation, weight=weight, learn_missing=learn_missing)
+                                              validation=validation, weight=weight, learn_missing=learn_missing,
+                                              inner_missing=inner_missing)
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -568,12 +579,12 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
     learn = _learned_submodels(X[fit_rows], n, n_q) if learn_missing else np.zeros(0, np.int64)
     w0 = np.ascontiguousarray(w[:P]).ravel().copy()
     if learn.size:
-        w0 = np.concatenate([w0, values_at_missing(pop, n, n_q)[learn]])
-    roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0[:2 * P].reshape(P, 2))
+        w0 = np.concatenate([w0, values_at_missing(pop, n, n_q, inner_missing)[learn]])
+    roughness = (roughness_matrix(pop, n, n_q, X[fit_rows], w0[:2 * P].reshape(P, 2), inner_missing[:n * n_q])
                  if smoothness > 0.0 and P > 0 else None)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
     fit = Objective(pop, n, n_q, design(pop, X[fit_rows], y[fit_rows], n, n_q, part(fit_rows)), pull, w0,
-                    smoothness, roughness, learn)
+                    smoothness, roughness, learn, inner_missing)
     valid = design(pop, X[valid_rows], y[valid_rows], n, n_q, part(valid_rows)) if valid_rows.size else None
     fit_before = fit.mse(w0)
     valid_before = fit.mse(w0, valid) if valid is not None else float("nan")
@@ -595,7 +606,7 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         if valid is None:
             best.update(w=result.x.copy(), iteration=best["done"])
     w[:P] = best["w"][:2 * P].reshape(P, 2)
-    pop.inner_missing[learn] = best["w"][2 * P:]
+    inner_missing[learn] = best["w"][2 * P:]
     seconds = time.perf_counter() - start
     return RefineResult(
         iterations=best["done"], best_iteration=best["iteration"], fit_mse_before=fit_before,

@@ -204,8 +204,13 @@ class Model:
         # budget between GA events (covering.delete_after_cover).
         slack = COVER_SLACK if self.params.follows_article("article_cover_deletion") else 1
         self.capacity = slack * budget.capacity_budget(self.params) + 3 * self.n_submodels + 8
-        self.pop = new_population(self.capacity, D, K, int(self.params.N), self.n_submodels)
+        self.pop = new_population(self.capacity, D, K, int(self.params.N))
         self.scratch = new_scratch(self.capacity, D, K, self.n_submodels)
+        # One float per submodel: a KACS inner function's value at a missing input where the
+        # refinement learned one (missing_value: learned), NaN where its rules' lines are read
+        # at their intervals' centres (docs/algorithm.md section 12). Kept beside the
+        # population, not in it: the compiled training loop never reads it.
+        self.inner_missing = np.full(self.n_submodels, np.nan)
         # The learner's own work buffers (KACS: `work`; XCSF: `members`, `match_flags`,
         # `row_index`), and nothing of another learner's.
         for name, value in learner.new_buffers(self).items():
@@ -299,7 +304,7 @@ class Model:
         self.scratch.key_state[0] = 0
         # Online learning reads a missing input at its rules' centres: a value learned at
         # missing inputs belongs to the refinement that fitted it (the next one fits it again).
-        self.pop.inner_missing[:] = np.nan
+        self.inner_missing[:] = np.nan
         if learner.prepare is not None:
             learner.prepare(self, X_eval)
         predict_eval = learner.evaluate or learner.predict

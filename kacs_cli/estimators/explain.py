@@ -598,5 +598,5 @@ def explain_model(estimator, X=None) -> Explanation:
         zhat_train=None if zr is None else np.asarray(zr, dtype=np.float64),
         functions=functions,
         categories=category_names(estimator),
-        inner_missing=np.array(model.pop.inner_missing[:n * n_q]).reshape(n_q, n),
+        inner_missing=np.array(model.inner_missing[:n * n_q]).reshape(n_q, n),
     )

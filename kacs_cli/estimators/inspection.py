@@ -48,7 +48,8 @@ def submodel_table(model: Model) -> pd.DataFrame:
         "micro": micro.astype(np.int64),
         "lower": lower,
         "upper": upper,
-        "at_missing": np.concatenate([values_at_missing(model.pop, n, n_q), np.full(n_q, np.nan)]),
+        "at_missing": np.concatenate([values_at_missing(model.pop, n, n_q, model.inner_missing),
+                                      np.full(n_q, np.nan)]),
     })
 
 

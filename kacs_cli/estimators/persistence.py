@@ -98,9 +98,10 @@ METADATA_ENTRY = "metadata.json"
 # and read by looping over that declaration, so a field added there later is saved too, and
 # an older file without it loads with the field's fresh value.
 REQUIRED_ARRAYS = ("a", "b", "lo", "hi", "w", "m", "v", "F", "eps", "kappa", "ms", "b1t", "b2t",
-                   "exp", "num", "ts", "sub", "scal", "fsum")
-# Saved arrays where NaN is a value: an inner function without a learned value at missing inputs.
-NAN_ALLOWED = ("inner_missing",)
+                   "exp", "num", "ts", "sub", *STATE_FIELDS)
+# The model's values at missing inputs (Model.inner_missing), in files of version 4 on; NaN is a
+# value there: an inner function without a learned one.
+INNER_MISSING = "inner_missing"
 # The fields of KACS's layout a file keeps (engine/layout.py's Layout).
 LAYOUT_FIELDS = ("state", "closed_base", "closed_sizes")
 
@@ -128,7 +129,7 @@ def _population_arrays(model: Model) -> dict[str, np.ndarray]:
 
 def _version_needed(model: Model, scaling: dict) -> int:
     """The oldest format version that holds everything the model and `scaling` say."""
-    if not np.all(np.isnan(model.pop.inner_missing)):
+    if not np.all(np.isnan(model.inner_missing)):
         return 4
     if scaling.get("categories"):
         return 3
@@ -164,6 +165,8 @@ def save(obj, path) -> Path:
     if getattr(model, "layout", None) is not None:
         for name in LAYOUT_FIELDS:
             arrays[f"layout_{name}"] = np.ascontiguousarray(getattr(model.layout, name))
+    if _version_needed(model, state["scaling"] or {}) >= 4:
+        arrays[INNER_MISSING] = np.ascontiguousarray(model.inner_missing)
     if model.params.budget == "adaptive":
         arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
         arrays["budget_N"] = np.array([model.budget_N], np.int64)
@@ -323,7 +326,7 @@ def _build_model(path, meta, arrays) -> Model:
         if arr.shape != shape or arr.dtype != fresh.dtype:
             raise corrupt(path, f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
                                  f"expected {shape} {fresh.dtype}")
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) | (np.isnan(arr) if name in NAN_ALLOWED else False)):
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
             raise corrupt(path, f"array {name!r} holds non-finite values")
     budget_N = params.N
     if params.budget == "adaptive":
@@ -336,6 +339,11 @@ def _build_model(path, meta, arrays) -> Model:
         budget_N = int(reached[0])
         fresh[...] = state
         model.pop.budget[0] = budget_N
+    held = arrays.get(INNER_MISSING)
+    if held is not None:
+        if held.shape != model.inner_missing.shape or held.dtype != np.float64 or np.any(np.isinf(held)):
+            raise corrupt(path, f"the values at missing inputs must be {model.n_submodels} finite or NaN floats")
+        model.inner_missing[...] = held
     if getattr(model, "layout", None) is not None and any(f"layout_{name}" in arrays for name in LAYOUT_FIELDS):
         _restore_layout(path, model, arrays, P)
     num = arrays["num"]
