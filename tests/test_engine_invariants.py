@@ -340,3 +340,14 @@ def test_row_index_changes_no_result(monkeypatch):
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     pd.testing.assert_frame_equal(runs[0][1], runs[1][1])
     assert len(runs[0][1]) > 50
+
+
+def test_trailing_zeros_is_the_position_of_the_lowest_set_bit():
+    # Against Python's own integers: every single bit, and random words with their lowest bit
+    # at every position (the de Bruijn table must give each of the 64 positions).
+    from kacs_cli.engine.row_index import trailing_zeros
+
+    rng = np.random.default_rng(7)
+    for k in range(64):
+        for word in [1 << k, *((int(v) | 1) << k & (2**64 - 1) for v in rng.integers(0, 2**63, 20))]:
+            assert int(trailing_zeros(np.uint64(word))) == (word & -word).bit_length() - 1 == k
