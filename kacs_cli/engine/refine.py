@@ -414,7 +414,8 @@ def _total(rows: Design) -> float:
 class Objective:
     """L and its gradient on one design, for a flat vector: the weights (P * 2), then the held
     values at missing inputs of the inner submodels `learn` (missing_value: learned; none
-    otherwise). The other inner submodels keep the population's values at missing inputs."""
+    otherwise). The other inner submodels keep their values in `held` (one per submodel, NaN:
+    the rules' lines at their centres; None: all NaN)."""
 
     def __init__(self, pop, n: int, n_q: int, rows: Design, pull: float, w_ref: np.ndarray,
                  smoothness: float = 0.0, roughness=None, learn: np.ndarray | None = None,

@@ -138,10 +138,7 @@ def in_processes(function, calls: list[tuple], n_jobs: int | None) -> list:
     jobs = worker_count(n_jobs)
     if jobs <= 1 or len(calls) <= 1:
         return [function(*call) for call in calls]
-    from joblib.externals.loky import get_reusable_executor
-
-    executor = get_reusable_executor(max_workers=min(jobs, len(calls)))
-    return list(executor.map(function, *zip(*calls)))
+    return list(executor(min(jobs, len(calls))).map(function, *zip(*calls)))
 
 
 class _InProcess:
@@ -155,8 +152,8 @@ class _InProcess:
 
 def executor(width: int):
     """What runs calls as processes free up (`submit`, concurrent.futures' Future): loky's
-    reusable executor of `width` processes, the one `in_processes` uses, or for one process
-    this process itself."""
+    reusable executor of `width` processes (`in_processes` maps over it too), or for one
+    process this process itself."""
     if width <= 1:
         return _InProcess()
     from joblib.externals.loky import get_reusable_executor

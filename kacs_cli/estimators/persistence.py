@@ -162,10 +162,11 @@ def save(obj, path) -> Path:
         )
 
     arrays = _population_arrays(model)
+    version = _version_needed(model, state["scaling"] or {})
     if getattr(model, "layout", None) is not None:
         for name in LAYOUT_FIELDS:
             arrays[f"layout_{name}"] = np.ascontiguousarray(getattr(model.layout, name))
-    if _version_needed(model, state["scaling"] or {}) >= 4:
+    if version >= 4:
         arrays[INNER_MISSING] = np.ascontiguousarray(model.inner_missing)
     if model.params.budget == "adaptive":
         arrays["budget_state"] = np.ascontiguousarray(model.budget_state)
@@ -173,7 +174,7 @@ def save(obj, path) -> Path:
     meta = {
         "format": FORMAT_NAME,
         # A model an older reader predicts correctly keeps that reader's version.
-        "format_version": _version_needed(model, state["scaling"] or {}),
+        "format_version": version,
         "package_version": __version__,
         "method": model.method,
         "n": model.n,
