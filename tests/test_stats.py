@@ -60,6 +60,36 @@ def test_wilcoxon_exact_small_sample() -> None:
     assert stats.wilcoxon_p([1, 2, 3, 4], [1, 1, 1, 1]) == pytest.approx(0.25)
 
 
+def test_wilcoxon_with_ties_is_the_exact_sign_flip_test() -> None:
+    # d = [1, 1, 2, -3]: ranks of |d| 1.5, 1.5, 3, 4, so R+ = 6. Of the 16 sign flips, 6 give
+    # R+ >= 6 (7, 6, 7, 8.5, 8.5, 10) and 11 give R+ <= 6: p = 2 * 6 / 16.
+    assert stats.wilcoxon_p([2.0, 3.0, 4.0, 1.0], [1.0, 2.0, 2.0, 4.0]) == 0.75
+
+
+def test_wilcoxon_with_ties_or_zeros_equals_scipys_to_the_bit() -> None:
+    """The sign-flip path (ties or zeros, at most EXACT_SIGN_FLIPS_MAX pairs) against scipy's
+    own wilcoxon, which ranks every flip anew; and scipy's other paths on either side of it."""
+    import warnings
+
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(3)
+    flipped = 0
+    for _ in range(120):
+        n = int(rng.integers(2, 10)) if rng.random() < 0.9 else int(rng.integers(13, 16))
+        x = np.round(rng.normal(size=n), int(rng.integers(0, 2)))
+        y = np.round(rng.normal(size=n), int(rng.integers(0, 2)))
+        k = int(rng.integers(0, n)) if rng.random() < 0.4 else 0
+        y[:k] = x[:k]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = float(sps.wilcoxon(x, y).pvalue)
+        nonzero = np.abs((x - y)[x != y])
+        flipped += n <= stats.EXACT_SIGN_FLIPS_MAX and (nonzero.size < n or np.unique(nonzero).size < nonzero.size)
+        assert stats.wilcoxon_p(x, y) == (expected if math.isfinite(expected) else 1.0), (x, y)
+    assert flipped >= 40
+
+
 def test_rank_biserial_by_hand_with_ties_and_zeros() -> None:
     x = [1.0, 5.0, 3.0, 2.0, 4.0, 7.0]
     y = [1.0, 3.0, 4.0, 4.0, 2.0, 4.0]
