@@ -344,3 +344,25 @@ def test_a_campaign_without_missing_cells_has_no_missing_inputs_tables(tmp_path)
     assert summary.experiments[0].missing_inputs is None
     assert "missing inputs" not in (folder / "report" / "report.md").read_text()
     assert not (folder / "report" / "mtiny_missing-inputs.csv").exists()
+
+
+def test_the_learned_values_quote_turns_the_pairwise_rows_round_to_learned_against_centre():
+    """quoted/missing_inputs.learned on two hand-made rows of the report's pairwise table, as
+    the report orders the pair (centre first): learned's change, its sign, the suite's row."""
+    from types import SimpleNamespace
+
+    from kacs_cli.reporting.quoted.missing_inputs import learned
+
+    pairwise = pd.DataFrame([
+        {"metric": "test_mae", "a": "kacs-recommended", "b": "kacs-recommended-learned", "cell": c, "cell_id": c,
+         "n_pairs": 10, "identical": 0, "a_mean": centre, "b_mean": learnt,
+         "change_pct": 100 * (centre / learnt - 1), "p": p, "p_holm": p_holm, "verdict": verdict}
+        for c, centre, learnt, p, p_holm, verdict in (("d1", 0.20, 0.18, 0.002, 0.004, "worse"),
+                                                      ("d2", 0.10, 0.11, 0.3, 0.3, "level"))])
+    quoted = learned(SimpleNamespace(report=lambda kind: pairwise))
+    headers, rows = quoted.tables["learned"]
+    assert headers == ["dataset", "runs", "centre", "learned", "change"]
+    # d1: 0.18 / 0.20 - 1 = -10 %, the centre "worse" against learned is learned "better" (+)
+    assert rows == [["d1", "10", "0.2000", "0.1800", "-10.0 % +"], ["d2", "10", "0.1000", "0.1100", "+10.0 % ~"],
+                    ["suite", "", "0.1500", "0.1450", "-3.3 %"]]
+    assert quoted.values == {"learned-better": "1 of 2", "learned-worse": "0 of 2", "learned-level": "1 of 2"}

@@ -16,7 +16,7 @@ ranks, verdicts against a control, the documents' number formats), and per campa
 regressors), `robustness.py`, `compaction.py`, `capacity.py` (the capacity campaigns, the
 recommended setting and the suite's), `readable.py` (accuracy against size), `semantics.py`
 (the article's prose against the authors' code), `variance.py` (the levers against variance),
-`missing_inputs.py` (missing values on the suite).
+`missing_inputs.py` (missing values on the suite, and a value learned at a missing input).
 """
 
 from __future__ import annotations
