@@ -122,9 +122,12 @@ print(json.dumps(options))
 """
 
 
-def _engine_options(plain: str) -> dict[str, dict[str, str]]:
+def _engine_options(plain: str, cache: Path) -> dict[str, dict[str, str]]:
     env = dict(os.environ)
     env.pop("KACS_PLAIN_NUMBA", None)
+    # Importing the engine under another setting drops the cache it finds (cache.py): a cache
+    # folder of its own leaves the checkout's compiled engines to the rest of the suite.
+    env["NUMBA_CACHE_DIR"] = str(cache)
     if plain:
         env["KACS_PLAIN_NUMBA"] = plain
     done = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=env,
@@ -133,17 +136,17 @@ def _engine_options(plain: str) -> dict[str, dict[str, str]]:
     return json.loads(done.stdout)
 
 
-def test_the_nrt_setting_compiles_the_same_functions_without_the_private_flag_alone():
+def test_the_nrt_setting_compiles_the_same_functions_without_the_private_flag_alone(tmp_path):
     """KACS_PLAIN_NUMBA=nrt is another compilation of the same code: every engine function
     keeps its options but `_nrt=False`, which the setting drops. That flag decides whether
     compiled code may allocate and counts references, not how it computes, so the numbers stay
     the same (the engine's functions on the training path allocate nothing). Compiling the
     engine a second time to compare its numbers would cost about two minutes of the suite."""
-    default, plain = _engine_options(""), _engine_options("nrt")
+    default, plain = _engine_options("", tmp_path / "numba"), _engine_options("nrt", tmp_path / "numba")
     assert default.keys() == plain.keys() and len(default) > 50
     flagged = {name for name, opts in default.items() if opts.get("_nrt") == "False"}
     assert {"kacs.train_step", "xcsf.train_step", "kacs_update.update_sets"} <= flagged
     for name, opts in default.items():
         expected = {k: v for k, v in opts.items() if k != "_nrt"}
         assert plain[name] == expected, name
-    assert _engine_options("1") == plain
+    assert _engine_options("1", tmp_path / "numba") == plain
