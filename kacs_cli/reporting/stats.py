@@ -43,15 +43,16 @@ def wilcoxon_p(x: Sequence[float], y: Sequence[float]) -> float:
     d = a - b
     if not np.any(d != 0.0):
         return 1.0
-    nonzero = np.abs(d[d != 0.0])
-    if d.size <= EXACT_SIGN_FLIPS_MAX and (nonzero.size < d.size or np.unique(nonzero).size < nonzero.size):
-        return _sign_flip_p(d)
-    with warnings.catch_warnings():
-        # a single non-zero difference etc. makes scipy warn about the approximation
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        res = _sps.wilcoxon(a, b)
-    p = float(res.pvalue)
+    nonzero = d != 0.0
+    size = np.abs(d[nonzero])
+    if d.size <= EXACT_SIGN_FLIPS_MAX and (size.size < d.size or np.unique(size).size < size.size):
+        p = _sign_flip_p(d, nonzero, size)
+    else:
+        with warnings.catch_warnings():
+            # a single non-zero difference etc. makes scipy warn about the approximation
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            p = float(_sps.wilcoxon(a, b).pvalue)
     return p if math.isfinite(p) else 1.0
 
 
@@ -62,23 +63,21 @@ def wilcoxon_p(x: Sequence[float], y: Sequence[float]) -> float:
 EXACT_SIGN_FLIPS_MAX = 13
 
 
-def _sign_flip_p(d: np.ndarray) -> float:
+def _sign_flip_p(d: np.ndarray, nonzero: np.ndarray, size: np.ndarray) -> float:
     """scipy's wilcoxon p-value for differences `d` with ties or zeros (at most
-    EXACT_SIGN_FLIPS_MAX of them): the two-sided exact permutation test of the signed-rank sum
-    R+ over every flip of the signs, zeros dropped ('wilcox'). A flip leaves |d| and so the
-    ranks as they are; R+ is a sum of half-integers, exact in any order, so the null
-    distribution, and the p-value, are scipy's to the bit."""
+    EXACT_SIGN_FLIPS_MAX of them; `nonzero` marks the non-zero ones, `size` is their |d|): the
+    two-sided exact permutation test of the signed-rank sum R+ over every flip of the signs,
+    zeros dropped ('wilcox'). A flip leaves |d| and so the ranks as they are; R+ is a sum of
+    half-integers, exact in any order, so the null distribution, and the p-value, are scipy's
+    to the bit."""
     ranks = np.zeros(d.size)
-    nonzero = d != 0.0
-    ranks[nonzero] = _sps.rankdata(np.abs(d[nonzero]))
+    ranks[nonzero] = _sps.rankdata(size)
 
     def r_plus(flipped: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.sum((flipped > 0) * ranks, axis=axis)
 
-    res = _sps.permutation_test((d,), r_plus, permutation_type="samples", vectorized=True,
-                                n_resamples=9999, alternative="two-sided", axis=-1)
-    p = float(res.pvalue)
-    return p if math.isfinite(p) else 1.0
+    return float(_sps.permutation_test((d,), r_plus, permutation_type="samples", vectorized=True,
+                                       n_resamples=9999, alternative="two-sided", axis=-1).pvalue)
 
 
 def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
