@@ -117,6 +117,7 @@ def test_the_record_names_the_switches_that_were_on_and_the_kacs_engine(monkeypa
     default = EngineRecord.current()
     assert default.switches == () and "switches" not in default.as_dict()
     assert default.as_dict()["kacs_engine"] == default.kacs_engine == "sorted"
+    assert default.as_dict()["xcsf_engine"] == default.xcsf_engine == "running-sum"
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
     plain = EngineRecord.current()
     assert plain.switches == ("KACS_PLAIN_NUMBA=nrt",)
@@ -134,6 +135,18 @@ def test_a_record_without_the_kacs_engine_names_the_one_its_switches_say():
     switched = {**old, "switches": ["KACS_ENGINE=sorted"]}
     assert EngineRecord.of(switched, "engine.yaml").kacs_engine == "sorted"
     assert EngineRecord.of({**old, "kacs_engine": "sorted"}, "engine.yaml").kacs_engine == "sorted"
+
+
+def test_a_record_without_the_xcsf_engine_names_the_full_sum_one():
+    """Records written before the XCSF engine was named came from the engine that summed every
+    slot's fitness after each update; a folder holding rows of both lists both."""
+    old = {"fingerprint": "a" * 64, "kernels": [BLAS], "commit": "abc", "dirty": False}
+    record = EngineRecord.of(old, "engine.yaml")
+    assert record.xcsf_engine == "full-sum" and record.engines("xcsf") == ("full-sum",)
+    now = EngineRecord.of({**old, "fingerprint": "b" * 64, "xcsf_engine": "running-sum"}, "engine.yaml")
+    assert now.xcsf_engine == "running-sum"
+    assert now.joined(record).engines("xcsf") == ("running-sum", "full-sum")
+    assert now.joined(record).engines("kacs") == ("re-sorting",)
 
 
 def test_plain_numba_is_one_engine_however_it_is_spelled(monkeypatch):

@@ -9,8 +9,7 @@ docs/algorithm.md section 4 for the match sets of an iteration (`update_sets`), 
    the segment's slots, the members' fitness moves toward their share of that sum, and
    the segment's live rules' F are summed after it. Every submodel has a match set in every
    iteration, so these sums (and those of the few overflow rules, `overflow_fitness`) add up
-   to the population's fitness sum, which then needs no pass of its own
-   (XCSF's, population.refresh_fitness_sum).
+   to the population's fitness sum, which then needs no pass of its own.
 
 What a rule costs is set less by its instructions than by how long its chain of dependent
 operations is (loads, the moments, a square root, a division, the weights): rules overlap

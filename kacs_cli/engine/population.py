@@ -228,10 +228,12 @@ def resolve_bounds(pop, i):
 
 @njit(**HOT)
 def refresh_fitness_sum(pop):
-    """sum(F) over live rules, recomputed after every update phase.
+    """pop.fsum recomputed from scratch: sum(F) over live rules.
 
-    Between update phases F changes only by rules entering (covering, new children) and
-    leaving (deletion), which adjust the running sum; deletion needs it for Fbar every time.
+    Training keeps that sum running instead (deletion needs it for Fbar every time): the
+    update adds its change of the members' F, rules entering (covering, new children) add
+    theirs, rules dying subtract theirs, and compaction sums the kept rules afresh. This is
+    the definition those steps follow, for populations set up by hand.
     """
     F = pop.reals.F
     num = pop.counts.num

@@ -81,7 +81,12 @@ def adam_moments(m, v, j, j1, g0, g1, b1, b2):
 
 @njit(**HOT, inline="always")
 def update_fitness(eps, kappa, F, num, members, start, stop, hp):
-    """kappa and F within one match set; skipped when every member has been deleted."""
+    """kappa and F within one match set; skipped when every member has been deleted.
+
+    Returns by how much the fitness sum over live rules moved: the population keeps that sum
+    running (population.fsum) instead of summing every slot after each update. A member
+    deleted before the update (num = 0) left the sum when it died, so its change is not
+    counted."""
     acc_sum = 0.0
     for k in range(start, stop):
         i = index_at(members, k)
@@ -89,12 +94,17 @@ def update_fitness(eps, kappa, F, num, members, start, stop, hp):
         kappa[i] = kap
         acc_sum += kap * num[i]
     if acc_sum <= 0.0:
-        return
+        return 0.0
     beta = hp.beta
     inv_sum = 1.0 / acc_sum
+    moved = 0.0
     for k in range(start, stop):
         i = index_at(members, k)
-        F[i] += beta * (kappa[i] * num[i] * inv_sum - F[i])
+        change = beta * (kappa[i] * num[i] * inv_sum - F[i])
+        F[i] += change
+        if num[i] > 0:
+            moved += change
+    return moved
 
 
 @njit(**HOT, inline="always")

@@ -39,20 +39,21 @@ def t_hyperparameters(_: Runs) -> str:
                  "l" * 8)
 
 
-def _engine(folder, config, methods) -> tuple[str, str]:
-    """The folder's KACS engines ("—" without a KACS method), and its recorded engine
-    (fingerprint prefix, the switches that were on, commit) or that none is recorded. Folders
-    without a record were all trained before the record existed, by the re-sorting engine."""
+def _engine(folder, config, methods) -> tuple[str, str, str]:
+    """The folder's KACS engines and XCSF engines ("—" without a method of that learner), and
+    its recorded engine (fingerprint prefix, the switches that were on, commit) or that none is
+    recorded. Folders without a record were all trained before the record existed, by the
+    re-sorting KACS engine and the full-sum XCSF engine."""
     record = provenance.read(folder)
-    has_kacs = config is None or any(pareto.engine_of(config, m) == "kacs" for m in methods)
+    learners = {pareto.engine_of(config, m) for m in methods} if config is not None else {"kacs", "xcsf"}
     if record is None:
-        return provenance.RESORTING if has_kacs else "—", "not recorded"
+        return (provenance.RESORTING if "kacs" in learners else "—",
+                provenance.FULL_SUM if "xcsf" in learners else "—", "not recorded")
     switches = [w for w in record.switches if w != provenance.SORTED_SWITCH]
     with_switches = f" ({', '.join(switches)})" if switches else ""
     commit = record.commit
-    kacs_engines = ", ".join(record.kacs_engines()) if has_kacs else "—"
-    return kacs_engines, (f"`{record.fingerprint[:12]}`{with_switches} "
-                          f"at {str(commit)[:7] if commit else 'no commit'}")
+    names = [", ".join(record.engines(learner)) if learner in learners else "—" for learner in ("kacs", "xcsf")]
+    return (*names, f"`{record.fingerprint[:12]}`{with_switches} at {str(commit)[:7] if commit else 'no commit'}")
 
 
 def t_results_index(runs: Runs) -> str:
@@ -69,7 +70,7 @@ def t_results_index(runs: Runs) -> str:
         rows.append([f"`{folder.relative_to(runs.root).as_posix()}`", description, integer(len(frame)),
                      str(frame.method.nunique()), *_engine(folder, config, frame.method.unique())])
     return table(["folder", "what it measures (its config's description)", "runs", "methods", "KACS engine",
-                  "engine record"], rows, "llrrll")
+                  "XCSF engine", "engine record"], rows, "llrrlll")
 
 
 # ---- structural fidelity: one row of docs/fidelity/grid.csv per (function, n, run, setting);

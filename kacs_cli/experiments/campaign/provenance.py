@@ -15,6 +15,8 @@ so that rows of two engines never mix silently: the runner refuses to resume a f
   trained the rows, in words a reader of the results index can follow; a record without
   one names the engine that re-sorted the population by submodel every 100 iterations
   (RESORTING), or, with the switch KACS_ENGINE=sorted among its switches, the sorted one.
+  Likewise XCSF's (`xcsf_engine`: xcsf.ENGINE_NAME); a record without one names the engine
+  that summed the fitness of every slot after each update (FULL_SUM).
 - The kernels are threadpoolctl's report of the BLAS libraries numpy and scipy load. Their
   family (library, version, the architecture whose kernels the library chose: OpenBLAS picks
   Haswell or SkylakeX at run time) is compared; their thread count is not, since the numbers
@@ -35,7 +37,7 @@ import numpy  # noqa: F401
 import scipy.linalg  # noqa: F401
 from threadpoolctl import threadpool_info
 
-from kacs_cli.engine import cache, layout
+from kacs_cli.engine import cache, layout, xcsf
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import results
 
@@ -52,6 +54,8 @@ FINGERPRINT_SHOWN = 12
 # The KACS engine of records that name none, and the switch that once selected the sorted one.
 RESORTING = "re-sorting"
 SORTED_SWITCH = "KACS_ENGINE=sorted"
+# The XCSF engine of records that name none.
+FULL_SUM = "full-sum"
 
 
 def engine_switches() -> tuple[str, ...]:
@@ -117,15 +121,16 @@ class EngineRecord:
     # The engine switches that were on (`engine_switches`), written out because the
     # fingerprint only mixes them in: a reader sees which engine trained the rows.
     switches: tuple[str, ...] = ()
-    # Which of KACS's engines trained the rows (see the module's docstring).
+    # Which of KACS's and of XCSF's engines trained the rows (see the module's docstring).
     kacs_engine: str = layout.ENGINE_NAME
+    xcsf_engine: str = xcsf.ENGINE_NAME
 
     @classmethod
     def current(cls) -> "EngineRecord":
         """The engine running now."""
         commit, dirty = checkout_commit()
         return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty, switches=engine_switches(),
-                   kacs_engine=layout.ENGINE_NAME)
+                   kacs_engine=layout.ENGINE_NAME, xcsf_engine=xcsf.ENGINE_NAME)
 
     @classmethod
     def of(cls, data: dict, where: Path | str) -> "EngineRecord":
@@ -139,13 +144,16 @@ class EngineRecord:
         kacs_engine = data.get("kacs_engine")
         if not isinstance(kacs_engine, str):
             kacs_engine = layout.ENGINE_NAME if SORTED_SWITCH in switches else RESORTING
+        xcsf_engine = data.get("xcsf_engine")
+        if not isinstance(xcsf_engine, str):
+            xcsf_engine = FULL_SUM
         return cls(fingerprint, tuple(kernels), data.get("commit"), data.get("dirty"),
                    tuple(o for o in others if isinstance(o, dict)) if isinstance(others, list) else (),
-                   switches, kacs_engine)
+                   switches, kacs_engine, xcsf_engine)
 
     def as_dict(self) -> dict:
-        out = {"fingerprint": self.fingerprint, "kacs_engine": self.kacs_engine, "commit": self.commit,
-               "dirty": self.dirty, "kernels": [dict(k) for k in self.kernels]}
+        out = {"fingerprint": self.fingerprint, "kacs_engine": self.kacs_engine, "xcsf_engine": self.xcsf_engine,
+               "commit": self.commit, "dirty": self.dirty, "kernels": [dict(k) for k in self.kernels]}
         if self.switches:
             out["switches"] = list(self.switches)
         if self.others:
@@ -168,9 +176,11 @@ class EngineRecord:
         """This record as an entry of another's `others`."""
         return {k: v for k, v in self.as_dict().items() if k != "others"}
 
-    def kacs_engines(self) -> tuple[str, ...]:
-        """The KACS engines whose rows the folder holds: this record's and its others', each once."""
-        names = [self.kacs_engine, *(EngineRecord.of(o, "others").kacs_engine for o in self.others)]
+    def engines(self, learner: str) -> tuple[str, ...]:
+        """The engines of `learner` ("kacs" or "xcsf") whose rows the folder holds: this record's
+        and its others', each once."""
+        field = f"{learner}_engine"
+        names = [getattr(self, field), *(getattr(EngineRecord.of(o, "others"), field) for o in self.others)]
         return tuple(dict.fromkeys(names))
 
     def joined(self, other: "EngineRecord") -> "EngineRecord":
@@ -182,7 +192,7 @@ class EngineRecord:
             if not record.same_engine(self) and entry not in known:
                 known.append(entry)
         return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches,
-                            self.kacs_engine)
+                            self.kacs_engine, self.xcsf_engine)
 
 
 def read(folder: Path) -> EngineRecord | None:
