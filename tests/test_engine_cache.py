@@ -142,11 +142,12 @@ def test_the_nrt_setting_compiles_the_same_functions_without_the_private_flag_al
     compiled code may allocate and counts references, not how it computes, so the numbers stay
     the same (the engine's functions on the training path allocate nothing). Compiling the
     engine a second time to compare its numbers would cost about two minutes of the suite."""
-    default, plain = _engine_options("", tmp_path / "numba"), _engine_options("nrt", tmp_path / "numba")
+    cache = tmp_path / "numba"
+    default, plain = _engine_options("", cache), _engine_options("nrt", cache)
     assert default.keys() == plain.keys() and len(default) > 50
     flagged = {name for name, opts in default.items() if opts.get("_nrt") == "False"}
     assert {"kacs.train_step", "xcsf.train_step", "kacs_update.update_sets"} <= flagged
     for name, opts in default.items():
         expected = {k: v for k, v in opts.items() if k != "_nrt"}
         assert plain[name] == expected, name
-    assert _engine_options("1", tmp_path / "numba") == plain
+    assert _engine_options("1", cache) == plain

@@ -12,8 +12,9 @@ from kacs_cli.estimators import persistence
 from kacs_cli.engine import Hyperparameters, Model
 from kacs_cli.engine.population import (
     FIELD_NAMES, GROUPS, S_P, S_TOTAL, STATE_FIELDS, Children, Population, copy_rule,
-    copy_stored, new_children, new_population, permute_rules, refresh_fitness_sum, rule_fields,
+    copy_stored, new_children, new_population, permute_rules, rule_fields,
 )
+from test_engine_support import refresh_fitness_sum
 
 CAPACITY, D, K = 12, 3, 4
 

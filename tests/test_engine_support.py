@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from kacs_cli.engine import ga, kacs, population, xcsf
+from kacs_cli.engine import ga, kacs, xcsf
 from kacs_cli.engine.population import FIELD_NAMES as FIELDS
 from kacs_cli.engine.population import (
     S_COVERS, S_DELETIONS, S_P, S_T, S_TOTAL, permute_rules, rule_fields,
@@ -132,6 +132,12 @@ def put_rule(pop, i, a, b, w, F, *, sub=0, num=1, exp=0, eps=0.0, kappa=1.0, ms=
     pop.counts.sub[i] = sub
 
 
+def refresh_fitness_sum(pop):
+    """pop.fsum from scratch: sum(F) over live rules, the sum training keeps running."""
+    P = int(pop.scal[S_P])
+    pop.fsum[0] = float(pop.reals.F[:P][pop.counts.num[:P] > 0].sum())
+
+
 def finish(pop, P, t=0):
     """Declare slots 0..P-1 the population: P, total numerosity, t, counters, sum of F."""
     pop.counts.num[P:] = 0
@@ -139,7 +145,7 @@ def finish(pop, P, t=0):
     pop.scal[S_P] = P
     pop.scal[S_TOTAL] = int(pop.counts.num[:P].sum())
     pop.scal[S_T] = t
-    population.refresh_fitness_sum(pop)
+    refresh_fitness_sum(pop)
 
 
 def canonical(snap):

@@ -226,30 +226,6 @@ def resolve_bounds(pop, i):
         pop.bounds.hi[d, i] = max(a[i, d], b[i, d])
 
 
-@njit(**HOT)
-def refresh_fitness_sum(pop):
-    """pop.fsum recomputed from scratch: sum(F) over live rules.
-
-    Training keeps that sum running instead (deletion needs it for Fbar every time): the
-    update adds its change of the members' F, rules entering (covering, new children) add
-    theirs, rules dying subtract theirs, and compaction sums the kept rules afresh. This is
-    the definition those steps follow, for populations set up by hand.
-    """
-    F = pop.reals.F
-    num = pop.counts.num
-    P = pop.scal[S_P]
-    s0 = 0.0
-    s1 = 0.0
-    for i in range(0, P - 1, 2):
-        if num[i] > 0:
-            s0 += F[i]
-        if num[i + 1] > 0:
-            s1 += F[i + 1]
-    if P % 2 == 1 and num[P - 1] > 0:
-        s0 += F[P - 1]
-    pop.fsum[0] = s0 + s1
-
-
 @njit(**HOT, inline="always")
 def sort_deaths(dead, n_dead):
     """dead[:n_dead] in ascending order, by insertion: a handful of deaths per iteration."""
