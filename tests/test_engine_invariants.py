@@ -351,3 +351,43 @@ def test_trailing_zeros_is_the_position_of_the_lowest_set_bit():
     for k in range(64):
         for word in [1 << k, *((int(v) | 1) << k & (2**64 - 1) for v in rng.integers(0, 2**63, 20))]:
             assert int(trailing_zeros(np.uint64(word))) == (word & -word).bit_length() - 1 == k
+
+
+@pytest.mark.parametrize("n, semantics", [(3, "reference"), (3, "article"), (16, "reference")])
+def test_xcsf_votes_kept_across_iterations_draw_as_recounted_votes(n, semantics):
+    """XCSF keeps deletion's votes from one GA phase to the next (deletion.keep_votes_after_*):
+    a run that does equals, bit for bit, the same run made to recount every vote at each GA
+    phase's first deletion (the votes forgotten before every iteration); n = 16 looks its match
+    sets up in the row index (a second compaction path)."""
+    from kacs_cli.engine import deletion
+    X, y = data(n, rows=200, seed=3)
+    # delta 0.5 makes many rules low-fitness deletion candidates; at n = 16, rules that do not
+    # care about half their inputs keep covering (which forgets the votes) rare.
+    wide = {} if n == 3 else {"r0": 0.6, "P_hash": 0.5}
+    params = Hyperparameters(N=150, theta_GA=5, theta_del=20, theta_sub=20, delta=0.5,
+                             semantics=semantics, **({"r0": 0.3} | wide))
+    models = [Model("xcsf", n, params) for _ in range(2)]
+    for model in models:
+        if n == 16:
+            model.learner.prepare(model, X)
+            assert model.row_index.state[0] == 1
+    rng = np.random.default_rng(2)
+    order = rng.permutation(len(X))
+    kept = 0
+    candidates = 0
+    for which, model in enumerate(models):
+        seed_rng(11)
+        for it in range(3000):
+            r = order[it % len(X)]
+            if which == 1:
+                deletion.forget_votes(model.scratch)
+            else:
+                kept += int(model.scratch.del_state[deletion.D_VALID])
+                candidates = max(candidates, int(model.scratch.del_state[deletion.D_N_CAND]))
+            xcsf_train_step(model, X[r], y[r], r if n == 16 else -1)
+    # The votes were kept through most of the run, not recounted at every phase, with
+    # low-fitness candidates among them.
+    assert kept > 1500 and candidates > 0
+    assert int(models[0].pop.scal[S_DELETIONS]) > 1000
+    pd.testing.assert_frame_equal(models[0].population_frame(), models[1].population_frame())
+    assert models[0].pop.fsum[0] == models[1].pop.fsum[0]

@@ -491,9 +491,14 @@ def test_compact_drops_dead_rules_and_moves_whole_rules():
     # As deletion records them: in the order they died.
     model.scratch.dead[:3] = [6, 0, 3]
     pop.scal[S_DEATHS] = len(dead)
-    population.compact(pop, model.scratch)
+    moved = np.full(P, -2, dtype=np.int64)
+    population.compact(pop, model.scratch, moved)
     P_new = int(pop.scal[S_P])
     assert P_new == 4 and int(pop.scal[S_DEATHS]) == 0
+    # Holes in ascending order, each with the slot whose rule filled it: 0 <- 5 (6 is dead
+    # too), 3 <- 4; hole 6 lies past the new end and stays empty.
+    assert model.scratch.dead[:3].tolist() == [0, 3, 6]
+    assert moved[:3].tolist() == [5, 4, -1]
     after = snapshot(pop)
     assert np.all(after["num"] > 0)
     # Each surviving rule is intact (identified by its unique F).
@@ -709,7 +714,7 @@ def test_ga_children_join_one_at_a_time_and_the_budget_holds():
         assert int(pop.scal[S_TOTAL]) == 10 == int(pop.counts.num[:P].sum())
         assert int(pop.scal[S_DELETIONS]) == 2
         assert np.all(pop.counts.num[:P] >= 0)
-        population.compact(pop, model.scratch)
+        population.compact(pop, model.scratch, np.empty(P, np.int64))
         P = int(pop.scal[S_P])
         assert np.all(pop.counts.num[:P] >= 1) and int(pop.counts.num[:P].sum()) == 10
 

@@ -4,6 +4,11 @@ its deletion vote over the whole population.
 Votes are summed in blocks of VOTE_BLOCK rules, so that the roulette pick scans the block
 sums and then one block. `deletion` recomputes every vote for each draw; `deletion_ga`, used
 between the offspring of a GA phase, keeps them up to date instead and draws the same rules.
+XCSF keeps them from one GA phase to the next as well (`keep_votes_after_update`,
+`keep_votes_after_compaction`): its population is large and its match set a few percent of
+it, so recounting every vote at each phase's first deletion cost several times the set's
+update of them. KACS updates most of its rules in every iteration and recounts once per
+iteration, before its GA phase.
 
 KACS's engine (its population's layout, layout.py) sums the block sums once more, per VOTE_SUPER blocks (a
 `VoteTree`): between the deletions of a GA phase only the blocks whose votes changed and
@@ -21,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.population import S_DEATHS, S_DELETIONS, S_P, S_TOTAL
 
 VOTE_BLOCK = 32
@@ -30,6 +35,8 @@ VOTE_BLOCK = 32
 LOW_MARGIN = 0.02
 # Scratch.del_state entries: votes valid, candidates, touched rules, votes zeroed up to here.
 D_VALID, D_N_CAND, D_N_TOUCHED, D_ZEROED = 0, 1, 2, 3
+# XCSF keeps its votes across GA phases until the candidates exceed 1/CAND_SHARE of the rules.
+CAND_SHARE = 8
 # Blocks per super-block of a VoteTree.
 VOTE_SUPER = 32
 # KACS's second level of vote sums: `sums` per super-block; `listed` the blocks
@@ -328,6 +335,91 @@ def near_low_fitness(exp_i, f_i, n_i, theta_del, watch, per_macro):
 
 
 @njit(**HOT, inline="always")
+def clear_new_blocks(sc, n_blocks, layout):
+    """Blocks the population reached since the last full pass start with no votes: what that
+    pass left beyond its last block is stale. The rules born there are touched, and get their
+    votes after this."""
+    state = sc.del_state
+    end = n_blocks * VOTE_BLOCK
+    if end > state[D_ZEROED]:
+        sc.votes[state[D_ZEROED]:end] = 0.0
+        for blk in range(state[D_ZEROED] // VOTE_BLOCK, n_blocks):
+            mark_block(sc.dirty, blk, layout)
+        state[D_ZEROED] = end
+
+
+@njit(**HOT, inline="always")
+def forget_votes(sc):
+    """The population changed in a way the kept votes do not follow: the next deletion of a
+    GA phase recomputes every vote."""
+    sc.del_state[D_VALID] = 0
+    sc.del_state[D_N_TOUCHED] = 0
+
+
+@njit(**HOT, inline="always")
+def keep_vote(pop, hp, sc, i):
+    """Rule i's F, ms, exp or place changed outside a GA phase (XCSF keeps its votes from
+    one GA phase to the next): its vote again, at the Fbar of the last full pass, and, if
+    near the low-fitness threshold, a deletion candidate, whose vote the next deletion
+    recomputes at the Fbar of then. Returns False where the candidates have no room left
+    (the caller forgets the votes)."""
+    state = sc.del_state
+    f_bar = sc.del_ref[0]
+    f_low = hp.delta * f_bar
+    num = pop.counts.num
+    F = pop.reals.F
+    per_macro = hp.article_deletion_vote
+    sc.votes[i] = rule_vote(num[i], pop.reals.ms[i], pop.counts.exp[i], F[i], f_bar, f_low,
+                            hp.theta_del, per_macro)
+    sc.dirty[i // VOTE_BLOCK] = 1
+    if near_low_fitness(pop.counts.exp[i], F[i], num[i], hp.theta_del,
+                        f_low * (1.0 + LOW_MARGIN), per_macro):
+        k = state[D_N_CAND]
+        if k == sc.cand.shape[0]:
+            return False
+        sc.cand[k] = i
+        state[D_N_CAND] = k + 1
+    return True
+
+
+@njit(**HOT, inline="always")
+def keep_votes_after_update(pop, hp, sc, members, count):
+    """XCSF, after the update of match set members[:count]: their votes again (`keep_vote`).
+    Without this every GA phase's first deletion recomputes all P votes, several times the
+    work of the set's."""
+    state = sc.del_state
+    if state[D_VALID] == 0:
+        return
+    if state[D_N_CAND] > pop.scal[S_P] // CAND_SHARE:
+        # Candidates pile up (a rule is listed once per update near the threshold): a full
+        # pass lists each once again.
+        forget_votes(sc)
+        return
+    clear_new_blocks(sc, (pop.scal[S_P] + VOTE_BLOCK - 1) // VOTE_BLOCK, None)
+    for k in range(count):
+        if not keep_vote(pop, hp, sc, index_at(members, k)):
+            forget_votes(sc)
+            return
+
+
+@njit(**HOT, inline="always")
+def keep_votes_after_compaction(pop, hp, sc, moved, n_dead):
+    """XCSF, after `population.compact` filled hole dead[k] from slot moved[k] (-1: none),
+    k < n_dead: the moved rules' votes at their new slots, none at their old ones."""
+    if sc.del_state[D_VALID] == 0:
+        return
+    # The slots beyond P now hold no rule; the holes filled lie below it.
+    for k in range(n_dead):
+        src = moved[k]
+        if src >= 0:
+            sc.votes[src] = 0.0
+            sc.dirty[src // VOTE_BLOCK] = 1
+            if not keep_vote(pop, hp, sc, sc.dead[k]):
+                forget_votes(sc)
+                return
+
+
+@njit(**HOT, inline="always")
 def deletion_ga(pop, hp, sc, layout):
     """`deletion` with the votes kept up to date between the deletions of one GA phase;
     `layout` as in layout.new_slot (with a layout, through its VoteTree).
@@ -336,8 +428,10 @@ def deletion_ga(pop, hp, sc, layout):
     (deletion, merging, subsumption) and children arrive. Fbar moves with the fitness sum, so
     the votes that depend on it, those of low-fitness rules, are recomputed, from a candidate
     list of rules within LOW_MARGIN of the threshold. Every vote and block sum equals what
-    `deletion` computes, so the draws are identical; the first deletion of a phase (and any
-    step where Fbar left the margin) recomputes everything.
+    `deletion` computes, so the draws are identical; the first deletion after the votes were
+    forgotten (KACS: each phase's first; XCSF: after covering or at the start of a training
+    call), any step where Fbar rose past the margin, and a candidate list that would overflow
+    recompute everything.
     """
     N = pop.budget[0]
     theta_del = hp.theta_del
@@ -361,7 +455,8 @@ def deletion_ga(pop, hp, sc, layout):
         f_bar = mean_fitness(fsum[0], scal[S_TOTAL], N, hp)
         f_low = delta * f_bar
         n_blocks = (P + VOTE_BLOCK - 1) // VOTE_BLOCK
-        if state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN):
+        if (state[D_VALID] == 0 or f_bar > del_ref[0] * (1.0 + LOW_MARGIN)
+                or state[D_N_CAND] + state[D_N_TOUCHED] > cand.shape[0]):
             n_blocks, vote_sum = all_votes(pop, hp, votes, blocks, f_bar)
             vote_sum = summed_afresh(blocks, n_blocks, vote_sum, layout)
             watch = f_low * (1.0 + LOW_MARGIN)
@@ -381,12 +476,7 @@ def deletion_ga(pop, hp, sc, layout):
             del_ref[0] = f_bar
             state[D_VALID] = 1
         else:
-            if n_blocks * VOTE_BLOCK > state[D_ZEROED]:
-                # Blocks new since the full pass: clear what the last full pass left there.
-                votes[state[D_ZEROED]:n_blocks * VOTE_BLOCK] = 0.0
-                for blk in range(state[D_ZEROED] // VOTE_BLOCK, n_blocks):
-                    mark_block(dirty, blk, layout)
-                state[D_ZEROED] = n_blocks * VOTE_BLOCK
+            clear_new_blocks(sc, n_blocks, layout)
             watch = delta * del_ref[0] * (1.0 + LOW_MARGIN)
             n_cand = state[D_N_CAND]
             for k in range(state[D_N_TOUCHED]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kacs_cli.engine.deletion import D_N_TOUCHED, D_VALID, deletion_ga, touch
+from kacs_cli.engine.deletion import deletion_ga, forget_votes, touch
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import (
     antecedent_key, find_identical, identical_in_segment, same_antecedent,
@@ -232,9 +232,9 @@ def parents_means(pop, p1, p2, kids):
 
 @njit(**HOT, inline="always")
 def begin_ga_phase(sc):
-    """F, ms and exp have just changed (update phase): deletion votes must be recomputed."""
-    sc.del_state[D_VALID] = 0
-    sc.del_state[D_N_TOUCHED] = 0
+    """KACS, before the GA runs of an iteration: the update has just changed F, ms and exp of
+    most rules, so deletion recounts every vote; no submodel's numerosities are stale yet."""
+    forget_votes(sc)
     stale = sc.stale
     for s in range(stale.shape[0]):
         stale[s] = 0
@@ -245,7 +245,8 @@ def run_ga(pop, members, start, stop, clip, hp, sc, layout):
     """GA of docs/algorithm.md section 3 on one match set (training only), when `ga_due` says so;
     `layout` as in layout.new_slot.
 
-    Call `begin_ga_phase` once before the GA runs of an iteration.
+    KACS calls `begin_ga_phase` once before the GA runs of an iteration; XCSF keeps deletion's
+    votes across iterations instead (deletion.keep_votes_after_update).
     """
     t = pop.scal[S_T]
     ts = pop.counts.ts

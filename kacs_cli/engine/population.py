@@ -238,18 +238,17 @@ def sort_deaths(dead, n_dead):
         dead[j + 1] = d
 
 @njit(**HOT)
-def compact(pop, sc):
+def compact(pop, sc, moved):
     """Drop rules with num = 0 by moving the last live rule into each hole (end of iteration).
 
     The holes are the rules that died this iteration, `sc.dead[:S_DEATHS]`, filled in
     ascending order: the same moves as a scan of the whole population for num = 0. A moved
     rule takes its antecedent key along. On return dead[:n] holds the holes in ascending
-    order and cand[k] the slot whose rule moved into hole dead[k] (-1: none), for the row
-    index (the deletion candidates in cand are spent once the GA phase is over).
+    order and moved[k] the slot whose rule moved into hole dead[k] (-1: none), for the row
+    index and the deletion votes.
     """
     dead = sc.dead
     key = sc.key
-    moved = sc.cand
     n_dead = pop.scal[S_DEATHS]
     if n_dead == 0:
         return

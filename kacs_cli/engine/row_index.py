@@ -153,9 +153,10 @@ def rx_members(rx, r, P, members):
 
 
 @njit(**HOT)
-def rx_end_iteration(pop, rx, sc, first_new):
-    """Bring the index up to date for the end of an iteration, around `compact`: enter the
-    rules created since slot first_new, drop the rules that died, compact, follow the moves."""
+def rx_end_iteration(pop, rx, sc, first_new, moved):
+    """Bring the index up to date for the end of an iteration, around `compact` (whose moves
+    it leaves in `moved`): enter the rules created since slot first_new, drop the rules that
+    died, compact, follow the moves."""
     P = pop.scal[S_P]
     for i in range(first_new, P):
         rx_add(pop, rx, i)
@@ -163,8 +164,7 @@ def rx_end_iteration(pop, rx, sc, first_new):
     n_dead = pop.scal[S_DEATHS]
     for k in range(n_dead):
         rx_remove(rx, dead[k])
-    compact(pop, sc)
-    moved = sc.cand
+    compact(pop, sc, moved)
     for k in range(n_dead):
         if moved[k] >= 0:
             rx_move(rx, moved[k], dead[k])

@@ -9,12 +9,15 @@ from kacs_cli.engine.compaction import compact_xcsf
 from kacs_cli.engine.covering import (
     append_rule, covering_weights, delete_after_cover, draw_interval, full_interval,
 )
-from kacs_cli.engine.ga import begin_ga_phase, ga_due, run_ga
+from kacs_cli.engine.deletion import (
+    forget_votes, keep_votes_after_compaction, keep_votes_after_update,
+)
+from kacs_cli.engine.ga import ga_due, run_ga
 from kacs_cli.engine.hot import HOT, index_at
 from kacs_cli.engine.identical import set_key
 from kacs_cli.engine.order import next_row
 from kacs_cli.engine.population import (
-    S_COVERS, S_P, S_T, compact, set_bounds, stack,
+    S_COVERS, S_DEATHS, S_P, S_T, compact, set_bounds, stack,
 )
 from kacs_cli.engine.learner import Learner
 from kacs_cli.engine.params import CAPACITY_FIXED
@@ -165,6 +168,9 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
         set_key(pop, sc, i)
         pop.scal[S_COVERS] += 1
         delete_after_cover(pop, hp, sc)
+        # Covering is rare once the population is full: rather than follow its new rule and
+        # its deletions, the next GA phase recomputes every vote.
+        forget_votes(sc)
         members[0] = i
         count = 1
 
@@ -192,14 +198,19 @@ def train_step(pop, members, flags, x, y, hp, sc, rx, row):
             eps[i] += beta * (abs(y - _prediction_at(w, i, dx)) - eps[i])
         ms[i] += beta * (set_num - ms[i])
     pop.fsum[0] += update_fitness(eps, kappa, F, num, members, 0, count, hp)
+    # Deletion's votes are kept from one GA phase to the next: those of the updated rules
+    # change here, those of the GA's and compaction's rules where they act.
+    keep_votes_after_update(pop, hp, sc, members, count)
     if ga_due(num, ts, members, 0, count, pop.scal[S_T], hp.theta_GA):
-        begin_ga_phase(sc)
         run_ga(pop, members, 0, count, True, hp, sc, None)
+    # The match set is spent: `members` takes compaction's moves.
+    n_dead = pop.scal[S_DEATHS]
     if indexed:
         # Rules created from slot P on (covering, offspring) join the index, the dead leave.
-        rx_end_iteration(pop, rx, sc, P)
+        rx_end_iteration(pop, rx, sc, P, members)
     else:
-        compact(pop, sc)
+        compact(pop, sc, members)
+    keep_votes_after_compaction(pop, hp, sc, members, n_dead)
     pop.scal[S_T] += 1
     return count
 
@@ -288,6 +299,8 @@ ROW_INDEX_MAX_BYTES = 64 * 2**20
 @njit(cache=True)
 def train_steps(pop, members, flags, X, y, order, start, stop, reshuffle, hp, sc, rx):
     """Iterations start..stop-1 of one training call (see learner.Learner.steps)."""
+    # The population may have been edited since the last call (loaded, compacted, hand-built).
+    forget_votes(sc)
     for it in range(start, stop):
         r = next_row(order, it, reshuffle)
         train_step(pop, members, flags, X[r], y[r], hp, sc, rx, r)
