@@ -6,6 +6,7 @@ the number of processes; the one model can be saved, compacted and explained; a 
 records a bagged run; impossible combinations are refused in one line.
 """
 
+import functools
 import json
 
 import numpy as np
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.cli import app
-from kacs_cli.engine import Hyperparameters, bagging, registry
+from kacs_cli.engine import Hyperparameters, bagging, capacity, registry
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign.config import resolve_config
 
@@ -112,6 +113,30 @@ def test_refinement_refines_each_member_on_its_own_sample(data):
 def test_the_bagged_model_does_not_depend_on_the_number_of_processes(data, bagged_kacs):
     parallel = KACSRegressor(bags=3, channels=2, n_jobs=2, **SMALL).fit(*data)
     assert np.array_equal(parallel.predict(data[0]), bagged_kacs.predict(data[0]))
+
+
+@pytest.mark.slow
+def test_members_trained_ahead_by_a_parallel_search_give_the_one_process_fit(data):
+    """Under capacity: search, processes the search would leave waiting train the members at
+    the best candidate so far (capacity.FinalFit's pieces): the bagged model is the one-process
+    fit's, bit for bit, and its members are trained at the chosen budget."""
+    settings = dict(bags=3, channels=2, capacity="search", capacity_max=400, refinement=True, **SMALL)
+    alone = KACSRegressor(**settings).fit(*data)
+    parallel = KACSRegressor(n_jobs=2, **settings).fit(*data)
+    assert parallel.capacity_result_.candidates == alone.capacity_result_.candidates
+    assert parallel.capacity_N_ == alone.capacity_N_
+    assert np.array_equal(parallel.predict(data[0]), alone.predict(data[0]))
+    assert parallel.n_rules_ == alone.n_rules_
+    # The members a worker trained ahead are bagging.train_member's at the chosen budget.
+    X, y = np.random.default_rng(5).random((120, 2)), np.random.default_rng(6).uniform(-1, 1, 120)
+    params = Hyperparameters(N=200, capacity="search", capacity_max=400, bags=3, channels=2, refinement=True)
+    final = capacity.FinalFit(functools.partial(bagging.member_at, "kacs", X, y, 1500, 4, None), pieces=3)
+    result = capacity.search("kacs", X, y, params, 1500, 4, n_jobs=2, final=final)
+    at = capacity.chosen_params(params, result)
+    for k, member in enumerate(final.ahead(result)):
+        if member is not None:
+            again = bagging.train_member("kacs", X, y, at, 1500, 4, k)
+            assert np.array_equal(member.model.predict(X), again.model.predict(X))
 
 
 @pytest.mark.parametrize("which", ["bagged_kacs", "bagged_xcsf"])

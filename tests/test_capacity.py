@@ -249,19 +249,24 @@ def test_the_final_fit_trained_ahead_is_the_chosen_candidates(monkeypatch):
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     params = Hyperparameters(N=100, capacity="search", capacity_max=800)
     # One process: the fit at the chosen candidate is the search's last call.
-    final = capacity.FinalFit(lambda at: ("fit", at.N))
+    final = capacity.FinalFit(lambda at, piece: ("fit", at.N, piece))
     result = capacity.search("kacs", X, y, params, iterations=10, seed=3, final=final)
-    assert result.chosen_N == 200 and final.ahead(result) == ("fit", 200) and list(final.results) == [(200, None)]
-    for jobs in (2, 3):
-        for order in range(4):
-            pool = _Pool(monkeypatch, jobs, order)
-            final = capacity.FinalFit(lambda at: ("fit", at.N))
-            assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs, final=final) == result
-            # Fits ahead only at a best candidate so far, each once; the chosen one's is there
-            # whenever it was started.
-            ahead = [args[0].N for args in pool.calls if len(args) == 1]
-            assert len(set(ahead)) == len(ahead) and set(ahead) <= {100, 200}
-            assert final.ahead(result) == (("fit", 200) if 200 in ahead else None)
+    assert result.chosen_N == 200 and final.ahead(result) == [("fit", 200, 0)] and list(final.results) == [(200, None)]
+    for pieces in (1, 3):
+        chosen_ahead = 0
+        for jobs in (2, 3):
+            for order in range(4):
+                pool = _Pool(monkeypatch, jobs, order)
+                final = capacity.FinalFit(lambda at, piece: ("fit", at.N, piece), pieces=pieces)
+                assert capacity.search("kacs", X, y, params, iterations=10, seed=3, n_jobs=jobs, final=final) == result
+                # Pieces ahead only at a best candidate so far, each once; the chosen one's are
+                # there whenever they were started, and no more than `jobs` ran at once.
+                ahead = [(args[0].N, args[1]) for args in pool.calls if len(args) == 2]
+                assert len(set(ahead)) == len(ahead) and {N for N, _ in ahead} <= {100, 200}
+                assert final.ahead(result) == [("fit", 200, k) if (200, k) in ahead else None for k in range(pieces)]
+                assert pool.most_in_flight <= jobs
+                chosen_ahead += sum(N == 200 for N, _ in ahead)
+        assert chosen_ahead > 0  # the free processes did train pieces of the chosen fit ahead
 
 
 @pytest.mark.slow

@@ -95,11 +95,19 @@ def train_member(method: str, X, y, params: Hyperparameters, iterations: int, se
     return Member(model, evolved, seconds, refine_seconds, refine_iterations, smoothness)
 
 
+def member_at(method: str, X, y, iterations: int, seed: int, weight, params: Hyperparameters, k: int) -> Member:
+    """`train_member` with the arguments in the order of a capacity.FinalFit's pieces (the
+    members of the fit at a candidate, trained ahead by the search)."""
+    return train_member(method, X, y, params, iterations, seed, k, weight)
+
+
 def train_members(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-                  n_jobs: int | None = None, weight=None) -> list[Member]:
+                  n_jobs: int | None = None, weight=None, trained: list | None = None) -> list[Member]:
     """Every member of a bagged fit, in member order; with n_jobs > 1 (or -1: every core) in
     parallel processes, with the same result. `weight`: the rows' sample weights (rows of
-    weight 0 left out by the caller; None: unweighted)."""
+    weight 0 left out by the caller; None: unweighted). `trained`: members already trained
+    (by `train_member` with these arguments, as the capacity search trains them ahead), None
+    where not; only the others are trained."""
     learner = registry.get(method)
     if learner.merge is None:
         raise UserError(registry.bags_refusal(learner.label))
@@ -111,8 +119,12 @@ def train_members(method: str, X, y, params: Hyperparameters, iterations: int, s
         if merge(method, empty).params.bags > 1:
             raise UserError(f"an average of {learner.label} populations (bags) has no compaction; leave "
                             f"compaction at none or bags at 1")
-    return in_processes(train_member, [(method, X, y, params, iterations, seed, k, weight) for k in range(K)],
-                        n_jobs)
+    members = [None] * K if trained is None else list(trained)
+    missing = [k for k in range(K) if members[k] is None]
+    for k, member in zip(missing, in_processes(train_member, [(method, X, y, params, iterations, seed, k, weight)
+                                                              for k in missing], n_jobs)):
+        members[k] = member
+    return members
 
 
 def merge(method: str, models: list[Model]) -> Model:
@@ -125,11 +137,11 @@ def merge(method: str, models: list[Model]) -> Model:
 
 
 def fit(method: str, X, y, params: Hyperparameters, iterations: int, seed: int,
-        n_jobs: int | None = None, weight=None) -> Model:
+        n_jobs: int | None = None, weight=None, trained: list | None = None) -> Model:
     """A bagged fit on the learner's scaled rows (with their sample weights): the members
-    trained (and refined), merged."""
+    trained (and refined; `trained` as in `train_members`), merged."""
     return merge(method, [m.model for m in train_members(method, X, y, params, iterations, seed, n_jobs,
-                                                         weight)])
+                                                         weight, trained)])
 
 
 def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: Hyperparameters,

@@ -162,23 +162,31 @@ def pooled_score(maes, held_weights) -> float:
 
 @dataclass
 class FinalFit:
-    """The caller's fit at the chosen candidate, `fit(params) -> result` (a picklable function:
-    it may run in a worker process), which the search trains ahead on a worker that would
-    otherwise wait (`search`). `results` holds each fit trained ahead by its candidate's
-    (N, channels); the caller takes the chosen one's (`ahead`) or fits it itself."""
+    """The caller's fit at the chosen candidate, in `pieces` trainings independent of each other
+    (one model: one; a bagged fit: its members), `fit(params, piece) -> result` (a picklable
+    function: it may run in a worker process), which the search trains ahead on workers that
+    would otherwise wait (`search`). `results` holds, by candidate (N, channels), each piece
+    trained ahead (None: not trained); the caller takes the chosen one's (`ahead`) and trains
+    the pieces missing itself."""
 
     fit: Callable
+    pieces: int = 1
     results: dict = field(default_factory=dict)
+    started: dict = field(default_factory=dict)   # candidate -> the pieces started
 
-    def ahead(self, result: CapacityResult):
-        return self.results.get((result.chosen_N, result.chosen_channels))
+    def ahead(self, result: CapacityResult) -> list:
+        return list(self.results.get((result.chosen_N, result.chosen_channels), [None] * self.pieces))
+
+    def keep(self, at: tuple, piece: int, value) -> None:
+        self.results.setdefault(at, [None] * self.pieces)[piece] = value
 
 
 def final_fit(method: str, X, y, iterations: int, train_seed: int, refine_seed: int, weight,
-              params: Hyperparameters):
-    """The fit after the search at `params` as an estimator makes it, for `FinalFit`: (the model
-    trained on all the rows with train_seed, a refined copy of it or None, the refinement's
-    RefineResult or None), refined with refine_seed when params.refinement is on."""
+              params: Hyperparameters, piece: int = 0):
+    """The fit after the search at `params` as an estimator makes it, for `FinalFit` (one
+    piece, 0): (the model trained on all the rows with train_seed, a refined copy of it or None,
+    the refinement's RefineResult or None), refined with refine_seed when params.refinement is
+    on."""
     model = Model(method, X.shape[1], params)
     model.train(X, y, iterations, train_seed, weight=weight, evaluate=False)
     if not params.refinement:
@@ -195,13 +203,13 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
 
     With n_jobs > 1 (or -1: every core) the trainings (a candidate on one part) run in parallel
     processes, started as processes free up: each running ladder's next candidate first (each
-    needed by the sequential search), then, with `final`, the caller's fit at the best candidate
-    scored so far (needed unless a candidate still in flight beats it), then the ladders' later
-    candidates, ahead of the stopping rule. The rule is applied to the scores in ladder order,
-    so the choice, the candidates tried and their scores are those of the sequential search; a
-    candidate past a ladder's stop, or a fit ahead at a candidate that is not chosen, is
-    trained for nothing and is not reported. In one process the final fit, if asked for, is the
-    last call, at the chosen candidate."""
+    needed by the sequential search), then, with `final`, the pieces of the caller's fit at the
+    best candidate scored so far (needed unless a candidate still in flight beats it), then the
+    ladders' later candidates, ahead of the stopping rule. The rule is applied to the scores in
+    ladder order, so the choice, the candidates tried and their scores are those of the
+    sequential search; a candidate past a ladder's stop, or a piece ahead at a candidate that
+    is not chosen, is trained for nothing and is not reported. In one process the final fit's
+    first piece, if asked for, is the last call, at the chosen candidate."""
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError("the capacity search needs at least two train rows")
@@ -217,7 +225,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     pool = executor(width)
     scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
     trained = {}                     # (ladder, step) -> each part's (MAE, seconds), None until in
-    flight = {}                      # future -> ("part", ladder, step, part) or ("final", key)
+    flight = {}                      # future -> ("part", ladder, step, part) or ("final", key, piece)
     seconds = 0.0
 
     def running(ladder: int) -> bool:
@@ -244,11 +252,15 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         for i in range(len(ladders)):
             if running(i) and (i, len(scores[i])) not in trained:
                 start(i, len(scores[i]))
-        if final is not None and len(flight) < width and any(scores):
+        if final is not None and any(scores):
             at = key(*best())
-            if at not in final.results:
-                final.results[at] = None  # started: never twice
-                flight[pool.submit(final.fit, _at(params, *at))] = ("final", at)
+            started = final.started.setdefault(at, set())   # each piece started once at most
+            for piece in range(final.pieces):
+                if len(flight) >= width:
+                    break
+                if piece not in started:
+                    started.add(piece)
+                    flight[pool.submit(final.fit, _at(params, *at), piece)] = ("final", at, piece)
         for i in range(len(ladders)):
             ahead = len(scores[i]) + 1
             while running(i) and ahead < len(budgets) and len(flight) < width:
@@ -261,7 +273,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         for future in wait(flight, return_when=FIRST_COMPLETED)[0]:
             what = flight.pop(future)
             if what[0] == "final":
-                final.results[what[1]] = future.result()
+                final.keep(what[1], what[2], future.result())
             else:
                 trained[what[1:3]][what[3]] = future.result()
         for i in range(len(ladders)):
@@ -272,15 +284,20 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         fill()
     chosen = best()
     # Any other training still in flight is of no use: those not started are cancelled. The
-    # chosen candidate's fit ahead, if in flight, is waited for.
+    # pieces of the chosen candidate's fit ahead, if in flight, are waited for.
     wanted = ("final", key(*chosen))
+
+    def is_wanted(what: tuple) -> bool:
+        return what[:2] == wanted
+
     for future, what in list(flight.items()):
-        if what != wanted and future.cancel():
+        if not is_wanted(what) and future.cancel():
             del flight[future]
-    while wanted in flight.values():
+    while any(is_wanted(what) for what in flight.values()):
         for future in wait(flight, return_when=FIRST_COMPLETED)[0]:
-            if flight.pop(future) == wanted:
-                final.results[wanted[1]] = future.result()
+            what = flight.pop(future)
+            if is_wanted(what):
+                final.keep(what[1], what[2], future.result())
     return CapacityResult(
         chosen_N=budgets[chosen[1]], candidates=tuple(budgets[step] for i in range(len(ladders))
                                                       for step in range(len(scores[i]))),

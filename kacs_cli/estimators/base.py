@@ -280,9 +280,9 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
         if self.model_.params.capacity == "search":
             ahead = self._search_capacity(Xs, ys, n_iter, weight)
         if self.model_.params.bags > 1:
-            self._fit_bags(Xs, ys, n_iter, weight)
-        elif ahead is not None:
-            self._adopt(ahead, Xs)
+            self._fit_bags(Xs, ys, n_iter, weight, ahead)
+        elif ahead is not None and ahead[0] is not None:
+            self._adopt(ahead[0], Xs)
         else:
             self._train(Xs, ys, n_iter, reset_ranges=True, weight=weight)
             if self.model_.params.refinement:
@@ -294,20 +294,22 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
     def _search_capacity(self, Xs, ys, iterations, weight=None):
         """`capacity: search`: the budget chosen on held-out parts of the rows (engine/capacity.py)
         becomes the model's N (and, under capacity_channels='both', the channels chosen its
-        channels); capacity_result_ says what was tried. Returns the fit at the chosen
-        candidate when the search trained it ahead on a process that would have waited
-        (capacity.final_fit's triple), else None."""
+        channels); capacity_result_ says what was tried. Returns the pieces of the fit at the
+        chosen candidate that the search trained ahead on processes that would have waited,
+        None where it did not: one (capacity.final_fit's triple), or a bagged fit's members
+        (bagging.Member)."""
         params = self.model_.params
-        # A single model's fit (not bags') is what the search can train ahead.
-        final = (None if params.bags > 1 else capacity.FinalFit(functools.partial(
-            capacity.final_fit, self._method, Xs, ys, iterations, self._call_seed(0), self.seed_, weight)))
+        final = (capacity.FinalFit(functools.partial(
+            capacity.final_fit, self._method, Xs, ys, iterations, self._call_seed(0), self.seed_, weight))
+            if params.bags == 1 else capacity.FinalFit(functools.partial(
+                bagging.member_at, self._method, Xs, ys, iterations, self.seed_, weight), pieces=params.bags))
         try:
             self.capacity_result_ = capacity.search(self._method, Xs, ys, params, iterations, self.seed_,
                                                     n_jobs=check_jobs(self.n_jobs), weight=weight, final=final)
         except ValueError as exc:
             raise UserError(f"capacity='search': {exc}") from None
         self.model_ = Model(self._method, Xs.shape[1], capacity.chosen_params(params, self.capacity_result_))
-        return None if final is None else final.ahead(self.capacity_result_)
+        return final.ahead(self.capacity_result_)
 
     def _adopt(self, ahead, Xs):
         """The fitted state `_train` and `_refine_scaled` would leave, from the fit the capacity
@@ -320,12 +322,13 @@ class LearnerRegressor(RegressorMixin, BaseEstimator):
             self.model_, self.refine_result_ = refined, result
             self._after_training(Xs, reset_ranges=False)
 
-    def _fit_bags(self, Xs, ys, iterations, weight=None):
+    def _fit_bags(self, Xs, ys, iterations, weight=None, trained=None):
         """bags > 1: the members trained on bootstrap samples of the scaled rows (refined on
-        them with refinement), in `n_jobs` processes, merged into one model (engine/bagging.py)."""
+        them with refinement), in `n_jobs` processes, merged into one model (engine/bagging.py);
+        `trained`: the members the capacity search trained ahead (None where it did not)."""
         try:
             self.model_ = bagging.fit(self._method, Xs, ys, self.model_.params, iterations, self.seed_,
-                                      n_jobs=check_jobs(self.n_jobs), weight=weight)
+                                      n_jobs=check_jobs(self.n_jobs), weight=weight, trained=trained)
         except ValueError as exc:
             raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
         self.n_train_calls_ += 1
