@@ -408,7 +408,8 @@ def keep_votes_after_compaction(pop, hp, sc, moved, n_dead):
     k < n_dead: the moved rules' votes at their new slots, none at their old ones."""
     if sc.del_state[D_VALID] == 0:
         return
-    # The slots beyond P now hold no rule; the holes filled lie below it.
+    # The holes filled lie below P: their blocks hold votes before one is written there.
+    clear_new_blocks(sc, (pop.scal[S_P] + VOTE_BLOCK - 1) // VOTE_BLOCK, None)
     for k in range(n_dead):
         src = moved[k]
         if src >= 0:
