@@ -1,5 +1,6 @@
-"""The levers against variance on the real-data suite (results/suite_variance, docs/variance.md):
-each lever against the setting it changes by one step, over the runs every method has."""
+"""The levers against variance on the real-data suite (results/suite_variance) and on the
+article's eight benchmarks (results/variance), docs/variance.md: each lever against the setting
+it changes by one step, over the runs every method has."""
 
 from __future__ import annotations
 
@@ -55,4 +56,4 @@ def levers(src: Source) -> Quoted:
     return table("levers", ["dataset", "runs", *methods], rows)
 
 
-EXPERIMENTS = {"suite_variance": (levers,)}
+EXPERIMENTS = {"suite_variance": (levers,), "variance": (levers,)}
