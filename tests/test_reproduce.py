@@ -68,6 +68,18 @@ def test_shifted_committed_errors_make_every_cell_differ(committed, tmp_path, ca
     assert table["differs"].all() and (table["test_mae_p_holm"] < 0.05).all() and (table["rules_p_holm"] == 1).all()
 
 
+def test_only_the_named_methods_are_trained_and_compared(committed, tmp_path, capsys):
+    out = tmp_path / "kacs_only"
+    code, text, err = kacs(capsys, "reproduce", committed, "--runs", 2, "--jobs", 1, "--out", out, "--method", "kacs")
+    assert code == 0, err
+    assert "0 of 1 cells differ" in text and "2 of 2 rows with the same seeds are identical" in text
+    assert set(pd.read_csv(out / "runs.csv")["method"]) == {"kacs"}
+    assert list(pd.read_csv(out / "reproduction.csv")["method"]) == ["kacs"]
+    code, _, err = kacs(capsys, "reproduce", committed, "--out", tmp_path / "x", "--method", "kacs-refined")
+    assert code == 2 and err.count("\n") == 1
+    assert "--method kacs-refined is not a method of this folder; its methods are xcsf, kacs" in err
+
+
 def test_a_folder_that_is_no_results_folder_is_one_line(tmp_path, capsys):
     code, _, err = kacs(capsys, "reproduce", tmp_path, "--runs", 2)
     assert code == 2 and err.count("\n") == 1 and "is not a results folder of `kacs run`" in err

@@ -3,6 +3,7 @@ and say, cell by cell, whether they agree with the committed ones (kacs_cli/repo
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -56,8 +57,20 @@ def _check_out(out: Path, folder: Path, running, force: bool) -> None:
                         f"({running.describe()}); use --force to start over there or choose another --out")
 
 
+def _only_methods(config, committed, methods: list[str]):
+    """The config and committed rows of the named methods only (all of them when none is named)."""
+    if not methods:
+        return config, committed
+    unknown = [m for m in methods if m not in config.methods]
+    if unknown:
+        raise UserError(f"--method {unknown[0]} is not a method of this folder; its methods are "
+                        f"{', '.join(config.methods)}")
+    chosen = tuple(m for m in config.methods if m in methods)
+    return dataclasses.replace(config, methods=chosen), committed[committed["method"].isin(chosen)]
+
+
 def reproduce(folder: Path, *, runs: int, jobs: Optional[int], out: Optional[Path], data_dir: Optional[Path],
-              force: bool) -> None:
+              force: bool, methods: Optional[list[str]] = None) -> None:
     from rich.console import Console
 
     from kacs_cli.cli.campaign import ConsoleReporter
@@ -74,7 +87,7 @@ def reproduce(folder: Path, *, runs: int, jobs: Optional[int], out: Optional[Pat
         raise UserError(f"{results.config_path(folder)} records settings this version of `kacs run` would not "
                         f"run as written (differs in: {', '.join(diffs)}); reproduce it with the version that "
                         f"wrote it")
-    config = with_runs(config, runs)
+    config, committed = _only_methods(with_runs(config, runs), committed, methods or [])
     out = Path(out) if out is not None else Path("results") / "reproduce" / config.experiment
     running = provenance.EngineRecord.current()
     _check_out(out, folder, running, force)
@@ -105,6 +118,9 @@ def register(app: typer.Typer) -> None:
         out: Optional[Path] = typer.Option(None, "--out", "-o", help=_OUT_HELP),
         data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
         force: bool = typer.Option(False, "--force", help="Discard an earlier reproduction in --out and start over."),
+        method: Optional[list[str]] = typer.Option(None, "--method", "-m", help=(
+            "Only this method's cells (a method label of the folder's config); repeat for more. "
+            "Default: every method."), show_default=False),
     ) -> None:
         """Train runs of a results folder again and test, cell by cell, whether they agree.
 
@@ -114,4 +130,4 @@ def register(app: typer.Typer) -> None:
         """
         check_positive(runs, "--runs")
         check_positive(jobs, "--jobs")
-        reproduce(folder, runs=runs, jobs=jobs, out=out, data_dir=data_dir, force=force)
+        reproduce(folder, runs=runs, jobs=jobs, out=out, data_dir=data_dir, force=force, methods=method)
