@@ -9,7 +9,7 @@ import pytest
 from kacs_cli import KACSRegressor, XCSFRegressor, load
 from kacs_cli.engine import Hyperparameters, Model, train_run
 from kacs_cli.engine.population import S_P, S_TOTAL, set_bounds
-from kacs_cli.engine.refine import PATIENCE, Objective, design, validation_split
+from kacs_cli.engine.refine import PATIENCE, Objective, _outer_cells, design, validation_split
 from kacs_cli.errors import UserError
 from kacs_cli.scaling import InputTransform
 
@@ -77,6 +77,46 @@ def test_the_objective_is_the_engine_prediction_and_its_gradient_matches_finite_
     numeric = central_differences(lambda w: obj(w)[0], w0)
     assert np.allclose(grad, numeric, rtol=1e-5, atol=1e-8)
     assert loss == pytest.approx(0.5 * obj.mse(w0) + 0.5 * pull * np.sum((w0 - reference) ** 2))
+
+
+def test_each_outer_cell_holds_the_match_set_of_every_channel_sum_in_it():
+    # Two channels of rules with shared bounds (ties between lower bounds, upper bounds and
+    # across the two) and a point interval: a channel sum z in the cell that its ranks name
+    # (lower bounds <= z, upper bounds < z) must match exactly the rules of that cell.
+    rng = np.random.default_rng(3)
+    grid = np.linspace(-1.0, 1.0, 9)
+    channels = []
+    for m in (7, 12):
+        lo = rng.choice(grid, m)
+        hi = np.maximum(lo, rng.choice(grid, m))
+        hi[0] = lo[0]
+        order = np.argsort(lo, kind="stable")
+        channels.append((lo[order], hi[order]))
+    out_start = np.array([0, 7, 19])
+    out_lo = np.concatenate([c[0] for c in channels])
+    out_hi = np.concatenate([c[1] for c in channels])
+    hi_sorted, start, rules = _outer_cells(out_start, out_lo, out_hi)
+    probes = np.concatenate([grid, (grid[:-1] + grid[1:]) / 2, [-2.0, 2.0]])
+    for q in range(2):
+        s, e = out_start[q], out_start[q + 1]
+        for z in probes:
+            cell = 2 * s + q + np.searchsorted(out_lo[s:e], z, "right") + np.searchsorted(hi_sorted[s:e], z, "left")
+            expected = [k for k in range(s, e) if out_lo[k] <= z <= out_hi[k]]
+            assert list(rules[start[cell]:start[cell + 1]]) == expected, (q, z)
+
+
+def test_the_objective_follows_outer_match_sets_that_change_with_the_channel_sum():
+    # Narrow, overlapping and nested outer intervals, some sharing bounds: every channel sum
+    # meets a different match set, and the objective is still the engine's prediction error.
+    inner = [(0.0, 0.6, 0.7), (0.3, 1.0, 0.2), (0.0, 1.0, 0.1)]
+    outer = [(-3.0, -0.5, 0.4), (-1.0, 0.0, 0.3), (-0.5, 0.5, 0.6), (0.0, 0.0, 0.9), (0.0, 1.5, 0.2),
+             (-0.2, 0.3, 0.5), (0.5, 3.0, 0.8), (1.5, 2.0, 0.1)]
+    model = _hand_built(2, inner, outer, seed=4)
+    X, y = _data(2, 400, seed=5)
+    w0 = model.pop.weights.w[:model.n_rules].ravel().copy()
+    obj = Objective(model.pop, 2, 5, design(model.pop, X, y, 2, 5), 0.0, w0)
+    assert np.diff(obj.oc_start).max() >= 3  # some channel sums meet several outer rules
+    assert obj.mse(w0) == pytest.approx(np.mean((model.predict(X) - y) ** 2), rel=1e-12)
 
 
 def test_a_population_that_can_represent_the_target_is_refined_to_it():

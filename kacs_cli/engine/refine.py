@@ -8,8 +8,10 @@ With the structure fixed, the model is
 each function the fitness-weighted mean of its matching rules' lines (an empty match set
 gives 0, as in prediction). The inner functions are linear in the inner weights and their
 match sets do not depend on any weight, so the inner stage is a fixed sparse design built
-once per row set (`Design`); the outer match sets follow zhat and are found anew at every
-evaluation. The objective is
+once per row set (`Design`). The outer match sets follow zhat, so they are found anew at every
+evaluation, but each channel's rules cut the line into cells of one match set each
+(`_outer_cells`, built once per structure), where Phi_q is one line: a row finds its cell by
+two binary searches. The objective is
 
     L(w) = 1/(2m) sum_r (y_r - yhat_r)^2 + lambda/2 sum_k |w_k - w_k^evolved|^2,
 
@@ -215,8 +217,60 @@ def _outer_groups(sub, P, n, n_q):
 
 
 @njit(cache=True)
+def _outer_cells(out_start, out_lo, out_hi):
+    """The outer stage's cells, as the inner stage's (`Design`): within channel q, whose m rules
+    are out_start[q]:out_start[q + 1] sorted by lower bound, a channel sum z with a rules'
+    lower bounds <= z and b upper bounds < z lies in cell a + b of the channel's 2 m + 1, and
+    every z of one cell has the same match set, {lo <= z} minus {hi < z}. Returns the channel's
+    upper bounds sorted (to find b), and each cell's matching rules (positions in the out
+    arrays, ascending: by lower bound) as start (one per cell, plus one) and rules; channel q's
+    cells are 2 out_start[q] + q onwards."""
+    n_q = out_start.shape[0] - 1
+    n_out = out_lo.shape[0]
+    hi_sorted = np.empty(n_out)
+    n_cells = 2 * n_out + n_q
+    start = np.zeros(n_cells + 1, np.int64)
+    rules = np.empty(0, np.int64)
+    active = np.zeros(n_out, np.bool_)
+    for sweep in range(2):
+        if sweep == 1:
+            for c in range(n_cells):
+                start[c + 1] += start[c]
+            rules = np.empty(start[n_cells], np.int64)
+        for q in range(n_q):
+            s, e = out_start[q], out_start[q + 1]
+            by_hi = s + np.argsort(out_hi[s:e], kind="mergesort")
+            hi_sorted[s:e] = out_hi[by_hi]
+            active[s:e] = False
+            count = 0
+            # Events in the order a growing z meets them: a lower bound at v before an upper
+            # bound at v (z = v matches both); cell t holds the state after t events.
+            i, j = s, s
+            for t in range(2 * (e - s) + 1):
+                c = 2 * s + q + t
+                if sweep == 0:
+                    start[c + 1] = count
+                else:
+                    fill = start[c]
+                    for k in range(s, e):
+                        if active[k]:
+                            rules[fill] = k
+                            fill += 1
+                if i < e and (j >= e or out_lo[i] <= hi_sorted[j]):
+                    active[i] = True
+                    count += 1
+                    i += 1
+                elif j < e:
+                    active[by_hi[j - s]] = False
+                    count -= 1
+                    j += 1
+    return hi_sorted, start, rules
+
+
+@njit(cache=True)
 def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_missing, cell_centre, cell_sub,
-               X, y, v, out_start, out_rule, out_lo, out_hi, out_F, want_grad, grad, grad_held):
+               X, y, v, out_start, out_rule, out_lo, out_hi_sorted, out_F, oc_start, oc_rule, want_grad, grad,
+               grad_held):
     """The summed squared error of the two-stage prediction with weights w (P x 2) and held
     values at missing inputs `held` (one per inner submodel, NaN: none) on the design's rows,
     each row's weighted by v, and (want_grad) the gradient of half the weighted mean squared
@@ -224,10 +278,11 @@ def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_miss
     The pull is the caller's.
 
     The outer rules of channel q are out_rule[out_start[q]:out_start[q + 1]], sorted by
-    lower bound, with their bounds and fitness copied alongside: a row scans only the rules
-    whose lower bound is <= its zhat_q (a binary search), contiguously and branch-free (a
-    rule whose upper bound lies below zhat_q adds zero). The channel count is out_start's
-    length minus one.
+    lower bound, with their lower bounds alongside and the channel's upper bounds sorted
+    (out_hi_sorted); oc_start/oc_rule are their cells (`_outer_cells`). Phi_q is one line
+    per cell, so a row costs two binary searches per channel, whatever the number of rules
+    that match its channel sum; each cell's gradient is summed over its rows first and shared
+    out to its rules once. The channel count is out_start's length minus one.
     """
     n_q = out_start.shape[0] - 1
     rows = y.shape[0]
@@ -238,51 +293,48 @@ def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_miss
     for c in range(n_cells):
         line_a[c], line_b[c] = _cell_line(w, held, c, cell_start, cell_rule, cell_share, cell_missing,
                                           cell_centre, cell_sub)
-    out_w0 = np.empty(n_out)
-    out_w1 = np.empty(n_out)
-    for k in range(n_out):
-        out_w0[k] = w[out_rule[k], 0]
-        out_w1[k] = w[out_rule[k], 1]
+    n_out_cells = oc_start.shape[0] - 1
+    out_f = np.zeros(n_out_cells)
+    out_a = np.zeros(n_out_cells)
+    out_b = np.zeros(n_out_cells)
+    for c in range(n_out_cells):
+        f_sum = 0.0
+        fw0_sum = 0.0
+        fw1_sum = 0.0
+        for e in range(oc_start[c], oc_start[c + 1]):
+            k = oc_rule[e]
+            i = out_rule[k]
+            f_sum += out_F[k]
+            fw0_sum += out_F[k] * w[i, 0]
+            fw1_sum += out_F[k] * w[i, 1]
+        out_f[c] = f_sum
+        if f_sum > 0.0:
+            out_a[c] = fw0_sum / f_sum
+            out_b[c] = fw1_sum / f_sum
     grad_a = np.zeros(n_cells)
     grad_b = np.zeros(n_cells)
-    out_g0 = np.zeros(n_out)
-    out_g1 = np.zeros(n_out)
+    out_ga = np.zeros(n_out_cells)
+    out_gb = np.zeros(n_out_cells)
     zhat = np.empty(n_q)
-    slope = np.empty(n_q)
-    sum_f = np.empty(n_q)
-    out_stop = np.empty(n_q, np.int64)
+    out_cell = np.empty(n_q, np.int64)
     sse = 0.0
     total = 0.0
     for r in range(rows):
         total += v[r]
     inv_m = 1.0 / total
     for r in range(rows):
-        for q in range(n_q):
-            zq = 0.0
-            for p in range(n):
-                c = cell_of[r, q * n + p]
-                zq += line_a[c] + line_b[c] * X[r, p]
-            zhat[q] = zq
         y_hat = 0.0
         for q in range(n_q):
-            z = zhat[q]
-            f_sum = 0.0
-            fp_sum = 0.0
-            fw1_sum = 0.0
-            stop = out_start[q] + np.searchsorted(out_lo[out_start[q]:out_start[q + 1]], z,
-                                                  side="right")
-            out_stop[q] = stop
-            for k in range(out_start[q], stop):
-                fm = out_F[k] * (z <= out_hi[k])
-                f_sum += fm
-                fp_sum += fm * (out_w0[k] + out_w1[k] * z)
-                fw1_sum += fm * out_w1[k]
-            sum_f[q] = f_sum
-            if f_sum > 0.0:
-                y_hat += fp_sum / f_sum
-                slope[q] = fw1_sum / f_sum
-            else:
-                slope[q] = 0.0
+            z = 0.0
+            for p in range(n):
+                c = cell_of[r, q * n + p]
+                z += line_a[c] + line_b[c] * X[r, p]
+            zhat[q] = z
+            s, e = out_start[q], out_start[q + 1]
+            c = (2 * s + q + np.searchsorted(out_lo[s:e], z, side="right")
+                 + np.searchsorted(out_hi_sorted[s:e], z, side="left"))
+            out_cell[q] = c
+            y_hat += out_a[c] + out_b[c] * z
         e = y[r] - y_hat
         ve = v[r] * e
         sse += ve * e
@@ -290,15 +342,13 @@ def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_miss
             continue
         g = -ve * inv_m
         for q in range(n_q):
-            if sum_f[q] <= 0.0:
+            c = out_cell[q]
+            if out_f[c] <= 0.0:
                 continue
             z = zhat[q]
-            g_share = g / sum_f[q]
-            for k in range(out_start[q], out_stop[q]):
-                a = g_share * out_F[k] * (z <= out_hi[k])
-                out_g0[k] += a
-                out_g1[k] += a * z
-            gz = g * slope[q]
+            out_ga[c] += g
+            out_gb[c] += g * z
+            gz = g * out_b[c]
             for p in range(n):
                 c = cell_of[r, q * n + p]
                 grad_a[c] += gz
@@ -306,9 +356,15 @@ def _loss_grad(w, held, n, cell_of, cell_start, cell_rule, cell_share, cell_miss
     if want_grad:
         grad[:, :] = 0.0
         grad_held[:] = 0.0
-        for k in range(n_out):
-            grad[out_rule[k], 0] += out_g0[k]
-            grad[out_rule[k], 1] += out_g1[k]
+        for c in range(n_out_cells):
+            if out_f[c] <= 0.0:
+                continue
+            ga = out_ga[c] / out_f[c]
+            gb = out_gb[c] / out_f[c]
+            for e in range(oc_start[c], oc_start[c + 1]):
+                k = oc_rule[e]
+                grad[out_rule[k], 0] += out_F[k] * ga
+                grad[out_rule[k], 1] += out_F[k] * gb
         for c in range(n_cells):
             # A missing cell's value is its held value, or moves with w1 by the rule's centre
             # (its grad_b is 0).
@@ -436,8 +492,9 @@ class Objective:
         channel = np.repeat(np.arange(self.out_start.shape[0] - 1), np.diff(self.out_start))
         self.out_rule = out_rule[np.lexsort((lo[out_rule], channel))]
         self.out_lo = np.ascontiguousarray(lo[self.out_rule])
-        self.out_hi = np.ascontiguousarray(hi[self.out_rule])
         self.out_F = np.ascontiguousarray(F[self.out_rule])
+        self.out_hi_sorted, self.oc_start, self.oc_rule = _outer_cells(self.out_start, self.out_lo,
+                                                                       np.ascontiguousarray(hi[self.out_rule]))
         self._grad = np.zeros((self.P, 2))
 
     def mse(self, w_flat: np.ndarray, rows: Design | None = None) -> float:
@@ -458,8 +515,8 @@ class Objective:
         d = self.rows if d is None else d
         return _loss_grad(x[:2 * self.P].reshape(self.P, 2), self.held(x), self.n, d.cell_of, d.cell_start,
                           d.cell_rule, d.cell_share, d.cell_missing, d.cell_centre, d.cell_sub, d.X, d.y,
-                          d.v, self.out_start, self.out_rule, self.out_lo, self.out_hi, self.out_F,
-                          want_grad, self._grad, self._grad_held)
+                          d.v, self.out_start, self.out_rule, self.out_lo, self.out_hi_sorted, self.out_F,
+                          self.oc_start, self.oc_rule, want_grad, self._grad, self._grad_held)
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         sse = self._run(x, True)
