@@ -72,13 +72,13 @@ def instrument():
 
     predict, components, steps = kacs.predict, kacs.predict_components, kacs.train_steps
 
-    def counted_predict(pop, X, n, n_q):
+    def counted_predict(pop, X, *args):
         _count("rows predicted", X.shape[0])
-        return predict(pop, X, n, n_q)
+        return predict(pop, X, *args)
 
-    def counted_components(pop, X, n, psihat, zhat, phihat):
+    def counted_components(pop, X, *args):
         _count("rows predicted", X.shape[0])
-        return components(pop, X, n, psihat, zhat, phihat)
+        return components(pop, X, *args)
 
     def counted_steps(pop, wk, X, y, order, start, stop, *args):
         _count("evolution iterations", stop - start)

@@ -77,7 +77,7 @@ from kacs_cli.estimators import classes, persistence
 from kacs_cli.estimators.loading import load_estimator
 from kacs_cli.estimators.validation import (ARGUMENTS, NO_Y, ParameterError, base_seed, categorical_cells,
                                             categorical_columns, check_fit_data, check_jobs, choices_of,
-                                            fit_iterations, json_param, parameter_constraints, plain,
+                                            fit_iterations, json_param, parameter_constraints,
                                             scaling_ranges, validate)
 from kacs_cli.scaling import CategoryMap, InputTransform, scale_inputs, scale_target, unscale_target
 
