@@ -118,6 +118,7 @@ def test_the_record_names_the_switches_that_were_on_and_the_kacs_engine(monkeypa
     assert default.switches == () and "switches" not in default.as_dict()
     assert default.as_dict()["kacs_engine"] == default.kacs_engine == "sorted"
     assert default.as_dict()["xcsf_engine"] == default.xcsf_engine == "running-sum"
+    assert default.as_dict()["refinement"] == default.refinement == "cells"
     monkeypatch.setenv("KACS_PLAIN_NUMBA", "nrt")
     plain = EngineRecord.current()
     assert plain.switches == ("KACS_PLAIN_NUMBA=nrt",)
@@ -280,3 +281,14 @@ def test_reusing_rows_of_the_same_engine_needs_no_flag(finished, tmp_path, capsy
     assert code == 0, err
     assert "4 run(s) copied" in " ".join(text.split())
     assert provenance.read(tmp_path / "target").others == ()
+
+
+def test_a_record_without_the_refinement_names_the_scanning_one():
+    """Records written before the refinement's kernel was named came from the kernel that
+    scanned the outer rules; a folder holding rows of both lists both."""
+    old = {"fingerprint": "a" * 64, "kernels": [BLAS], "commit": "abc", "dirty": False}
+    record = EngineRecord.of(old, "engine.yaml")
+    assert record.refinement == "scan" and record.engines("refinement") == ("scan",)
+    now = EngineRecord.of({**old, "fingerprint": "b" * 64, "refinement": "cells"}, "engine.yaml")
+    assert now.refinement == "cells" and EngineRecord.of(now.as_dict(), "engine.yaml") == now
+    assert now.joined(record).engines("refinement") == ("cells", "scan")

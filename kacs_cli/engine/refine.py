@@ -60,6 +60,9 @@ from kacs_cli.engine.kacs_submodels import submodel_input_table
 from kacs_cli.engine.population import S_P
 from kacs_cli.engine.weights import weighted_mean
 
+# The refinement's kernel, in words a results folder records (engine.yaml's `refinement`):
+# the outer functions evaluated by cells of one match set (`_outer_cells`).
+ENGINE_NAME = "cells"
 # L-BFGS-B iterations without a lower validation MSE before the search stops.
 PATIENCE = 20
 # Fewer validation rows than this make early stopping noise: all rows are fitted instead.
@@ -674,5 +677,5 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         smoothness_scores=tried)
 
 
-__all__ = ["Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
+__all__ = ["ENGINE_NAME", "Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
            "design", "refine_weights", "roughness_matrix", "validation_split"]

@@ -39,20 +39,23 @@ def t_hyperparameters(_: Runs) -> str:
                  "l" * 8)
 
 
-def _engine(folder, config, methods) -> tuple[str, str, str]:
-    """The folder's KACS engines and XCSF engines ("—" without a method of that learner), and
-    its recorded engine (fingerprint prefix, the switches that were on, commit) or that none is
-    recorded. Folders without a record were all trained before the record existed, by the
-    re-sorting KACS engine and the full-sum XCSF engine."""
+def _engine(folder, config, methods, refined: bool) -> tuple[str, str, str, str]:
+    """The folder's KACS engines, XCSF engines and refinement kernels ("—" without a method of
+    that learner, or without a refined run), and its recorded engine (fingerprint prefix, the
+    switches that were on, commit) or that none is recorded. Folders without a record were all
+    trained before the record existed, by the re-sorting KACS engine, the full-sum XCSF engine
+    and the scanning refinement."""
     record = provenance.read(folder)
     learners = {pareto.engine_of(config, m) for m in methods} if config is not None else {"kacs", "xcsf"}
+    if refined:
+        learners.add("refinement")
     if record is None:
-        return (provenance.RESORTING if "kacs" in learners else "—",
-                provenance.FULL_SUM if "xcsf" in learners else "—", "not recorded")
+        old = {"kacs": provenance.RESORTING, "xcsf": provenance.FULL_SUM, "refinement": provenance.SCAN}
+        return (*(old[k] if k in learners else "—" for k in old), "not recorded")
     switches = [w for w in record.switches if w != provenance.SORTED_SWITCH]
     with_switches = f" ({', '.join(switches)})" if switches else ""
     commit = record.commit
-    names = [", ".join(record.engines(learner)) if learner in learners else "—" for learner in ("kacs", "xcsf")]
+    names = [", ".join(record.engines(which)) if which in learners else "—" for which in provenance.ENGINE_FIELDS]
     return (*names, f"`{record.fingerprint[:12]}`{with_switches} at {str(commit)[:7] if commit else 'no commit'}")
 
 
@@ -68,9 +71,15 @@ def t_results_index(runs: Runs) -> str:
         description = str((config.data if config else {}).get("description", "")).replace("|", "/")
         frame = runs(folder.relative_to(root).as_posix())
         rows.append([f"`{folder.relative_to(runs.root).as_posix()}`", description, integer(len(frame)),
-                     str(frame.method.nunique()), *_engine(folder, config, frame.method.unique())])
+                     str(frame.method.nunique()), *_engine(folder, config, frame.method.unique(), _refined(frame))])
     return table(["folder", "what it measures (its config's description)", "runs", "methods", "KACS engine",
-                  "XCSF engine", "engine record"], rows, "llrrlll")
+                  "XCSF engine", "KACS refinement", "engine record"], rows, "llrrllll")
+
+
+def _refined(frame) -> bool:
+    """Whether some run of the folder refined a KACS model (a refined run records the evolved
+    model's error beside the refined one's)."""
+    return "evolved_test_mae" in frame and bool(frame["evolved_test_mae"].notna().any())
 
 
 # ---- structural fidelity: one row of docs/fidelity/grid.csv per (function, n, run, setting);

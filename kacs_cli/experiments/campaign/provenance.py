@@ -17,6 +17,10 @@ so that rows of two engines never mix silently: the runner refuses to resume a f
   (RESORTING), or, with the switch KACS_ENGINE=sorted among its switches, the sorted one.
   Likewise XCSF's (`xcsf_engine`: xcsf.ENGINE_NAME); a record without one names the engine
   that summed the fitness of every slot after each update (FULL_SUM).
+- The refinement's kernel (`refinement`: refine.ENGINE_NAME), which fits a refined KACS
+  model's weights; a record without one names the kernel that scanned every outer rule whose
+  lower bound lies below a channel sum (SCAN). The two round a few sums differently, which
+  L-BFGS-B's stopping turns into other weights.
 - The kernels are threadpoolctl's report of the BLAS libraries numpy and scipy load. Their
   family (library, version, the architecture whose kernels the library chose: OpenBLAS picks
   Haswell or SkylakeX at run time) is compared; their thread count is not, since the numbers
@@ -37,7 +41,7 @@ import numpy  # noqa: F401
 import scipy.linalg  # noqa: F401
 from threadpoolctl import threadpool_info
 
-from kacs_cli.engine import cache, layout, xcsf
+from kacs_cli.engine import cache, layout, refine, xcsf
 from kacs_cli.errors import UserError
 from kacs_cli.experiments.campaign import results
 
@@ -56,6 +60,10 @@ RESORTING = "re-sorting"
 SORTED_SWITCH = "KACS_ENGINE=sorted"
 # The XCSF engine of records that name none.
 FULL_SUM = "full-sum"
+# The refinement kernel of records that name none.
+SCAN = "scan"
+# engine.yaml's field of each engine a record names: KACS's, XCSF's, the refinement's.
+ENGINE_FIELDS = {"kacs": "kacs_engine", "xcsf": "xcsf_engine", "refinement": "refinement"}
 
 
 def engine_switches() -> tuple[str, ...]:
@@ -124,13 +132,14 @@ class EngineRecord:
     # Which of KACS's and of XCSF's engines trained the rows (see the module's docstring).
     kacs_engine: str = layout.ENGINE_NAME
     xcsf_engine: str = xcsf.ENGINE_NAME
+    refinement: str = refine.ENGINE_NAME
 
     @classmethod
     def current(cls) -> "EngineRecord":
         """The engine running now."""
         commit, dirty = checkout_commit()
         return cls(engine_fingerprint(), tuple(kernel_report()), commit, dirty, switches=engine_switches(),
-                   kacs_engine=layout.ENGINE_NAME, xcsf_engine=xcsf.ENGINE_NAME)
+                   kacs_engine=layout.ENGINE_NAME, xcsf_engine=xcsf.ENGINE_NAME, refinement=refine.ENGINE_NAME)
 
     @classmethod
     def of(cls, data: dict, where: Path | str) -> "EngineRecord":
@@ -147,13 +156,16 @@ class EngineRecord:
         xcsf_engine = data.get("xcsf_engine")
         if not isinstance(xcsf_engine, str):
             xcsf_engine = FULL_SUM
+        refinement = data.get("refinement")
+        if not isinstance(refinement, str):
+            refinement = SCAN
         return cls(fingerprint, tuple(kernels), data.get("commit"), data.get("dirty"),
                    tuple(o for o in others if isinstance(o, dict)) if isinstance(others, list) else (),
-                   switches, kacs_engine, xcsf_engine)
+                   switches, kacs_engine, xcsf_engine, refinement)
 
     def as_dict(self) -> dict:
         out = {"fingerprint": self.fingerprint, "kacs_engine": self.kacs_engine, "xcsf_engine": self.xcsf_engine,
-               "commit": self.commit, "dirty": self.dirty, "kernels": [dict(k) for k in self.kernels]}
+               "refinement": self.refinement, "commit": self.commit, "dirty": self.dirty, "kernels": [dict(k) for k in self.kernels]}
         if self.switches:
             out["switches"] = list(self.switches)
         if self.others:
@@ -176,10 +188,10 @@ class EngineRecord:
         """This record as an entry of another's `others`."""
         return {k: v for k, v in self.as_dict().items() if k != "others"}
 
-    def engines(self, learner: str) -> tuple[str, ...]:
-        """The engines of `learner` ("kacs" or "xcsf") whose rows the folder holds: this record's
-        and its others', each once."""
-        field = f"{learner}_engine"
+    def engines(self, which: str) -> tuple[str, ...]:
+        """The engines of `which` ("kacs", "xcsf" or "refinement", ENGINE_FIELDS) whose rows the
+        folder holds: this record's and its others', each once."""
+        field = ENGINE_FIELDS[which]
         names = [getattr(self, field), *(getattr(EngineRecord.of(o, "others"), field) for o in self.others)]
         return tuple(dict.fromkeys(names))
 
@@ -192,7 +204,7 @@ class EngineRecord:
             if not record.same_engine(self) and entry not in known:
                 known.append(entry)
         return EngineRecord(self.fingerprint, self.kernels, self.commit, self.dirty, tuple(known), self.switches,
-                            self.kacs_engine, self.xcsf_engine)
+                            self.kacs_engine, self.xcsf_engine, self.refinement)
 
 
 def read(folder: Path) -> EngineRecord | None:
