@@ -227,15 +227,23 @@ def _outer_cells(out_start, out_lo, out_hi):
     every z of one cell has the same match set, {lo <= z} minus {hi < z}. Returns the channel's
     upper bounds sorted (to find b), and each cell's matching rules (positions in the out
     arrays, ascending: by lower bound) as start (one per cell, plus one) and rules; channel q's
-    cells are 2 out_start[q] + q onwards. Built once per refinement, in O(m^2) per channel
-    (a few hundred outer rules per channel at N = 51,200)."""
+    cells are 2 out_start[q] + q onwards. Built once per refinement, in time linear in the
+    rules plus the cells' entries."""
     n_q = out_start.shape[0] - 1
     n_out = out_lo.shape[0]
     hi_sorted = np.empty(n_out)
+    by_hi = np.empty(n_out, np.int64)
+    for q in range(n_q):
+        s, e = out_start[q], out_start[q + 1]
+        by_hi[s:e] = s + np.argsort(out_hi[s:e], kind="mergesort")
+        hi_sorted[s:e] = out_hi[by_hi[s:e]]
     n_cells = 2 * n_out + n_q
     start = np.zeros(n_cells + 1, np.int64)
     rules = np.empty(0, np.int64)
-    active = np.zeros(n_out, np.bool_)
+    # The active rules as a list linked in lower-bound order: a rule joins at the tail (lower
+    # bounds arrive in that order) and leaves from anywhere, so a cell is listed by walking it.
+    next_active = np.empty(n_out, np.int64)
+    prev_active = np.empty(n_out, np.int64)
     for sweep in range(2):
         if sweep == 1:
             for c in range(n_cells):
@@ -243,9 +251,7 @@ def _outer_cells(out_start, out_lo, out_hi):
             rules = np.empty(start[n_cells], np.int64)
         for q in range(n_q):
             s, e = out_start[q], out_start[q + 1]
-            by_hi = s + np.argsort(out_hi[s:e], kind="mergesort")
-            hi_sorted[s:e] = out_hi[by_hi]
-            active[s:e] = False
+            head, tail = -1, -1
             count = 0
             # Events in the order a growing z meets them: a lower bound at v before an upper
             # bound at v (z = v matches both); cell t holds the state after t events.
@@ -256,16 +262,32 @@ def _outer_cells(out_start, out_lo, out_hi):
                     start[c + 1] = count
                 else:
                     fill = start[c]
-                    for k in range(s, e):
-                        if active[k]:
-                            rules[fill] = k
-                            fill += 1
+                    k = head
+                    while k >= 0:
+                        rules[fill] = k
+                        fill += 1
+                        k = next_active[k]
                 if i < e and (j >= e or out_lo[i] <= hi_sorted[j]):
-                    active[i] = True
+                    prev_active[i] = tail
+                    next_active[i] = -1
+                    if tail >= 0:
+                        next_active[tail] = i
+                    else:
+                        head = i
+                    tail = i
                     count += 1
                     i += 1
                 elif j < e:
-                    active[by_hi[j - s]] = False
+                    k = by_hi[j]
+                    before, after = prev_active[k], next_active[k]
+                    if before >= 0:
+                        next_active[before] = after
+                    else:
+                        head = after
+                    if after >= 0:
+                        prev_active[after] = before
+                    else:
+                        tail = before
                     count -= 1
                     j += 1
     return hi_sorted, start, rules

@@ -46,16 +46,16 @@ def _engine(folder, config, methods, refined: bool) -> tuple[str, str, str, str]
     trained before the record existed, by the re-sorting KACS engine, the full-sum XCSF engine
     and the scanning refinement."""
     record = provenance.read(folder)
-    learners = {pareto.engine_of(config, m) for m in methods} if config is not None else {"kacs", "xcsf"}
+    used = {pareto.engine_of(config, m) for m in methods} if config is not None else {"kacs", "xcsf"}
     if refined:
-        learners.add("refinement")
+        used.add("refinement")
     if record is None:
         old = {"kacs": provenance.RESORTING, "xcsf": provenance.FULL_SUM, "refinement": provenance.SCAN}
-        return (*(old[k] if k in learners else "—" for k in old), "not recorded")
+        return (*(old[k] if k in used else "—" for k in old), "not recorded")
     switches = [w for w in record.switches if w != provenance.SORTED_SWITCH]
     with_switches = f" ({', '.join(switches)})" if switches else ""
     commit = record.commit
-    names = [", ".join(record.engines(which)) if which in learners else "—" for which in provenance.ENGINE_FIELDS]
+    names = [", ".join(record.engines(which)) if which in used else "—" for which in provenance.ENGINE_FIELDS]
     return (*names, f"`{record.fingerprint[:12]}`{with_switches} at {str(commit)[:7] if commit else 'no commit'}")
 
 
