@@ -45,9 +45,9 @@ def test_the_search_climbs_while_the_held_out_error_falls(monkeypatch, scores, t
     seen = []
 
     def fake_candidate(method, X_fit, y_fit, X_held, y_held, *, params, iterations, seed, weight=None,
-                       test_weight=None, refine_rows=None):
+                       test_weight=None, refine_rows=None, strengths=None):
         seen.append((params.N, params.capacity, len(X_fit), len(X_held), seed))
-        return scores[params.N], 1.5
+        return (scores[params.N],), 1.5
 
     monkeypatch.setattr(capacity, "candidate_mae", fake_candidate)
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
@@ -202,7 +202,7 @@ def test_a_campaigns_search_sees_the_train_rows_and_never_a_test_row(tmp_path, m
 ])
 def test_candidates_trained_in_parallel_give_the_sequential_search(monkeypatch, scores):
     def fake_score(method, X, y, fit, held, params, N, iterations, seed, weight=None, refine_rows=None):
-        return scores[N], 1.0
+        return (scores[N],), 1.0
 
     monkeypatch.setattr(capacity, "_score", fake_score)
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
@@ -245,13 +245,13 @@ class _Pool:
 
 def test_the_final_fit_trained_ahead_is_the_chosen_candidates(monkeypatch):
     scores = {100: 0.30, 200: 0.20, 400: 0.25, 800: 0.10}  # the ladder stops at 400: 200 chosen
-    monkeypatch.setattr(capacity, "_score", lambda method, X, y, fit, held, params, N, *rest: (scores[N], 1.0))
+    monkeypatch.setattr(capacity, "_score", lambda method, X, y, fit, held, params, N, *rest: ((scores[N],), 1.0))
     X, y = np.random.default_rng(0).random((40, 2)), np.zeros(40)
     params = Hyperparameters(N=100, capacity="search", capacity_max=800)
     # One process: the fit at the chosen candidate is the search's last call.
     final = capacity.FinalFit(lambda at, piece: ("fit", at.N, piece))
     result = capacity.search("kacs", X, y, params, iterations=10, seed=3, final=final)
-    assert result.chosen_N == 200 and final.ahead(result) == [("fit", 200, 0)] and list(final.results) == [(200, None)]
+    assert result.chosen_N == 200 and final.ahead(result) == [("fit", 200, 0)] and list(final.results) == [(200, None, None)]
     for pieces in (1, 3):
         chosen_ahead = 0
         for jobs in (2, 3):
@@ -333,7 +333,7 @@ def _fake_scores(monkeypatch, table, calls=None):
         if calls is not None:
             calls.append((params.channels, N, tuple(held)))
         value = table[(params.channels, N)]
-        return (value[int(held[0])] if isinstance(value, dict) else value), 1.0
+        return (value[int(held[0])] if isinstance(value, dict) else value,), 1.0
 
     monkeypatch.setattr(capacity, "_score", fake_score)
 
@@ -371,9 +371,9 @@ def test_the_score_over_folds_is_the_weighted_mae_of_every_held_out_prediction(m
     seen = []
 
     def fake_candidate(method, X_fit, y_fit, X_held, y_held, *, params, iterations, seed, weight=None,
-                       test_weight=None, refine_rows=None):
+                       test_weight=None, refine_rows=None, strengths=None):
         seen.append((sorted(y_fit), list(weight), sorted(y_held), list(test_weight)))
-        return float(np.sum(test_weight * np.abs(y_held)) / np.sum(test_weight)), 0.0
+        return (float(np.sum(test_weight * np.abs(y_held)) / np.sum(test_weight)),), 0.0
 
     monkeypatch.setattr(capacity, "candidate_mae", fake_candidate)
     X, y, weight = np.arange(4.0)[:, None], np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 4.0])
@@ -499,24 +499,30 @@ def test_a_campaign_records_the_chosen_channels_only_where_the_search_chose_them
     raw = {"experiment": "capm", "benchmarks": [{"name": "f1", "n": 2, "samples": 100}],
            "methods": {"kacs-cap": {"method": "kacs", "N": 40, "capacity": "search", "capacity_max": 80},
                        "kacs-capm": {"method": "kacs", "N": 40, "capacity": "search", "capacity_max": 80,
-                                     "capacity_channels": "both", "capacity_folds": 2, "capacity_min": 20}},
+                                     "capacity_channels": "both", "capacity_folds": 2, "capacity_min": 20},
+                       "kacs-caps": {"method": "kacs", "N": 40, "capacity": "search", "capacity_max": 40,
+                                     "refinement": True, "smoothness": "search"}},
            "protocol": {"name": "main", "runs": 1}, "iterations": 300, "eval_every": 300}
     campaign(resolve_config(json.loads(json.dumps(raw))), tmp_path / "out")
     runs = pd.read_csv(tmp_path / "out" / "runs.csv").set_index("method")
     assert runs.loc["kacs-capm", "capacity_channels"] in (3, 5) and runs.loc["kacs-capm", "capacity_N"] in (20, 40, 80)
     assert pd.isna(runs.loc["kacs-cap", "capacity_channels"])
+    assert runs.loc["kacs-caps", "capacity_smoothness"] in capacity.SMOOTHNESS_LADDER
+    assert pd.isna(runs.loc["kacs-cap", "capacity_smoothness"]) and pd.isna(runs.loc["kacs-capm", "capacity_smoothness"])
     again = resolve_config(json.loads(json.dumps({**raw, "methods": {"kacs-cap": raw["methods"]["kacs-cap"]}})))
     assert "capacity_folds" not in again.to_yaml()  # a search without the levers resolves as before
 
 
-def test_the_search_study_turns_on_the_three_levers_and_changes_nothing_else():
+def test_the_search_study_turns_on_its_levers_and_changes_nothing_else():
     """configs/suite_search.yaml: the recommended KACS with its search on 5 folds, over n + 1
-    and 2n + 1 channels, started at 1,600, beside the recommended KACS as the suite ran it."""
+    and 2n + 1 channels, started at 1,600, and with its search choosing the smoothness strength,
+    beside the recommended KACS as the suite ran it."""
     cell, suite = first_cell("suite_search"), first_cell("suite_recommended")
     start, searched = cell.params["kacs-recommended"], cell.params["kacs-recommended-search"]
     assert start == suite.params["kacs-recommended"]
     assert vars(searched) == {**vars(start), "capacity_folds": 5, "capacity_channels": "both", "capacity_min": 1600}
     assert capacity.candidate_budgets(searched) == (1600, 3200, 6400, 12800, 25600, 51200)
+    assert vars(cell.params["kacs-recommended-smoothsearch"]) == {**vars(start), "smoothness": "search"}
     assert "gbr" in cell.params
 
 
@@ -536,6 +542,50 @@ def test_one_fold_scores_each_candidate_by_its_training_on_the_one_held_out_part
         assert score == alone.final["test_mae"]
     assert result.candidates == (30, 60, 120)[:len(result.candidates)] and result.channels == ()
     assert result.chosen_channels is None
+
+
+def test_a_smoothness_search_scores_each_candidate_at_its_best_strength_bit_for_bit():
+    """smoothness: search: each candidate's score is the lowest of the test MAEs that its
+    training on the fit rows, refined at each strength of the ladder, gives on the held-out
+    part (one train_run per strength, redone here), and its strength the one that gave it."""
+    from kacs_cli.engine.train import train_run
+
+    X, y = generate("f1", 2, 100, seed=5)
+    y = y + 0.2 * np.random.default_rng(5).normal(size=100)
+    params = Hyperparameters(N=30, capacity="search", capacity_max=60, P_hash=0.8, refinement=True,
+                             smoothness="search")
+    result = capacity.search("kacs", X, y, params, iterations=300, seed=6)
+    fit, held = capacity.held_out_rows(100, 0.2, seed=6)
+    assert len(result.smoothness) == len(result.candidates)
+    for N, score, strength in zip(result.candidates, result.scores, result.smoothness):
+        maes = [train_run("kacs", X[fit], y[fit], X[held], y[held], iterations=300, eval_every=300, seed=6,
+                          params=Hyperparameters(N=N, P_hash=0.8, refinement=True, refine_smoothness=mu)
+                          ).final["test_mae"] for mu in capacity.SMOOTHNESS_LADDER]
+        assert score == min(maes) and strength == capacity.SMOOTHNESS_LADDER[int(np.argmin(maes))]
+    chosen = result.candidates.index(result.chosen_N)
+    assert result.chosen_smoothness == result.smoothness[chosen]
+    assert capacity.chosen_params(params, result) == params.with_overrides(
+        N=result.chosen_N, smoothness="fixed", refine_smoothness=result.chosen_smoothness)
+
+
+def test_a_smoothness_searched_estimator_is_the_fixed_estimator_at_the_chosen_strength():
+    X, y = generate("f1", 2, 120, seed=0)
+    y = y + 0.2 * np.random.default_rng(0).normal(size=120)
+    options = dict(n_iter=600, random_state=4, refinement=True)
+    searched = KACSRegressor(N=60, capacity="search", capacity_max=60, smoothness="search", **options).fit(X, y)
+    strength = searched.capacity_result_.chosen_smoothness
+    assert strength in capacity.SMOOTHNESS_LADDER and searched.refine_result_.smoothness == strength
+    fixed = KACSRegressor(N=60, refine_smoothness=strength, **options).fit(X, y)
+    assert np.array_equal(searched.predict(X), fixed.predict(X))
+    given = KACSRegressor(N=60, capacity="search", capacity_max=60, **options).fit(X, y).capacity_result_
+    assert given.smoothness == () and given.chosen_smoothness is None
+
+
+def test_a_smoothness_search_needs_the_capacity_search_and_refinement():
+    with pytest.raises(UserError, match="smoothness acts in the capacity search; turn on capacity: search"):
+        Hyperparameters(refinement=True, smoothness="search")
+    with pytest.raises(UserError, match="the smoothness strength acts in the refinement"):
+        Hyperparameters(capacity="search", smoothness="search")
 
 
 @pytest.mark.slow

@@ -501,42 +501,6 @@ def test_a_stronger_smoothness_leaves_smoother_functions():
     assert rough[0] > rough[1] > rough[2]
 
 
-def test_smoothness_search_picks_the_strength_with_the_lowest_held_out_error(monkeypatch):
-    from kacs_cli.engine import refine
-
-    X, y = _data(2, 120, seed=7)
-    y = y + 0.3 * np.random.default_rng(7).normal(size=120)
-    base = Model("kacs", 2, Hyperparameters(N=300, P_hash=0.5, refinement=True, smoothness="search"))
-    base.train(X, y, 3000, 1)
-    evolved = base.pop.weights.w[:base.n_rules].copy()
-    chosen, scores = refine.choose_smoothness(base.pop, 2, 5, X, y, seed=0, max_iter=100, pull=1e-5,
-                                              validation=0.0)
-    assert np.array_equal(base.pop.weights.w[:base.n_rules], evolved)  # left as it was
-    assert len(scores) == len(refine.SMOOTHNESS_LADDER) and chosen == refine.SMOOTHNESS_LADDER[int(np.argmin(scores))]
-    # Each score is the held-out MAE of that strength's refinement on the other rows, redone here.
-    held = int(round(refine.SMOOTHNESS_HELD_OUT * 120))
-    order = np.random.default_rng([0, refine._SMOOTHNESS_STREAM]).permutation(120)
-    fit, out = np.sort(order[held:]), np.sort(order[:held])
-    for mu, score in zip(refine.SMOOTHNESS_LADDER, scores):
-        model = copy.deepcopy(base)
-        refine.refine_weights(model.pop, 2, 5, X[fit], y[fit], max_iter=100, pull=1e-5, validation=0.0, seed=0,
-                              smoothness=mu)
-        assert score == pytest.approx(np.mean(np.abs(model.predict(X[out]) - y[out])), rel=1e-12)
-    # The whole refinement then uses the chosen strength on all the rows.
-    searched = copy.deepcopy(base)
-    result = searched.refine(X, y, seed=0, max_iter=100, pull=1e-5, validation=0.0)
-    assert result.smoothness == chosen and result.smoothness_scores == scores
-    direct = copy.deepcopy(base)
-    direct.params = direct.params.with_overrides(smoothness="fixed", refine_smoothness=chosen)
-    direct.refine(X, y, seed=0, max_iter=100, pull=1e-5, validation=0.0)
-    assert np.array_equal(direct.pop.weights.w[:direct.n_rules], searched.pop.weights.w[:searched.n_rules])
-
-
-def test_smoothness_search_needs_refinement():
-    with pytest.raises(UserError, match="the smoothness strength acts in the refinement"):
-        Hyperparameters(smoothness="search")
-
-
 def test_beyond_the_row_cap_the_refinement_fits_a_seeded_sample(monkeypatch):
     from kacs_cli.engine import refine, row_caps
 

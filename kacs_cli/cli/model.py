@@ -179,7 +179,9 @@ def _fit(data, method, out, iterations, seed, p_hash, data_dir, options=None, pa
         judged = f" on {est.capacity_folds} folds" if est.capacity_folds > 1 else ""
         settings += f", capacity search{judged}: N = {c.chosen_N}"
         settings += f" at {c.chosen_channels} outer channels" if searched_channels else ""
-        settings += f" of {tried} ({c.seconds:.1f} s)"
+        settings += f" of {tried}"
+        settings += "" if c.chosen_smoothness is None else f", smoothness {c.chosen_smoothness:g}"
+        settings += f" ({c.seconds:.1f} s)"
     if est.bags > 1:
         settings += f", {est.bags} bags on bootstrap samples averaged" + (
             f" into one model of {est.model_.n_channels} channels" if est.model_.learner.channels else "")

@@ -71,7 +71,6 @@ class Member:
     seconds: float
     refine_seconds: float
     refine_iterations: int
-    smoothness: float = 0.0      # the strength its refinement used (chosen under smoothness: search)
 
 
 def train_member(method: str, X, y, params: Hyperparameters, iterations: int, seed: int, k: int,
@@ -86,13 +85,12 @@ def train_member(method: str, X, y, params: Hyperparameters, iterations: int, se
     start = time.perf_counter()
     model.train(Xk, yk, iterations, member_seed(seed, k), evaluate=False)
     seconds = time.perf_counter() - start
-    evolved, refine_seconds, refine_iterations, smoothness = None, 0.0, 0, 0.0
+    evolved, refine_seconds, refine_iterations = None, 0.0, 0
     if params.refinement:
         evolved = copy.deepcopy(model)
         result = model.refine(Xk, yk, seed=member_seed(seed, k))
         refine_seconds, refine_iterations = float(result.seconds), int(result.iterations)
-        smoothness = float(result.smoothness)
-    return Member(model, evolved, seconds, refine_seconds, refine_iterations, smoothness)
+    return Member(model, evolved, seconds, refine_seconds, refine_iterations)
 
 
 def member_at(method: str, X, y, iterations: int, seed: int, weight, params: Hyperparameters, k: int) -> Member:
@@ -187,8 +185,6 @@ def train_bagged_run(method: str, X_train, y_train, X_test, y_test, *, params: H
         final["evolved_aic"] = float(aic(n_train, before["train_mse"], evolved.n_params))
         final["refine_iterations"] = sum(m.refine_iterations for m in members)
         final["refine_seconds"] = sum(m.refine_seconds for m in members)
-        if params.smoothness == "search":  # each member chose its own: their mean
-            final["refine_smoothness"] = float(np.mean([m.smoothness for m in members]))
     if params.compaction != "none":
         compact_final(model, final, X_train, y_train, X_test, y_test, seed, **weighted)
     return TrainResult(method=method, curve=curve, population=model.population_frame(), final=final,

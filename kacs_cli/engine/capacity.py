@@ -25,6 +25,15 @@ held-out rows' weighted MAE (the held-out rows are drawn as without weights). Th
 those the learner sees (scaled and transformed on all the train rows: the transform sees the
 held-out inputs, never their targets).
 
+With `smoothness: search` the search also chooses the strength of the refinement's smoothness
+penalty: each candidate, once trained on a part's fit rows, is refined with every strength of
+SMOOTHNESS_LADDER in turn (each time from its evolved weights) and scored with each; its score
+is that of its best strength (pooled over the parts as one score), and the strength of the
+chosen candidate is the one the caller's fit refines with. The strength is judged here, on rows
+the candidate's evolution never saw: judged after an evolution on all the train rows, rows that
+shaped the rules' intervals would score every penalty against a fit that already knows them,
+and the unpenalized refinement, closest to that fit, would win.
+
 Beyond row_caps.SEARCH_SCORE_MAX_ROWS held-out rows in a part, a seeded sample of that many
 judges the candidates, and a candidate's refinement fits at most row_caps.SEARCH_REFINE_MAX_ROWS
 of its fit rows (row_caps.py says why each cap suffices); no other row is predicted. Below the
@@ -53,6 +62,8 @@ from kacs_cli.errors import UserError
 _SPLIT_STREAM = 0x63617061
 _FOLD_STREAM = 0x666f6c64
 _JUDGE_STREAM = 0x6a756467
+# `smoothness: search`: the strengths each candidate is refined with.
+SMOOTHNESS_LADDER = (0.0, 1.0, 3.0, 10.0, 30.0)
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,10 @@ class CapacityResult:
     # () and None when the search kept the run's own channels.
     channels: tuple[int, ...] = ()
     chosen_channels: int | None = None
+    # smoothness: search: each candidate's best strength, and the chosen one's; () and None
+    # when the strength was given.
+    smoothness: tuple[float, ...] = ()
+    chosen_smoothness: float | None = None
 
 
 def start_budget(params: Hyperparameters) -> int:
@@ -122,13 +137,15 @@ def judged_rows(held: np.ndarray, seed: int, part: int) -> np.ndarray:
 
 
 def candidate_mae(method: str, X_fit, y_fit, X_held, y_held, *, params: Hyperparameters, iterations: int,
-                  seed: int, weight=None, test_weight=None, refine_rows: int | None = None) -> tuple[float, float]:
-    """(held-out MAE, seconds of training, refinement and scoring) of one candidate: the learner
+                  seed: int, weight=None, test_weight=None, refine_rows: int | None = None,
+                  strengths: tuple[float, ...] | None = None) -> tuple[tuple[float, ...], float]:
+    """(held-out MAEs, seconds of training, refinement and scoring) of one candidate: the learner
     at `params` trained on the fit rows with the seed and iterations, refined with refinement on
     at most `refine_rows` of them (None: row_caps.SEARCH_REFINE_MAX_ROWS), and its MAE on the
-    held-out rows (weighted by test_weight). The fit rows are not predicted: the search reads no
-    train error. Below the cap the MAE is, bit for bit, the test MAE train_run reports for the
-    same rows and settings."""
+    held-out rows (weighted by test_weight): one MAE, or with `strengths` one per smoothness
+    strength, each refinement from the evolved weights. The fit rows are not
+    predicted: the search reads no train error. Below the cap each MAE is, bit for bit, the test
+    MAE train_run reports for the same rows and settings (at that strength)."""
     refine_rows = row_caps.SEARCH_REFINE_MAX_ROWS if refine_rows is None else int(refine_rows)
     X_fit, y_fit, weight = positive_rows(X_fit, y_fit, weight, "weight")
     X_held, y_held, test_weight = positive_rows(X_held, y_held, test_weight, "test_weight")
@@ -136,18 +153,27 @@ def candidate_mae(method: str, X_fit, y_fit, X_held, y_held, *, params: Hyperpar
     warm_up(method)
     start = time.perf_counter()
     model.train(X_fit, y_fit, iterations, seed, weight=weight, evaluate=False)
-    if params.refinement:
-        model.refine(X_fit, y_fit, seed=seed, weight=weight, max_rows=refine_rows)
-    mae, _ = errors(model.predict(X_held), np.asarray(y_held, dtype=np.float64), test_weight)
-    return float(mae), time.perf_counter() - start
+    y_held = np.asarray(y_held, dtype=np.float64)
+    if not params.refinement:
+        return (float(errors(model.predict(X_held), y_held, test_weight)[0]),), time.perf_counter() - start
+    maes = []
+    for mu in (None,) if strengths is None else strengths:
+        refined = model if mu is None else copy.deepcopy(model)
+        if mu is not None:
+            refined.params = refined.params.with_overrides(smoothness="fixed", refine_smoothness=mu)
+        refined.refine(X_fit, y_fit, seed=seed, weight=weight, max_rows=refine_rows)
+        maes.append(float(errors(refined.predict(X_held), y_held, test_weight)[0]))
+    return tuple(maes), time.perf_counter() - start
 
 
 def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterations: int, seed: int,
            weight=None, refine_rows: int | None = None):
-    """(held-out MAE, seconds) of the candidate budget N (`candidate_mae`)."""
+    """(held-out MAEs, seconds) of the candidate budget N (`candidate_mae`)."""
     trial = params.with_overrides(N=N, compaction="none", bags=1, **CAPACITY_FIXED)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
+    strengths = SMOOTHNESS_LADDER if params.smoothness == "search" else None
     return candidate_mae(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
+                         strengths=strengths,
                          seed=seed, weight=part(fit), test_weight=part(held), refine_rows=refine_rows)
 
 
@@ -165,7 +191,8 @@ class FinalFit:
     """The caller's fit at the chosen candidate, in `pieces` trainings independent of each other
     (one model: one; a bagged fit: its members), `fit(params, piece) -> result` (a picklable
     function: it may run in a worker process), which the search trains ahead on workers that
-    would otherwise wait (`search`). `results` holds, by candidate (N, channels), each piece
+    would otherwise wait (`search`). `results` holds, by candidate (N, channels, smoothness
+    strength), each piece
     trained ahead (None: not trained); the caller takes the chosen one's (`ahead`) and trains
     the pieces missing itself."""
 
@@ -175,7 +202,8 @@ class FinalFit:
     started: dict = field(default_factory=dict)   # candidate -> the pieces started
 
     def ahead(self, result: CapacityResult) -> list:
-        return list(self.results.get((result.chosen_N, result.chosen_channels), [None] * self.pieces))
+        at = (result.chosen_N, result.chosen_channels, result.chosen_smoothness)
+        return list(self.results.get(at, [None] * self.pieces))
 
     def keep(self, at: tuple, piece: int, value) -> None:
         self.results.setdefault(at, [None] * self.pieces)[piece] = value
@@ -224,6 +252,8 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     width = worker_count(n_jobs)
     pool = executor(width)
     scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
+    strengths = [[] for _ in ladders]  # per ladder, its candidates' best smoothness (None: given)
+    searching = params.refinement and params.smoothness == "search"
     trained = {}                     # (ladder, step) -> each part's (MAE, seconds), None until in
     flight = {}                      # future -> ("part", ladder, step, part) or ("final", key, piece)
     seconds = 0.0
@@ -231,8 +261,10 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     def running(ladder: int) -> bool:
         return len(scores[ladder]) < len(budgets) and not _stops(scores[ladder])
 
-    def key(ladder: int, step: int) -> tuple[int, int | None]:
-        return budgets[step], None if channel_counts is None else channel_counts[ladder]
+    def key(ladder: int, step: int) -> tuple[int, int | None, float | None]:
+        # Of a scored candidate: its strength is known once it is scored.
+        return (budgets[step], None if channel_counts is None else channel_counts[ladder],
+                strengths[ladder][step])
 
     def best() -> tuple[int, int]:
         # Ladders by channels, fewest first, each smallest budget first: the first of equal
@@ -279,7 +311,11 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         for i in range(len(ladders)):
             while running(i) and all(r is not None for r in trained.get((i, len(scores[i])), [None])):
                 results = trained[(i, len(scores[i]))]
-                scores[i].append(pooled_score([mae for mae, _ in results], held_weights))
+                pooled = [pooled_score([maes[s] for maes, _ in results], held_weights)
+                          for s in range(len(results[0][0]))]
+                s = int(np.argmin(pooled))   # the first of equal scores: the weaker penalty
+                scores[i].append(pooled[s])
+                strengths[i].append(SMOOTHNESS_LADDER[s] if searching else None)
                 seconds += sum(spent for _, spent in results)
         fill()
     chosen = best()
@@ -304,18 +340,24 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         scores=tuple(score for i in range(len(ladders)) for score in scores[i]), seconds=seconds,
         channels=() if channel_counts is None else tuple(channel_counts[i] for i in range(len(ladders))
                                                          for _ in scores[i]),
-        chosen_channels=None if channel_counts is None else channel_counts[chosen[0]])
+        chosen_channels=None if channel_counts is None else channel_counts[chosen[0]],
+        smoothness=tuple(strength for i in range(len(ladders)) for strength in strengths[i]) if searching else (),
+        chosen_smoothness=strengths[chosen[0]][chosen[1]])
 
 
-def _at(params: Hyperparameters, N: int, channels: int | None) -> Hyperparameters:
-    """The run's hyperparameters at the candidate budget N (and channels, when the search chose them)."""
-    return params.with_overrides(N=N, **({} if channels is None else {"channels": channels}))
+def _at(params: Hyperparameters, N: int, channels: int | None, smoothness: float | None) -> Hyperparameters:
+    """The run's hyperparameters at the candidate budget N (and channels and smoothness
+    strength, when the search chose them: the strength then given, no longer searched)."""
+    chosen = {} if channels is None else {"channels": channels}
+    if smoothness is not None:
+        chosen.update(smoothness="fixed", refine_smoothness=smoothness)
+    return params.with_overrides(N=N, **chosen)
 
 
 def chosen_params(params: Hyperparameters, result: CapacityResult) -> Hyperparameters:
-    """The run's hyperparameters at what the search chose: its budget, and its channels when it
-    chose them."""
-    return _at(params, result.chosen_N, result.chosen_channels)
+    """The run's hyperparameters at what the search chose: its budget, and its channels and
+    smoothness strength when it chose them."""
+    return _at(params, result.chosen_N, result.chosen_channels, result.chosen_smoothness)
 
 
 def _stops(scores: list[float]) -> bool:

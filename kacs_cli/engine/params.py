@@ -199,8 +199,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
       "differences on a grid (0: none)", needs="refine", engine=False, switch="refine_smoothness",
       flag="--refine-smoothness", valid=_NON_NEGATIVE, why="the smoothness strength must be >= 0"),
     D("smoothness", ("fixed", "search"), "fixed",
-      "refinement: the smoothness strength refine_smoothness as given, or chosen among 0, 1, 3, 10 and 30 on "
-      "a held-out fifth of the train rows", needs="refine", engine=False,
+      "refinement: the smoothness strength refine_smoothness as given, or chosen among 0, 1, 3, 10 and 30 by "
+      "the capacity search on its held-out rows (needs capacity: search)", needs="refine", engine=False,
       switch="smoothness", flag="--smoothness"),
     # What a KACS inner function is at a missing input (docs/algorithm.md section 12): its
     # rules' lines at their intervals' centres, or one value per inner function learned by the
@@ -326,7 +326,7 @@ BUDGET_FIELDS = _followers("budget")
 REFINE_FIELDS = _followers("refinement")
 COMPACT_FIELDS = _followers("compaction")
 # The capacity search's settings with a switch of their own: refused while the search is off.
-_SEARCH_FIELDS = ("capacity_folds", "capacity_channels", "capacity_min")
+_SEARCH_FIELDS = ("capacity_folds", "capacity_channels", "capacity_min", "smoothness")
 # The overrides that make a searching run's settings those of one model at a fixed budget (a
 # candidate of the search, a merged bag): the search off, and its own settings with it.
 CAPACITY_FIXED = {"capacity": "fixed", **{name: DECLARED[name].default for name in _SEARCH_FIELDS}}

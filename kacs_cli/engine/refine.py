@@ -55,10 +55,9 @@ from scipy import sparse
 from scipy.optimize import minimize
 
 from kacs_cli.engine import row_caps
-from kacs_cli.engine.kacs_predict import predict, values_at_missing
+from kacs_cli.engine.kacs_predict import values_at_missing
 from kacs_cli.engine.kacs_submodels import submodel_input_table
 from kacs_cli.engine.population import S_P
-from kacs_cli.engine.weights import weighted_mean
 
 # The refinement's kernel, in words a results folder records (engine.yaml's `refinement`):
 # the outer functions evaluated by cells of one match set (`_outer_cells`).
@@ -71,11 +70,6 @@ MIN_VALIDATION_ROWS = 20
 SMOOTH_GRID = 64
 # Mixed into the seed so that the sample of rows refined beyond the cap follows no other stream.
 _SAMPLE_STREAM = 0x5A3D
-# `smoothness: search`: the strengths tried, and the share of the rows held out to score them.
-SMOOTHNESS_LADDER = (0.0, 1.0, 3.0, 10.0, 30.0)
-SMOOTHNESS_HELD_OUT = 0.2
-# Mixed into the seed so that the held-out rows follow no other stream of the run.
-_SMOOTHNESS_STREAM = 0x5300
 
 # The inner stage of a set of rows. Within one inner submodel, rows whose input has the same
 # rank among the rules' lower bounds (<=) and upper bounds (<) have the same match set (the
@@ -573,7 +567,6 @@ class RefineResult:
     validation_rows: int
     seconds: float
     smoothness: float = 0.0                 # the strength of the smoothness penalty used
-    smoothness_scores: tuple = ()           # smoothness: search: held-out MAE of each strength tried
 
 
 def _learned_submodels(X: np.ndarray, n: int, n_q: int) -> np.ndarray:
@@ -593,43 +586,16 @@ def validation_split(rows: int, fraction: float, seed: int) -> tuple[np.ndarray,
     return np.sort(perm[n_valid:]), np.sort(perm[:n_valid])
 
 
-def choose_smoothness(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, seed: int,
-                      weight: np.ndarray | None = None, inner_missing: np.ndarray | None = None,
-                      **settings) -> tuple[float, tuple[float, ...]]:
-    """`smoothness: search`: the strength of SMOOTHNESS_LADDER whose refinement on the rows
-    less a seeded held-out fifth has the lowest MAE on that fifth (weighted by the rows'
-    sample weights; the smallest of equal scores), and every strength's score; the
-    population's weights and the values at missing inputs (`inner_missing`, as in
-    `refine_weights`) are left as they were."""
-    inner_missing = np.full(n * n_q, np.nan) if inner_missing is None else inner_missing
-    rows = X.shape[0]
-    held = min(max(1, int(round(SMOOTHNESS_HELD_OUT * rows))), rows - 1)
-    order = np.random.default_rng([int(seed), _SMOOTHNESS_STREAM]).permutation(rows)
-    fit, out = np.sort(order[held:]), np.sort(order[:held])
-    P = int(pop.scal[S_P])
-    evolved, evolved_missing = pop.weights.w[:P].copy(), inner_missing.copy()
-    scores = []
-    for mu in SMOOTHNESS_LADDER:
-        refine_weights(pop, n, n_q, X[fit], y[fit], seed=seed, smoothness=mu,
-                       weight=None if weight is None else weight[fit], inner_missing=inner_missing, **settings)
-        scores.append(weighted_mean(np.abs(predict(pop, X[out], n, n_q, inner_missing) - y[out]),
-                                    None if weight is None else weight[out]))
-        pop.weights.w[:P] = evolved
-        inner_missing[:] = evolved_missing
-    return SMOOTHNESS_LADDER[int(np.argmin(scores))], tuple(scores)
-
-
 def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_iter: int,
                    pull: float, validation: float, seed: int, smoothness: float = 0.0,
-                   search: bool = False, weight: np.ndarray | None = None,
+                   weight: np.ndarray | None = None,
                    max_rows: int | None = None, learn_missing: bool = False,
                    inner_missing: np.ndarray | None = None) -> RefineResult:
     """Refit every consequent weight of the KACS population `pop` (n inputs, n_q outer
     channels; in place) on the scaled training rows (X in [0, 1]^n, NaN where an input is
     missing; y on the target scale), each row's error weighted by its sample weight when
     `weight` is given (rows of weight 0 left out by the caller); see the module docstring.
-    With `search`, the smoothness strength is chosen first (`choose_smoothness`) and
-    `smoothness` is not read. Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS) a seeded
+    Beyond `max_rows` rows (None: row_caps.REFINE_MAX_ROWS) a seeded
     sample of that many is refitted on. `inner_missing` (one per submodel, Model.inner_missing;
     None: none learned, and none to learn) holds the inner functions' values at missing inputs,
     in place: with `learn_missing` (missing_value: learned) every inner function whose input is
@@ -644,16 +610,11 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         # weighted loss on all rows.
         X, y = X[sample], y[sample]
         weight = None if weight is None else weight[sample]
-    tried: tuple = ()
     if inner_missing is None:
         inner_missing = np.full(n * n_q, np.nan)
         learn_missing = False
     if not learn_missing:
         inner_missing[:] = np.nan
-    if search and X.shape[0] >= 2:
-        smoothness, tried = choose_smoothness(pop, n, n_q, X, y, seed=seed, max_iter=max_iter, pull=pull,
-                                              validation=validation, weight=weight, learn_missing=learn_missing,
-                                              inner_missing=inner_missing)
     P = int(pop.scal[S_P])
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -695,9 +656,8 @@ def refine_weights(pop, n: int, n_q: int, X: np.ndarray, y: np.ndarray, *, max_i
         iterations=best["done"], best_iteration=best["iteration"], fit_mse_before=fit_before,
         fit_mse_after=fit.mse(best["w"]), valid_mse_before=valid_before,
         valid_mse_after=fit.mse(best["w"], valid) if valid is not None else float("nan"),
-        validation_rows=int(valid_rows.size), seconds=seconds, smoothness=float(smoothness),
-        smoothness_scores=tried)
+        validation_rows=int(valid_rows.size), seconds=seconds, smoothness=float(smoothness))
 
 
-__all__ = ["ENGINE_NAME", "Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID", "SMOOTHNESS_LADDER", "choose_smoothness",
+__all__ = ["ENGINE_NAME", "Design", "Objective", "PATIENCE", "RefineResult", "SMOOTH_GRID",
            "design", "refine_weights", "roughness_matrix", "validation_split"]

@@ -406,7 +406,6 @@ class Model:
                                        pull=float(checked.refine_pull),
                                        validation=float(checked.refine_validation), seed=int(seed),
                                        smoothness=float(self.params.refine_smoothness),
-                                       search=self.params.smoothness == "search",
                                        learn_missing=self.params.missing_value == "learned", **weighted,
                                        **({} if max_rows is None else {"max_rows": int(max_rows)}))
 
@@ -455,8 +454,7 @@ def final_errors(model: Model, final: dict, prefix: str, X_train, y_train, X_tes
 
 # Extra metrics of a run with `refinement` (its other metrics are the refined model's): the
 # evolved model's errors, and what the refinement did.
-REFINE_KEYS = (*(f"evolved_{k}" for k in (*ERROR_KEYS, "aic")), "refine_iterations", "refine_seconds",
-               "refine_smoothness")
+REFINE_KEYS = (*(f"evolved_{k}" for k in (*ERROR_KEYS, "aic")), "refine_iterations", "refine_seconds")
 
 
 def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, seed: int, *,
@@ -470,8 +468,6 @@ def _refine_final(model: Model, final: dict, X_train, y_train, X_test, y_test, s
     final["aic"] = float(aic(X_train.shape[0], final["train_mse"], final["params"]))
     final["refine_iterations"] = int(result.iterations)
     final["refine_seconds"] = float(result.seconds)
-    if model.params.smoothness == "search":
-        final["refine_smoothness"] = float(result.smoothness)
 
 
 # Extra metrics of a run with a compaction: the compacted copy of the final model (the run's

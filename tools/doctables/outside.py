@@ -166,3 +166,33 @@ def t_smoothness_probe(runs: Runs) -> str:
         rows.append([dataset, str(len(wide)), f"{wide[0.0].mean():.4f}"]
                     + [f"{wide[mu].mean():.4f} ({int((wide[mu] < wide[0.0]).sum())})" for mu in mus[1:]])
     return table(["dataset", "runs", "mu = 0", *(f"mu = {mu:g}" for mu in mus[1:])], rows, "lr" + "r" * len(mus))
+
+
+def v_smoothness_seen_rows(runs: Runs, datasets: str) -> str:
+    """In how many runs of the comma-separated datasets the strength judged on rows the evolution
+    had seen (results/smoothness_probe/smoothness_search_seen_rows.csv) was 0."""
+    frame = pd.read_csv(runs.root / "results" / "smoothness_probe" / "smoothness_search_seen_rows.csv")
+    chosen = frame[frame.mu.isna() & frame.dataset.isin(datasets.split(","))].chosen
+    return f"{int((chosen == 0).sum())} of {len(chosen)}"
+
+
+def t_smoothness_search(runs: Runs) -> str:
+    """The probe with `smoothness: search` beside the fixed strengths (tools/smoothness_probe.py
+    --search): per dataset the mean test MAE without the penalty, at mu = 3, at the fixed
+    strength best in the mean (a choice made on the test rows, so a bound, not a method), and
+    with the strength searched per run (runs below mu = 0 in brackets), and the strengths chosen."""
+    frame = pd.read_csv(runs.root / "results" / "smoothness_probe" / "smoothness_search.csv")
+    fixed, searched = frame[frame.mu.notna()], frame[frame.mu.isna()].set_index("run")
+    rows = []
+    for dataset, part in fixed.groupby("dataset", sort=False):
+        wide = part.pivot(index="run", columns="mu", values="test_mae")
+        means = wide.mean()
+        best = means.idxmin()
+        search = searched[searched.dataset == dataset]
+        below = int((search.test_mae < wide[0.0].reindex(search.index)).sum())
+        chosen = search.chosen.value_counts().sort_index()
+        rows.append([dataset, str(len(wide)), f"{means[0.0]:.4f}", f"{means[3.0]:.4f}",
+                     f"{means[best]:.4f} (mu = {best:g})", f"{search.test_mae.mean():.4f} ({below})",
+                     ", ".join(f"{mu:g}: {count}" for mu, count in chosen.items())])
+    return table(["dataset", "runs", "mu = 0", "mu = 3", "best fixed mu", "searched", "strengths chosen (runs)"], rows,
+                 "lrrrrrl")

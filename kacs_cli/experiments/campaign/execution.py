@@ -244,6 +244,8 @@ def execute_task(task: Task, settings: RunSettings) -> results.RunOutput:
         measured["capacity_N"], measured["capacity_seconds"] = int(chosen.chosen_N), float(chosen.seconds)
         if chosen.chosen_channels is not None:
             measured["capacity_channels"] = int(chosen.chosen_channels)
+        if chosen.chosen_smoothness is not None:
+            measured["capacity_smoothness"] = float(chosen.chosen_smoothness)
     # The budget at the end of the run: N itself unless budget: adaptive grew it.
     record = _record(task, settings, X, N=int(params.N), iterations=settings.iterations, measured=measured,
                      final_N=int(result.final["final_N"]))

@@ -55,16 +55,16 @@ def _later(key: str) -> Metric:
     prefix, base = key.split("_", 1)
     if base == "iterations":
         return Metric(key, "refinement iterations", integer=True, whole=True)
-    if base == "smoothness":  # smoothness: search: the strength it chose
-        return Metric(key, "chosen smoothness", high=math.inf)
     return dataclasses.replace(_BY_BASE[base], name=key, label=f"{prefix} {_BY_BASE[base].label}", compared=False)
 
 
 # A run with `capacity: search`: the budget it chose and the search's training time; with
-# `capacity_channels: both`, also the number of outer channels it chose.
+# `capacity_channels: both`, also the number of outer channels it chose; with `smoothness:
+# search`, the smoothness strength it chose.
 CAPACITY = (Metric("capacity_N", "chosen N", integer=True, whole=True, low=1.0),
             Metric("capacity_seconds", "capacity search seconds"),
-            Metric("capacity_channels", "chosen channels", integer=True, whole=True, low=1.0))
+            Metric("capacity_channels", "chosen channels", integer=True, whole=True, low=1.0),
+            Metric("capacity_smoothness", "chosen smoothness", high=math.inf))
 # Columns only some runs have (results.OPTIONAL_COLUMNS).
 OPTIONAL = (*(_later(key) for key in (*REFINE_KEYS, *COMPACT_KEYS)), *CAPACITY)
 ALL = (*FINAL, SECONDS, *OPTIONAL)
