@@ -143,8 +143,8 @@ def candidate_mae(method: str, X_fit, y_fit, X_held, y_held, *, params: Hyperpar
     at `params` trained on the fit rows with the seed and iterations, refined with refinement on
     at most `refine_rows` of them (None: row_caps.SEARCH_REFINE_MAX_ROWS), and its MAE on the
     held-out rows (weighted by test_weight): one MAE, or with `strengths` one per smoothness
-    strength, each refinement from the evolved weights. The fit rows are not
-    predicted: the search reads no train error. Below the cap each MAE is, bit for bit, the test
+    strength, each refinement from the evolved weights. The fit rows are not predicted: the
+    search reads no train error. Below the cap each MAE is, bit for bit, the test
     MAE train_run reports for the same rows and settings (at that strength)."""
     refine_rows = row_caps.SEARCH_REFINE_MAX_ROWS if refine_rows is None else int(refine_rows)
     X_fit, y_fit, weight = positive_rows(X_fit, y_fit, weight, "weight")
@@ -192,9 +192,8 @@ class FinalFit:
     (one model: one; a bagged fit: its members), `fit(params, piece) -> result` (a picklable
     function: it may run in a worker process), which the search trains ahead on workers that
     would otherwise wait (`search`). `results` holds, by candidate (N, channels, smoothness
-    strength), each piece
-    trained ahead (None: not trained); the caller takes the chosen one's (`ahead`) and trains
-    the pieces missing itself."""
+    strength), each piece trained ahead (None: not trained); the caller takes the chosen one's
+    (`ahead`) and trains the pieces missing itself."""
 
     fit: Callable
     pieces: int = 1
@@ -254,7 +253,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
     strengths = [[] for _ in ladders]  # per ladder, its candidates' best smoothness (None: given)
     searching = params.refinement and params.smoothness == "search"
-    trained = {}                     # (ladder, step) -> each part's (MAE, seconds), None until in
+    trained = {}                     # (ladder, step) -> each part's (MAEs, seconds), None until in
     flight = {}                      # future -> ("part", ladder, step, part) or ("final", key, piece)
     seconds = 0.0
 
