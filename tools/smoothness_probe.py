@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--datasets", default="diabetes,carseats,windsor,boston")
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--search", action="store_true", help="also refine with smoothness: search")
+    parser.add_argument("--search", action="store_true", help="also fit with smoothness: search, chosen by a capacity search of the one budget")
     args = parser.parse_args()
     with open(args.out, "w", newline="") as fh:
         writer = csv.writer(fh)
