@@ -66,6 +66,12 @@ _JUDGE_STREAM = 0x6a756467
 SMOOTHNESS_LADDER = (0.0, 1.0, 3.0, 10.0, 30.0)
 
 
+def tried_strengths(params: Hyperparameters) -> tuple[float, ...] | None:
+    """The smoothness strengths each candidate is scored at: the ladder under smoothness:
+    search, else None (the run's own strength, one score)."""
+    return SMOOTHNESS_LADDER if params.smoothness == "search" else None
+
+
 @dataclass(frozen=True)
 class CapacityResult:
     chosen_N: int
@@ -158,8 +164,9 @@ def candidate_mae(method: str, X_fit, y_fit, X_held, y_held, *, params: Hyperpar
         return (float(errors(model.predict(X_held), y_held, test_weight)[0]),), time.perf_counter() - start
     maes = []
     for mu in (None,) if strengths is None else strengths:
-        refined = model if mu is None else copy.deepcopy(model)
+        refined = model
         if mu is not None:
+            refined = copy.deepcopy(model)
             refined.params = refined.params.with_overrides(smoothness="fixed", refine_smoothness=mu)
         refined.refine(X_fit, y_fit, seed=seed, weight=weight, max_rows=refine_rows)
         maes.append(float(errors(refined.predict(X_held), y_held, test_weight)[0]))
@@ -171,10 +178,9 @@ def _score(method: str, X, y, fit, held, params: Hyperparameters, N: int, iterat
     """(held-out MAEs, seconds) of the candidate budget N (`candidate_mae`)."""
     trial = params.with_overrides(N=N, compaction="none", bags=1, **CAPACITY_FIXED)
     part = (lambda rows: None) if weight is None else (lambda rows: weight[rows])
-    strengths = SMOOTHNESS_LADDER if params.smoothness == "search" else None
     return candidate_mae(method, X[fit], y[fit], X[held], y[held], params=trial, iterations=iterations,
-                         strengths=strengths,
-                         seed=seed, weight=part(fit), test_weight=part(held), refine_rows=refine_rows)
+                         seed=seed, weight=part(fit), test_weight=part(held), refine_rows=refine_rows,
+                         strengths=tried_strengths(params))
 
 
 def pooled_score(maes, held_weights) -> float:
@@ -252,7 +258,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
     pool = executor(width)
     scores = [[] for _ in ladders]   # per ladder, the scores of its candidates so far, in ladder order
     strengths = [[] for _ in ladders]  # per ladder, its candidates' best smoothness (None: given)
-    searching = params.refinement and params.smoothness == "search"
+    tried = tried_strengths(params)
     trained = {}                     # (ladder, step) -> each part's (MAEs, seconds), None until in
     flight = {}                      # future -> ("part", ladder, step, part) or ("final", key, piece)
     seconds = 0.0
@@ -314,7 +320,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
                           for s in range(len(results[0][0]))]
                 s = int(np.argmin(pooled))   # the first of equal scores: the weaker penalty
                 scores[i].append(pooled[s])
-                strengths[i].append(SMOOTHNESS_LADDER[s] if searching else None)
+                strengths[i].append(None if tried is None else tried[s])
                 seconds += sum(spent for _, spent in results)
         fill()
     chosen = best()
@@ -340,7 +346,7 @@ def search(method: str, X, y, params: Hyperparameters, iterations: int, seed: in
         channels=() if channel_counts is None else tuple(channel_counts[i] for i in range(len(ladders))
                                                          for _ in scores[i]),
         chosen_channels=None if channel_counts is None else channel_counts[chosen[0]],
-        smoothness=tuple(strength for i in range(len(ladders)) for strength in strengths[i]) if searching else (),
+        smoothness=() if tried is None else tuple(strength for i in range(len(ladders)) for strength in strengths[i]),
         chosen_smoothness=strengths[chosen[0]][chosen[1]])
 
 

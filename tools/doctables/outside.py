@@ -157,8 +157,12 @@ def v_bag_choice_below_boot(runs: Runs, column: str) -> str:
     return f"{int((frame[column] < frame['boot']).sum())} of {len(frame)}"
 
 
+def _smoothness_probe(runs: Runs, name: str) -> pd.DataFrame:
+    return pd.read_csv(runs.root / "results" / "smoothness_probe" / f"{name}.csv")
+
+
 def t_smoothness_probe(runs: Runs) -> str:
-    frame = pd.read_csv(runs.root / "results" / "smoothness_probe" / "smoothness_probe.csv")
+    frame = _smoothness_probe(runs, "smoothness_probe")
     mus = sorted(frame.mu.unique())
     rows = []
     for dataset, part in frame.groupby("dataset", sort=False):
@@ -171,7 +175,7 @@ def t_smoothness_probe(runs: Runs) -> str:
 def v_smoothness_seen_rows(runs: Runs, datasets: str) -> str:
     """In how many runs of the comma-separated datasets the strength judged on rows the evolution
     had seen (results/smoothness_probe/smoothness_search_seen_rows.csv) was 0."""
-    frame = pd.read_csv(runs.root / "results" / "smoothness_probe" / "smoothness_search_seen_rows.csv")
+    frame = _smoothness_probe(runs, "smoothness_search_seen_rows")
     chosen = frame[frame.mu.isna() & frame.dataset.isin(datasets.split(","))].chosen
     return f"{int((chosen == 0).sum())} of {len(chosen)}"
 
@@ -181,7 +185,7 @@ def t_smoothness_search(runs: Runs) -> str:
     --search): per dataset the mean test MAE without the penalty, at mu = 3, at the fixed
     strength best in the mean (a choice made on the test rows, so a bound, not a method), and
     with the strength searched per run (runs below mu = 0 in brackets), and the strengths chosen."""
-    frame = pd.read_csv(runs.root / "results" / "smoothness_probe" / "smoothness_search.csv")
+    frame = _smoothness_probe(runs, "smoothness_search")
     fixed, searched = frame[frame.mu.notna()], frame[frame.mu.isna()].set_index("run")
     rows = []
     for dataset, part in fixed.groupby("dataset", sort=False):
