@@ -526,6 +526,32 @@ def test_the_search_study_turns_on_its_levers_and_changes_nothing_else():
     assert "gbr" in cell.params
 
 
+def test_the_benchmarks_search_study_turns_on_the_same_levers_and_xcsf_its_two():
+    """configs/search.yaml: on the article's benchmarks, the suite study's KACS levers as that
+    study sets them, and XCSF's search on 5 folds from 1,600 (the levers that apply to it),
+    each beside its recommended setting as results/variance ran it."""
+    cell, variance, suite = first_cell("search"), first_cell("variance"), first_cell("suite_search")
+    for method in ("kacs-recommended", "xcsf-recommended"):
+        assert cell.params[method] == variance.params[method]
+    start = cell.params["kacs-recommended"]
+    for lever in ("kacs-recommended-search", "kacs-recommended-smoothsearch"):
+        changed = {k: v for k, v in vars(suite.params[lever]).items() if v != vars(suite.params["kacs-recommended"])[k]}
+        assert vars(cell.params[lever]) == {**vars(start), **changed}
+    xcsf = cell.params["xcsf-recommended"]
+    assert vars(cell.params["xcsf-recommended-search"]) == {**vars(xcsf), "capacity_folds": 5, "capacity_min": 1600}
+    assert "gbr" in cell.params
+
+
+def test_the_suite_xcsf_search_study_sets_xcsfs_two_levers():
+    """configs/suite_search_xcsf.yaml: the recommended XCSF of the suite studies, and the same
+    with its search on 5 folds from 1,600."""
+    cell, suite = first_cell("suite_search_xcsf"), first_cell("suite_variance")
+    xcsf = cell.params["xcsf-recommended"]
+    assert xcsf == suite.params["xcsf-recommended"]
+    assert vars(cell.params["xcsf-recommended-search"]) == {**vars(xcsf), "capacity_folds": 5, "capacity_min": 1600}
+    assert capacity.candidate_budgets(cell.params["xcsf-recommended-search"]) == (1600, 3200, 6400, 12800, 25600, 51200)
+
+
 @pytest.mark.parametrize("method", ["kacs", "xcsf"])
 def test_one_fold_scores_each_candidate_by_its_training_on_the_one_held_out_part_bit_for_bit(method):
     """capacity_folds 1 is the search as it was: each score is, bit for bit, the test MAE that
