@@ -21,6 +21,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from kacs_cli.engine.hot import OVERLOAD
+
 
 @intrinsic
 def read_counter(typingctx):
@@ -50,14 +52,14 @@ def lap(clock, phase, since):
     nothing (compiled away)."""
 
 
-@overload(now, inline="always")
+@overload(now, jit_options=OVERLOAD)
 def _now(clock):
     if isinstance(clock, types.NoneType):
         return lambda clock: 0
     return lambda clock: read_counter()
 
 
-@overload(lap, inline="always")
+@overload(lap, jit_options=OVERLOAD)
 def _lap(clock, phase, since):
     if isinstance(clock, types.NoneType):
         return lambda clock, phase, since: since

@@ -12,6 +12,16 @@ The GA's functions (ga.run_ga and what it calls per offspring) are inlined: a ca
 compiled functions passes every array of its tuple arguments (Population, Scratch) field by
 field, and KACS makes about 25 GA events and 50 offspring per iteration at n = 20.
 
+An `@overload` (a function whose code depends on an argument's type, such as `layout` None
+for XCSF) is never inlined by numba (`inline="always"`) but compiled with `OVERLOAD` and left
+to LLVM, which inlines such small functions as well. numba's typed pass that inlines an
+overload runs a dead-code elimination afterwards whose alias analysis visits blocks in
+storage order, not control-flow order: once an inlined call splits a block, a store into an
+array reached through a tuple argument (`kids.reals.F[c] = ...`) can be taken for a store
+into a dead local and deleted, silently (a call to cycles.now added to ga.run_ga as an inlined
+overload deletes make_child's fitness store). The njit `inline="always"` path runs no such
+elimination.
+
 The engine is otherwise plain numba: a hand optimisation stays only where one sitting shows
 it buys at least 10 % (docs/performance.md, "The engines in one sitting"). `_nrt=False` is
 the one that does, and the environment switch KACS_PLAIN_NUMBA (cache.py) drops it, to time
@@ -33,6 +43,9 @@ from kacs_cli.engine.cache import plain_kinds
 PLAIN = plain_kinds()
 PLAIN_NRT = "nrt" in PLAIN
 HOT = dict(cache=True, error_model="numpy") if PLAIN_NRT else dict(cache=True, _nrt=False, error_model="numpy")
+# The options of an overload's implementations: HOT's but `cache`, as numba compiles them
+# into their callers, whose cache keeps them.
+OVERLOAD = {key: value for key, value in HOT.items() if key != "cache"}
 
 
 @njit(**HOT, inline="always")

@@ -38,7 +38,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from kacs_cli.engine.deletion import new_vote_tree
-from kacs_cli.engine.hot import HOT
+from kacs_cli.engine.hot import HOT, OVERLOAD
 from kacs_cli.engine.kacs_update import bias_table
 from kacs_cli.engine.population import S_DEATHS, S_P, copy_rule, permute_rules, sort_deaths
 
@@ -72,7 +72,7 @@ def new_slot(pop, layout, sub):
     slot, or the next overflow slot."""
 
 
-@overload(new_slot, inline="always")
+@overload(new_slot, jit_options=OVERLOAD)
 def _new_slot(pop, layout, sub):
     if isinstance(layout, types.NoneType):
         def append(pop, layout, sub):
